@@ -1,0 +1,51 @@
+/* cover.h — exact minimum vertex covers of bipartite graphs.
+ *
+ * A graph has nr row vertices and nc column vertices; its edges are given in
+ * CSR form: the neighbours of row i are Gj[Gp[i] .. Gp[i+1]-1], each in
+ * [0, nc). Duplicate edges are allowed. Results never depend on threads: each
+ * call is sequential and deterministic, callers run many calls in parallel,
+ * one workspace per thread. */
+#ifndef SHIRO_COVER_H
+#define SHIRO_COVER_H
+
+#include <stdint.h>
+
+#include "shiro.h"
+
+/* Reusable scratch memory; grows as needed. One per thread. */
+typedef struct cover_ws cover_ws;
+
+/* Returns a new empty workspace, or NULL when out of memory. */
+cover_ws *cover_ws_new(void);
+
+/* Frees a workspace; NULL is a no-op. */
+void cover_ws_free(cover_ws *ws);
+
+/* Maximum cardinality matching (Hopcroft–Karp, explicit stacks). On return
+ * rmatch[i] is the column matched to row i or -1, cmatch[j] the row matched
+ * to column j or -1, and *size the number of matched pairs. */
+shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                                cover_ws *ws, int32_t *rmatch, int32_t *cmatch, int64_t *size);
+
+/* König's construction: from a maximum matching (rmatch, cmatch) writes a
+ * minimum vertex cover, rcov[i] = 1 if row i is in it, ccov[j] = 1 if column
+ * j is, else 0. The cover has exactly as many vertices as the matching has
+ * pairs (the matching is its certificate of optimality). */
+shiro_status cover_konig(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                         const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
+                         uint8_t *rcov, uint8_t *ccov);
+
+/* Convenience: maximum matching then König. *size = cover size = matching size. */
+shiro_status cover_min_vertex_cover(int32_t nr, int32_t nc, const int64_t *Gp,
+                                    const int32_t *Gj, cover_ws *ws, uint8_t *rcov,
+                                    uint8_t *ccov, int64_t *size);
+
+/* Minimum weight vertex cover by max-flow/min-cut (s→row i capacity rw[i],
+ * column j→t capacity cw[j], edges infinite). Weights >= 0. Writes the cover
+ * into rcov/ccov, its weight into *weight and the max-flow value into *flow
+ * (equal to *weight: the flow is the certificate). Deterministic. */
+shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                            const int64_t *rw, const int64_t *cw, cover_ws *ws,
+                            uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *flow);
+
+#endif

@@ -1,0 +1,150 @@
+/* shiro.h — public API of libshiro, the SHIRO distributed SpMM runtime.
+ *
+ * An application computes C = A·B with A sparse (m × k), B dense (k × N) and
+ * C dense (m × N), all row-partitioned over the ranks of an MPI communicator.
+ * The communication plan is compiled offline by `shiro-plan` into one HDF5
+ * file; each rank maps its own part and replays it for every call:
+ *
+ *     shiro_plan *plan; shiro_ctx *ctx; shiro_error err;
+ *     shiro_plan_open("A.shiro.h5", rank, &plan, &err);      // local
+ *     shiro_ctx_options o = shiro_ctx_options_default();
+ *     o.dtype = SHIRO_FLOAT64; o.n = 64;
+ *     shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err); // collective
+ *     for (...) shiro_spmm(ctx, B_local, C_local);            // collective
+ *     shiro_ctx_destroy(&ctx); shiro_plan_close(&plan);
+ *
+ * B_local holds this rank's rows of B (shiro_plan_info: b_rows), C_local this
+ * rank's rows of C (c_rows), both row-major with N values per row.
+ *
+ * The library never prints, exits or aborts. Every function that acts returns
+ * a shiro_status (0 = success) and, where the caller passes a shiro_error,
+ * fills it with a message naming what was wrong.
+ */
+#ifndef SHIRO_H
+#define SHIRO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SHIRO_API __attribute__((visibility("default")))
+#define SHIRO_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define SHIRO_API
+#define SHIRO_MUST_CHECK
+#endif
+
+/* Status of every shiro call. 0 is success; the others say which kind of thing failed. */
+typedef enum shiro_status {
+  SHIRO_OK = 0,
+  SHIRO_ERR_ARG = 1,         /* a bad argument (NULL, out of range, wrong N or type) */
+  SHIRO_ERR_NOMEM = 2,       /* an allocation failed */
+  SHIRO_ERR_IO = 3,          /* a file could not be opened, read, mapped or written */
+  SHIRO_ERR_PARSE = 4,       /* malformed input (Matrix Market file, command line) */
+  SHIRO_ERR_FORMAT = 5,      /* a plan file that is damaged or not a shiro plan */
+  SHIRO_ERR_VERSION = 6,     /* a plan file of an unsupported format version */
+  SHIRO_ERR_MISMATCH = 7,    /* plan and launch disagree (rank count, rank, matrix) */
+  SHIRO_ERR_MPI = 8,         /* an MPI call failed */
+  SHIRO_ERR_UNSUPPORTED = 9, /* a valid request this build cannot serve (e.g. no CUDA) */
+  SHIRO_ERR_CUDA = 10,       /* a CUDA, cuSPARSE or NCCL call failed */
+  SHIRO_ERR_INTERNAL = 11    /* a broken internal invariant: a bug, please report */
+} shiro_status;
+
+/* Caller-owned error message, filled on failure ("file:line: expected X, found Y"). */
+typedef struct shiro_error {
+  char message[512];
+} shiro_error;
+
+/* Returns a static, human-readable name of a status. Local, thread-safe. */
+SHIRO_API const char *shiro_strerror(shiro_status s);
+
+/* Value type of B and C (and of the multiply). */
+typedef enum shiro_dtype { SHIRO_FLOAT32 = 0, SHIRO_FLOAT64 = 1 } shiro_dtype;
+
+/* Backend that executes the plan. */
+typedef enum shiro_backend { SHIRO_BACKEND_CPU = 0, SHIRO_BACKEND_CUDA = 1 } shiro_backend;
+
+typedef struct shiro_plan shiro_plan;
+typedef struct shiro_ctx shiro_ctx;
+
+/* What a rank needs to know about its part of the problem. */
+typedef struct shiro_plan_info {
+  int32_t ranks;           /* number of ranks the plan was made for */
+  int32_t gpus_per_node;   /* ranks per node the plan was made for */
+  int32_t rank;            /* the rank this plan handle belongs to */
+  int64_t m, k, nnz;       /* global shape and nonzeros of A */
+  int64_t c_rows;          /* rows of C (and A) owned by this rank */
+  int64_t b_rows;          /* rows of B owned by this rank */
+  int64_t c_first;         /* first global row of C owned (rows c_first .. c_first+c_rows-1) */
+  int64_t b_first;         /* first global row of B owned */
+  const char *strategy;    /* "block", "col", "row", "joint", ... (owned by the plan) */
+} shiro_plan_info;
+
+/* Opens rank `rank`'s part of the plan file at `path` and maps its arrays.
+ * Reads metadata only; never the other ranks' arrays. Local (not collective).
+ * On success *plan is a new handle (free with shiro_plan_close); on failure
+ * *plan is NULL and err (if not NULL) says why. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int rank,
+                                                        shiro_plan **plan, shiro_error *err);
+
+/* Fills *info for an open plan. Local. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_info(const shiro_plan *plan,
+                                                            shiro_plan_info *info);
+
+/* Closes a plan and sets *plan to NULL; NULL or *plan == NULL is a no-op.
+ * Every context made from the plan must be destroyed first. */
+SHIRO_API void shiro_plan_close(shiro_plan **plan);
+
+/* Options of a context. Start from shiro_ctx_options_default(). */
+typedef struct shiro_ctx_options {
+  shiro_backend backend;   /* CPU (default) or CUDA */
+  shiro_dtype dtype;       /* FLOAT64 (default) or FLOAT32 */
+  int64_t n;               /* columns of B and C (N >= 1); default 1 */
+} shiro_ctx_options;
+
+/* Returns the default options: CPU backend, float64, N = 1. */
+SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
+
+/* Creates a context that replays `plan` over `comm` for the given options and
+ * allocates every buffer and persistent request a call will need. Collective
+ * over comm: every rank gets the same status (a wrong rank count or a plan
+ * opened for another rank fails on all ranks, without a hang). The plan must
+ * stay open while the context lives. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm,
+                                                         const shiro_ctx_options *opts,
+                                                         shiro_ctx **ctx, shiro_error *err);
+
+/* Computes this rank's rows of C = A·B. B_local: b_rows × N, C_local:
+ * c_rows × N, row-major, of the context's dtype (device pointers for the
+ * CUDA backend). C_local is overwritten. Collective over the context's
+ * communicator; allocates nothing. On failure the message is in
+ * shiro_ctx_last_error(ctx). */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B_local,
+                                                   void *C_local);
+
+/* The message of the last failed call on ctx ("" if none). Owned by ctx. */
+SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
+
+/* Per-call traffic of this rank, from the plan: rows and bytes it sends per
+ * shiro_spmm, split by tier. Local. */
+typedef struct shiro_traffic {
+  int64_t rows_sent, rows_received;       /* rows of N values, all tiers */
+  int64_t inter_node_rows_sent;           /* of rows_sent, to another node */
+  int64_t bytes_sent, bytes_received;     /* rows × N × sizeof(dtype) */
+} shiro_traffic;
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_traffic(const shiro_ctx *ctx,
+                                                              shiro_traffic *t);
+
+/* Destroys a context (frees buffers, MPI requests) and sets *ctx to NULL;
+ * NULL or *ctx == NULL is a no-op. Local. */
+SHIRO_API void shiro_ctx_destroy(shiro_ctx **ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHIRO_H */
