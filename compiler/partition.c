@@ -1,0 +1,37 @@
+/* partition.c — contiguous row partitions. */
+#include <stdlib.h>
+
+#include "error.h"
+#include "partition.h"
+
+shiro_status part_block(int64_t n, int32_t parts, sc_partition *out, shiro_error *err) {
+  if (n < 0 || parts < 1) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %lld rows over %d parts", (long long)n, parts);
+  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
+  for (int32_t p = 0; p <= parts; p++)  /* 128-bit product: p·n can pass 2^63 */
+    first[p] = (int64_t)(((__int128)p * n) / parts);
+  out->parts = parts;
+  out->n = n;
+  out->first = first;
+  return SHIRO_OK;
+}
+
+int32_t part_owner(const sc_partition *P, int64_t i) {
+  int32_t lo = 0, hi = P->parts - 1;  /* find the last p with first[p] <= i and a non-empty range */
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo + 1) / 2;
+    if (P->first[mid] <= i) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+void part_owner_table(const sc_partition *P, int32_t *owner) {
+  for (int32_t p = 0; p < P->parts; p++)
+    for (int64_t i = P->first[p]; i < P->first[p + 1]; i++) owner[i] = p;
+}
+
+void part_free(sc_partition *P) {
+  if (!P) return;
+  free(P->first);
+  P->first = NULL;
+}

@@ -1,0 +1,297 @@
+/* plan_build.c — the flat per-rank program (strategies block, col, row, joint).
+ *
+ * Rank r's buffers: S holds, for each destination p != r in increasing order,
+ * [the B rows r sends p][the partial C rows r computes for p]; R holds, for
+ * each source q != r in increasing order, [B rows from q][partial C rows from
+ * q]. One message per (peer, direction). The program is
+ *   S[..] = B[gather]            (GATHER_B)
+ *   S[..] = K_partial · B        (PARTIAL_C)
+ *   START 0
+ *   C  = K_local · B             (LOCAL, overlaps the exchange)
+ *   WAIT 0
+ *   C += K_remote · R            (REMOTE_B)
+ *   C += Σ R[partials]           (ADD_C, fixed order: deterministic)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "plan_build.h"
+#include "prog_builder.h"
+
+/* Where the rows of one block sit in the S buffer of its source and the R
+ * buffer of its destination. */
+typedef struct seg {
+  int64_t nb;     /* B rows moved */
+  int64_t nc;     /* partial C rows moved */
+  int64_t s_off;  /* first row in the source's S */
+  int64_t r_off;  /* first row in the destination's R */
+} seg;
+
+typedef struct flat_ctx {
+  const sc_csr *A;
+  const sc_partition *Prow, *Pcol;
+  const sc_blocks *B;
+  sc_strategy s;
+  int32_t R, gpn;
+  int64_t *blk;   /* [R*R] block index of (p,q), or -1 */
+  seg *sg;        /* [R*R] segment of pair (p,q) (p destination, q source) */
+  int32_t **cpos; /* [n blocks] position of each selected column within its B part, or -1 */
+} flat_ctx;
+
+static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
+
+/* Counts what each pair moves and lays out the S and R buffers. */
+static shiro_status layout(flat_ctx *f) {
+  int32_t R = f->R;
+  for (int64_t t = 0; t < (int64_t)R * R; t++) f->blk[t] = -1;
+  for (int64_t t = 0; t < f->B->n; t++) {
+    const sc_block *b = &f->B->b[t];
+    f->blk[(int64_t)b->p * R + b->q] = t;
+    int32_t *cpos = malloc((size_t)(b->nc ? b->nc : 1) * sizeof *cpos);
+    if (!cpos) return SHIRO_ERR_NOMEM;
+    f->cpos[t] = cpos;
+    seg *g = &f->sg[(int64_t)b->p * R + b->q];
+    for (int32_t j = 0; j < b->nc; j++) {
+      if (f->s == STRAT_BLOCK) cpos[j] = (int32_t)(b->cols[j] - f->Pcol->first[b->q]);
+      else cpos[j] = b->csel[j] ? (int32_t)g->nb++ : -1;
+    }
+    for (int32_t i = 0; i < b->nr; i++) g->nc += b->rsel[i] && f->s != STRAT_BLOCK;
+  }
+  if (f->s == STRAT_BLOCK)
+    for (int32_t p = 0; p < R; p++)
+      for (int32_t q = 0; q < R; q++)
+        if (p != q) f->sg[(int64_t)p * R + q].nb = brows_of(f, q);
+  for (int32_t r = 0; r < R; r++) {
+    int64_t s_off = 0, r_off = 0;
+    for (int32_t o = 0; o < R; o++) {
+      if (o == r) continue;
+      seg *out = &f->sg[(int64_t)o * R + r];  /* r sends to o */
+      out->s_off = s_off;
+      s_off += out->nb + out->nc;
+      seg *in = &f->sg[(int64_t)r * R + o];   /* r receives from o */
+      in->r_off = r_off;
+      r_off += in->nb + in->nc;
+    }
+  }
+  return SHIRO_OK;
+}
+
+/* Ops run before the exchange: B rows gathered and partial C rows computed for every peer. */
+static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
+  const sc_csr *A = f->A;
+  int64_t b_first = f->Pcol->first[r];
+  pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
+  for (int32_t p = 0; p < f->R; p++) {
+    if (p == r) continue;
+    const seg *g = &f->sg[(int64_t)p * f->R + r];
+    int64_t t = f->blk[(int64_t)p * f->R + r];
+    if (f->s == STRAT_BLOCK) {
+      for (int64_t j = 0; j < g->nb; j++) { pb_row(pb, (int32_t)(g->s_off + j)); pb_entry(pb, (int32_t)j, 1.0); }
+    } else if (t >= 0) {
+      const sc_block *b = &f->B->b[t];
+      for (int32_t j = 0; j < b->nc; j++)
+        if (b->csel[j]) {
+          pb_row(pb, (int32_t)(g->s_off + f->cpos[t][j]));
+          pb_entry(pb, (int32_t)(b->cols[j] - b_first), 1.0);
+        }
+    }
+  }
+  pb_mul_end(pb);
+  pb_mul_begin(pb, PROG_TAG_PARTIAL_C, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 1, 0);
+  for (int32_t p = 0; p < f->R && f->s != STRAT_BLOCK; p++) {
+    int64_t t = f->blk[(int64_t)p * f->R + r];
+    if (p == r || t < 0) continue;
+    const sc_block *b = &f->B->b[t];
+    const seg *g = &f->sg[(int64_t)p * f->R + r];
+    int64_t slot = g->s_off + g->nb;
+    for (int32_t i = 0; i < b->nr; i++) {
+      if (!b->rsel[i]) continue;
+      pb_row(pb, (int32_t)slot++);
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
+        if (!b->csel[b->Gj[e]]) pb_entry(pb, (int32_t)(A->Aj[b->Ge[e]] - b_first), A->Ax[b->Ge[e]]);
+    }
+  }
+  pb_mul_end(pb);
+}
+
+/* One message per peer and direction, sends first, peers in increasing order. */
+static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
+  for (int dir = 0; dir < 2; dir++)
+    for (int32_t o = 0; o < f->R; o++) {
+      if (o == r) continue;
+      const seg *g = dir == 0 ? &f->sg[(int64_t)o * f->R + r] : &f->sg[(int64_t)r * f->R + o];
+      if (g->nb + g->nc == 0) continue;
+      pb_xchg(pb, 0, o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, dir == 0 ? g->s_off : g->r_off,
+              g->nb + g->nc, (o / f->gpn) != (r / f->gpn), g->nb);
+    }
+}
+
+/* C = K_local · B: the diagonal block, over owned B rows. */
+static void emit_local(const flat_ctx *f, int32_t r, prog_builder *pb) {
+  const sc_csr *A = f->A;
+  int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first;
+  int64_t b_first = f->Pcol->first[r], b_last = f->Pcol->first[r + 1];
+  pb_mul_begin(pb, PROG_TAG_LOCAL, 0, PROG_BUF_C, 0, PROG_BUF_B, 0, 0, 1, 0);
+  for (int64_t i = 0; i < c_rows; i++) {
+    pb_row(pb, 0);
+    for (int64_t t = A->Ap[c_first + i]; t < A->Ap[c_first + i + 1]; t++)
+      if (A->Aj[t] >= b_first && A->Aj[t] < b_last) pb_entry(pb, (int32_t)(A->Aj[t] - b_first), A->Ax[t]);
+  }
+  pb_mul_end(pb);
+}
+
+/* Rows of one operator grouped by destination row with a counting sort; the
+ * entries of a row keep the order in which they were added (source rank, then
+ * column): the summation order is fixed, so results are deterministic. */
+typedef struct row_lists {
+  int64_t n;      /* destination rows */
+  int64_t *ptr;   /* [n+1] */
+  int32_t *pos;   /* [ptr[n]] source rows in R */
+  double *val;    /* [ptr[n]] values */
+} row_lists;
+
+/* After ptr holds counts, turns them into offsets and allocates the entries. */
+static shiro_status lists_alloc(row_lists *L) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i < L->n; i++) { int64_t c = L->ptr[i]; L->ptr[i] = sum; sum += c; }
+  L->ptr[L->n] = sum;
+  L->pos = malloc((size_t)(sum ? sum : 1) * sizeof *L->pos);
+  L->val = malloc((size_t)(sum ? sum : 1) * sizeof *L->val);
+  return (L->pos && L->val) ? SHIRO_OK : SHIRO_ERR_NOMEM;
+}
+
+static void lists_free(row_lists *L) { free(L->ptr); free(L->pos); free(L->val); }
+
+/* C += K_remote · R (column side of every block (r, q)) and C += Σ R[partials]. */
+static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb) {
+  int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first;
+  int64_t b0 = f->B->first_p[r], b1 = f->B->first_p[r + 1];
+  row_lists rb = {.n = c_rows}, rc = {.n = c_rows};
+  shiro_status st = SHIRO_OK;
+  rb.ptr = calloc((size_t)c_rows + 1, sizeof *rb.ptr);
+  rc.ptr = calloc((size_t)c_rows + 1, sizeof *rc.ptr);
+  if (!rb.ptr || !rc.ptr) { st = SHIRO_ERR_NOMEM; goto done; }
+  for (int64_t t = b0; t < b1; t++) {
+    const sc_block *b = &f->B->b[t];
+    for (int32_t i = 0; i < b->nr; i++) {
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) rb.ptr[b->rows[i] - c_first] += f->cpos[t][b->Gj[e]] >= 0;
+      rc.ptr[b->rows[i] - c_first] += b->rsel[i] && f->s != STRAT_BLOCK;
+    }
+  }
+  SHIRO_CHECK_GOTO(lists_alloc(&rb), st);
+  SHIRO_CHECK_GOTO(lists_alloc(&rc), st);
+  for (int64_t t = b0; t < b1; t++) {
+    const sc_block *b = &f->B->b[t];
+    const seg *g = &f->sg[(int64_t)r * f->R + b->q];
+    int64_t slot = g->r_off + g->nb;
+    for (int32_t i = 0; i < b->nr; i++) {
+      int64_t li = b->rows[i] - c_first;
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
+        int32_t pos = f->cpos[t][b->Gj[e]];
+        if (pos < 0) continue;
+        rb.pos[rb.ptr[li]] = (int32_t)(g->r_off + pos);
+        rb.val[rb.ptr[li]++] = f->A->Ax[b->Ge[e]];
+      }
+      if (b->rsel[i] && f->s != STRAT_BLOCK) rc.pos[rc.ptr[li]++] = (int32_t)slot++;
+    }
+  }
+  /* ptr[i] now holds the end of row i: row i is [ptr[i-1], ptr[i]). */
+  pb_mul_begin(pb, PROG_TAG_REMOTE_B, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+  for (int64_t li = 0; li < c_rows && rb.ptr[c_rows - 1] > 0; li++) {
+    pb_row(pb, 0);
+    for (int64_t x = li ? rb.ptr[li - 1] : 0; x < rb.ptr[li]; x++) pb_entry(pb, rb.pos[x], rb.val[x]);
+  }
+  pb_mul_end(pb);
+  pb_mul_begin(pb, PROG_TAG_ADD_C, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);
+  for (int64_t li = 0; li < c_rows; li++) {
+    int64_t x0 = li ? rc.ptr[li - 1] : 0;
+    if (x0 == rc.ptr[li]) continue;
+    pb_row(pb, (int32_t)li);
+    for (int64_t x = x0; x < rc.ptr[li]; x++) pb_entry(pb, rc.pos[x], 1.0);
+  }
+  pb_mul_end(pb);
+done:
+  lists_free(&rb);
+  lists_free(&rc);
+  return st;
+}
+
+static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
+  memset(pr, 0, sizeof *pr);
+  pr->rank = r;
+  pr->c_first = f->Prow->first[r];
+  pr->c_rows = f->Prow->first[r + 1] - pr->c_first;
+  pr->b_first = f->Pcol->first[r];
+  pr->b_rows = f->Pcol->first[r + 1] - pr->b_first;
+  for (int32_t o = 0; o < f->R; o++) {
+    if (o == r) continue;
+    pr->s_rows += f->sg[(int64_t)o * f->R + r].nb + f->sg[(int64_t)o * f->R + r].nc;
+    pr->r_rows += f->sg[(int64_t)r * f->R + o].nb + f->sg[(int64_t)r * f->R + o].nc;
+  }
+  prog_builder pb;
+  pb_init(&pb, pr);
+  emit_sends(f, r, &pb);
+  pb_sync(&pb, PROG_OP_START, 0);
+  emit_local(f, r, &pb);        /* overlaps the exchange */
+  pb_sync(&pb, PROG_OP_WAIT, 0);
+  shiro_status st = emit_remote(f, r, &pb);
+  emit_exchange(f, r, &pb);
+  return st != SHIRO_OK ? st : pb_status(&pb);
+}
+
+shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out,
+                             shiro_error *err) {
+  memset(out, 0, sizeof *out);
+  int32_t R = Prow->parts;
+  shiro_status st = SHIRO_OK;
+  flat_ctx f = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .s = s, .R = R, .gpn = gpn};
+  for (int32_t p = 0; p < R; p++)
+    if (Prow->first[p + 1] - Prow->first[p] > INT32_MAX || Pcol->first[p + 1] - Pcol->first[p] > INT32_MAX)
+      return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d owns more than 2^31-1 rows; use more ranks", p);
+  f.blk = malloc((size_t)R * R * sizeof *f.blk);
+  f.sg = calloc((size_t)R * R, sizeof *f.sg);
+  f.cpos = calloc((size_t)(B->n ? B->n : 1), sizeof *f.cpos);
+  out->ranks = calloc((size_t)R, sizeof *out->ranks);
+  if (!f.blk || !f.sg || !f.cpos || !out->ranks) { st = SHIRO_ERR_NOMEM; goto done; }
+  out->meta.ranks = R;  /* plan_free needs it even after a failure */
+  SHIRO_CHECK_GOTO(layout(&f), st);
+  int failed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+  for (int32_t r = 0; r < R; r++) failed |= build_rank(&f, r, &out->ranks[r]) != SHIRO_OK;
+  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
+  for (int32_t r = 0; r < R; r++) {
+    if (out->ranks[r].s_rows > INT32_MAX || out->ranks[r].r_rows > INT32_MAX) {
+      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
+      goto done;
+    }
+  }
+  out->meta.gpus_per_node = gpn;
+  out->meta.m = A->m;
+  out->meta.k = A->k;
+  out->meta.nnz = A->nnz;
+  strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
+  strncpy(out->meta.partition, "block", sizeof out->meta.partition - 1);
+done:
+  if (f.cpos) for (int64_t t = 0; t < B->n; t++) free(f.cpos[t]);
+  free(f.cpos); free(f.blk); free(f.sg);
+  if (st != SHIRO_OK) {
+    plan_free(out);
+    if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
+  }
+  return st;
+}
+
+void prog_rank_free(prog_rank *pr) {
+  if (!pr) return;
+  free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows);
+  memset(pr, 0, sizeof *pr);
+}
+
+void plan_free(sc_plan *P) {
+  if (!P || !P->ranks) return;
+  for (int32_t r = 0; r < P->meta.ranks; r++) prog_rank_free(&P->ranks[r]);
+  free(P->ranks);
+  P->ranks = NULL;
+}

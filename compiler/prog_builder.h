@@ -1,0 +1,47 @@
+/* prog_builder.h — appends ops, operator rows and exchange records to a prog_rank. */
+#ifndef SHIRO_PROG_BUILDER_H
+#define SHIRO_PROG_BUILDER_H
+
+#include <stdint.h>
+
+#include "program.h"
+#include "shiro.h"
+
+/* Growable view of one rank's program under construction. */
+typedef struct prog_builder {
+  prog_rank *pr;                    /* the program being filled (owned by the caller) */
+  int64_t cap_ops, cap_x, cap_ptr;  /* capacities in records / entries */
+  int64_t cap_col, cap_rows;
+  int64_t cur;                      /* index of the MUL op being filled, -1 if none */
+  int failed;                       /* set once an allocation failed; later calls do nothing */
+} prog_builder;
+
+/* Starts filling *pr (which must be zeroed). */
+void pb_init(prog_builder *b, prog_rank *pr);
+
+/* Appends a START or WAIT of `stage`. */
+void pb_sync(prog_builder *b, int64_t kind, int64_t stage);
+
+/* Opens a MUL op dst[...] (+)= M · src; rows are then added with pb_row. If
+ * with_rowidx, each pb_row gives its destination row; else rows go to
+ * dst_off, dst_off+1, ... */
+void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, int64_t dst_off,
+                  int64_t src_buf, int64_t src_off, int with_rowidx, int has_val, int accum);
+
+/* Starts the next row of the open op (dst_row ignored unless with_rowidx). */
+void pb_row(prog_builder *b, int32_t dst_row);
+
+/* Appends an entry (source row, value) to the current row. */
+void pb_entry(prog_builder *b, int32_t src_row, double val);
+
+/* Closes the open op; an op with no rows is dropped. */
+void pb_mul_end(prog_builder *b);
+
+/* Appends an exchange record. */
+void pb_xchg(prog_builder *b, int64_t stage, int64_t peer, int64_t dir, int64_t buf, int64_t off,
+             int64_t count, int64_t tier, int64_t brows);
+
+/* SHIRO_OK, or SHIRO_ERR_NOMEM if any append failed. */
+shiro_status pb_status(const prog_builder *b);
+
+#endif

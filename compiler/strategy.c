@@ -1,0 +1,93 @@
+/* strategy.c — selection of the rows and columns each off-diagonal block moves. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cover.h"
+#include "error.h"
+#include "strategy.h"
+
+static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint"};
+
+const char *strategy_name(sc_strategy s) {
+  return (s >= 0 && s < STRAT_COUNT) ? names[s] : "?";
+}
+
+shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) {
+  for (int i = 0; i < STRAT_COUNT; i++)
+    if (name && strcmp(name, names[i]) == 0) { *s = (sc_strategy)i; return SHIRO_OK; }
+  return shiro_fail(err, SHIRO_ERR_ARG,
+                    "unknown strategy '%s' (expected one of block, col, row, joint)",
+                    name ? name : "(null)");
+}
+
+/* Joint: one exact minimum vertex cover per block. */
+static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *arg, shiro_error *err) {
+  int failed = 0;
+  int64_t done_count = 0;
+#pragma omp parallel reduction(| : failed)
+  {
+    cover_ws *ws = cover_ws_new();
+    if (!ws) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < B->n; t++) {
+      if (failed) continue;
+      sc_block *b = &B->b[t];
+      int64_t size = 0;
+      if (cover_min_vertex_cover(b->nr, b->nc, b->Gp, b->Gj, ws, b->rsel, b->csel, &size) != SHIRO_OK) {
+        failed = 1;
+        continue;
+      }
+      b->mu = size;
+      if (progress) {
+        int64_t d;
+#pragma omp atomic capture
+        d = ++done_count;
+        if ((d & 255) == 0 || d == B->n) {
+#pragma omp critical(shiro_progress)
+          progress(d, B->n, arg);
+        }
+      }
+    }
+    cover_ws_free(ws);
+  }
+  if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "cover: out of memory or invalid block");
+  return SHIRO_OK;
+}
+
+shiro_status strategy_select(sc_blocks *B, sc_strategy s, sc_progress_fn progress, void *arg,
+                             shiro_error *err) {
+  if (s == STRAT_JOINT) return select_joint(B, progress, arg, err);
+  for (int64_t t = 0; t < B->n; t++) {
+    sc_block *b = &B->b[t];
+    int col_side = (s != STRAT_ROW);
+    memset(b->csel, col_side, (size_t)b->nc);
+    memset(b->rsel, !col_side, (size_t)b->nr);
+  }
+  if (progress) progress(B->n, B->n, arg);
+  return SHIRO_OK;
+}
+
+static void count_hop(sc_volumes *v, int32_t p, int32_t q, int32_t gpn, int64_t rows) {
+  v->total_rows += rows;
+  if (p / gpn == q / gpn) v->intra_node_rows += rows;
+  else v->inter_node_rows += rows;
+}
+
+void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
+                      sc_volumes *v) {
+  memset(v, 0, sizeof *v);
+  int32_t R = Pcol->parts;
+  if (s == STRAT_BLOCK) {
+    for (int32_t p = 0; p < R; p++)
+      for (int32_t q = 0; q < R; q++)
+        if (q != p) count_hop(v, p, q, gpn, Pcol->first[q + 1] - Pcol->first[q]);
+    return;
+  }
+  for (int64_t t = 0; t < B->n; t++) {
+    const sc_block *b = &B->b[t];
+    int64_t rows = 0;
+    for (int32_t i = 0; i < b->nr; i++) rows += b->rsel[i];
+    for (int32_t j = 0; j < b->nc; j++) rows += b->csel[j];
+    count_hop(v, b->p, b->q, gpn, rows);
+  }
+}

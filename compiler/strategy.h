@@ -1,0 +1,48 @@
+/* strategy.h — which rows move for each off-diagonal block (DESIGN.md's strategy table). */
+#ifndef SHIRO_STRATEGY_H
+#define SHIRO_STRATEGY_H
+
+#include <stdint.h>
+
+#include "blocks.h"
+#include "partition.h"
+#include "shiro.h"
+
+typedef enum sc_strategy {
+  STRAT_BLOCK = 0,  /* all of B(q,:) to every other rank */
+  STRAT_COL = 1,    /* B rows for Cols(A(p,q)) */
+  STRAT_ROW = 2,    /* partial C rows for Rows(A(p,q)) */
+  STRAT_JOINT = 3,  /* minimum vertex cover of A(p,q) */
+  STRAT_COUNT = 4
+} sc_strategy;
+
+/* Name of a strategy ("block", "col", "row", "joint"). */
+const char *strategy_name(sc_strategy s);
+
+/* Parses a strategy name; SHIRO_ERR_ARG with a message listing the choices otherwise. */
+shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err);
+
+/* Progress callback: called from one thread with (done, total) cover problems. */
+typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
+
+/* Sets rsel/csel (and mu for joint) of every block for strategy s. Joint
+ * solves one exact minimum vertex cover per block (Hopcroft–Karp + König),
+ * blocks in parallel over OpenMP threads; the result does not depend on the
+ * number of threads. A nonzero whose row and column are both selected is
+ * computed on the column side. progress may be NULL. */
+shiro_status strategy_select(sc_blocks *B, sc_strategy s, sc_progress_fn progress, void *arg,
+                             shiro_error *err);
+
+/* Rows moved per call (DESIGN.md counting), total and split by tier. */
+typedef struct sc_volumes {
+  int64_t total_rows;       /* rows crossing between two distinct ranks, once per hop */
+  int64_t inter_node_rows;  /* hops between ranks of different nodes */
+  int64_t intra_node_rows;  /* hops between ranks of the same node */
+} sc_volumes;
+
+/* Volumes of flat strategy s from the blocks' selections (block: from the
+ * partition alone). gpn = ranks per node. */
+void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
+                      sc_volumes *v);
+
+#endif

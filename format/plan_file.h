@@ -1,0 +1,46 @@
+/* plan_file.h — the plan file: writer and per-rank memory-mapping reader.
+ * This is the only code that knows the file layout (schema: format/README.md). */
+#ifndef SHIRO_PLAN_FILE_H
+#define SHIRO_PLAN_FILE_H
+
+#include <stddef.h>
+
+#include "program.h"
+#include "shiro.h"
+
+#define PLAN_FORMAT_NAME "shiro-plan"
+#define PLAN_VERSION_MAJOR 1
+#define PLAN_VERSION_MINOR 0
+
+/* Writes the whole plan (meta + one program per rank) to `path` atomically:
+ * into a temporary file beside it, renamed to `path` only when complete. On
+ * failure nothing is left under `path` (an older file there is untouched). */
+shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
+                             shiro_error *err);
+
+/* Reads the root attributes of a plan file (metadata only). */
+shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error *err);
+
+/* A rank's arrays mapped read-only from the file. */
+typedef struct plan_mapping {
+  void *addr;   /* start of the mapping (page-aligned), NULL if nothing was mapped */
+  size_t len;   /* bytes mapped */
+} plan_mapping;
+
+/* Opens `path`, checks its root attributes and the layout of rank `rank`'s
+ * datasets (contiguous, unfiltered, native little-endian types, expected
+ * shapes), and maps only that rank's arrays: *pr's pointers point into the
+ * mapping (never write through them). Reads metadata only. Does not check
+ * the indices inside the arrays: see plan_check_rank. */
+shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
+                                plan_mapping *map, shiro_error *err);
+
+/* Unmaps a mapping made by plan_file_map_rank; a zeroed mapping is a no-op. */
+void plan_file_unmap(plan_mapping *map);
+
+/* Checks that every index of a program stays inside its buffers and pools
+ * (ops, pointers, rows, exchange records), so that a damaged file can never
+ * make a runtime read or write out of bounds. O(size of the program). */
+shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_error *err);
+
+#endif

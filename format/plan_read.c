@@ -1,0 +1,231 @@
+/* plan_read.c — opens a plan file and maps one rank's arrays in place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "plan_file.h"
+
+/* Silences HDF5's error printing for the duration of a read (the library never prints). */
+typedef struct h5_quiet { H5E_auto2_t fn; void *data; } h5_quiet;
+static void quiet_on(h5_quiet *q) { H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data); H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+static void quiet_off(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->fn, q->data); }
+
+static hid_t open_file(const char *path) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return -1;
+  H5Pset_file_locking(fapl, 0, 1);  /* many ranks open one file read-only */
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
+  return f;
+}
+
+static int read_i64(hid_t loc, const char *name, int64_t *v) {
+  if (H5Aexists(loc, name) <= 0) return 0;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  if (a < 0) return 0;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  int ok = t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1 &&
+           H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return ok;
+}
+
+static int read_str(hid_t loc, const char *name, char *buf, size_t cap) {
+  if (H5Aexists(loc, name) <= 0) return 0;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  if (a < 0) return 0;
+  hid_t t = H5Aget_type(a);
+  int ok = 0;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) <= cap) {
+    memset(buf, 0, cap);
+    ok = H5Aread(a, t, buf) >= 0;
+    buf[cap - 1] = 0;
+  }
+  if (t >= 0) H5Tclose(t);
+  H5Aclose(a);
+  return ok;
+}
+
+static shiro_status read_meta(hid_t f, const char *path, prog_meta *meta, shiro_error *err) {
+  char fmt[32];
+  int64_t major = 0, minor = 0, ranks = 0, gpn = 0;
+  if (!read_str(f, "format", fmt, sizeof fmt) || strcmp(fmt, PLAN_FORMAT_NAME) != 0)
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: not a shiro plan (root attribute 'format' is not '%s')", path, PLAN_FORMAT_NAME);
+  if (!read_i64(f, "version_major", &major) || !read_i64(f, "version_minor", &minor))
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: plan has no format version", path);
+  if (major != PLAN_VERSION_MAJOR)
+    return shiro_fail(err, SHIRO_ERR_VERSION, "%s: plan format version %lld.%lld, this reader understands %d.x",
+                      path, (long long)major, (long long)minor, PLAN_VERSION_MAJOR);
+  memset(meta, 0, sizeof *meta);
+  char vt[16];
+  if (!read_i64(f, "ranks", &ranks) || !read_i64(f, "gpus_per_node", &gpn) || !read_i64(f, "m", &meta->m) ||
+      !read_i64(f, "k", &meta->k) || !read_i64(f, "nnz", &meta->nnz) ||
+      !read_str(f, "strategy", meta->strategy, sizeof meta->strategy) ||
+      !read_str(f, "partition", meta->partition, sizeof meta->partition) || !read_str(f, "value_type", vt, sizeof vt))
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: a root attribute is missing or has the wrong type", path);
+  if (ranks < 1 || ranks > INT32_MAX || gpn < 1 || gpn > INT32_MAX || meta->m < 0 || meta->k < 0 || meta->nnz < 0 ||
+      strcmp(vt, "float64") != 0)
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: root attributes out of range (ranks %lld, gpus_per_node %lld, value_type %s)",
+                      path, (long long)ranks, (long long)gpn, vt);
+  meta->ranks = (int32_t)ranks;
+  meta->gpus_per_node = (int32_t)gpn;
+  return SHIRO_OK;
+}
+
+shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error *err) {
+  h5_quiet q;
+  quiet_on(&q);
+  hid_t f = open_file(path);
+  shiro_status st = f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
+                                       access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
+                          : read_meta(f, path, meta, err);
+  if (f >= 0) H5Fclose(f);
+  quiet_off(&q);
+  return st;
+}
+
+/* One dataset of the rank group: where its bytes are in the file. */
+typedef struct dset_loc {
+  const char *name;
+  hid_t want;      /* expected native type */
+  int width;       /* expected second dimension (1 = 1-D) */
+  int64_t n;       /* rows */
+  haddr_t off;     /* file offset of the data (valid if n > 0) */
+  size_t bytes;
+} dset_loc;
+
+static shiro_status locate(hid_t g, const char *path, int32_t rank, dset_loc *ds, shiro_error *err) {
+  shiro_status st = SHIRO_OK;
+  hid_t d = H5Dopen2(g, ds->name, H5P_DEFAULT);
+  if (d < 0) return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d has no dataset '%s'", path, rank, ds->name);
+  hid_t dcpl = H5Dget_create_plist(d), t = H5Dget_type(d), sp = H5Dget_space(d);
+  hsize_t dims[2] = {0, 0};
+  int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  if (dcpl < 0 || t < 0 || sp < 0 || nd != (ds->width > 1 ? 2 : 1) || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
+      (ds->width > 1 && dims[1] != (hsize_t)ds->width)) {
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has an unexpected shape", path, rank, ds->name);
+  } else if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_nfilters(dcpl) != 0 || H5Pget_external_count(dcpl) != 0) {
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' is not contiguous and unfiltered", path, rank, ds->name);
+  } else if (H5Tequal(t, ds->want) <= 0) {
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has a non-native type or byte order", path, rank, ds->name);
+  } else {
+    ds->n = (int64_t)dims[0];
+    ds->bytes = (size_t)dims[0] * (size_t)(ds->width) * H5Tget_size(t);
+    ds->off = H5Dget_offset(d);
+    if (ds->n > 0 && (ds->off == HADDR_UNDEF || H5Dget_storage_size(d) != ds->bytes))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has no storage of the right size", path, rank, ds->name);
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  H5Dclose(d);
+  return st;
+}
+
+static shiro_status read_rank_attrs(hid_t g, const char *path, int32_t rank, prog_rank *pr, shiro_error *err) {
+  int64_t r = -1, stages = -1;
+  if (!read_i64(g, "rank", &r) || !read_i64(g, "stages", &stages) || !read_i64(g, "c_first", &pr->c_first) ||
+      !read_i64(g, "c_rows", &pr->c_rows) || !read_i64(g, "b_first", &pr->b_first) ||
+      !read_i64(g, "b_rows", &pr->b_rows) || !read_i64(g, "s_rows", &pr->s_rows) || !read_i64(g, "r_rows", &pr->r_rows))
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d group lacks an attribute", path, rank);
+  if (r != rank || stages < 0 || stages > 64)
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d group says rank %lld, %lld stages", path, rank, (long long)r,
+                      (long long)stages);
+  pr->rank = rank;
+  pr->nstages = (int32_t)stages;
+  return SHIRO_OK;
+}
+
+/* Maps the file bytes [lo, hi) and points the program's arrays into it. */
+static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank *pr, plan_mapping *map,
+                              shiro_error *err) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < nds; i++)
+    if (ds[i].n > 0) {
+      if (ds[i].off < lo) lo = ds[i].off;
+      if (ds[i].off + ds[i].bytes > hi) hi = ds[i].off + ds[i].bytes;
+    }
+  if (hi == 0) return SHIRO_OK;  /* every array empty */
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size < hi) {
+    close(fd);
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: file is shorter than its datasets say (truncated?)", path);
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t start = lo - lo % (uint64_t)page;
+  void *addr = mmap(NULL, (size_t)(hi - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
+  close(fd);
+  if (addr == MAP_FAILED) return shiro_fail(err, SHIRO_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
+  map->addr = addr;
+  map->len = (size_t)(hi - start);
+  void **dst[6] = {(void **)&pr->ops, (void **)&pr->xchg, (void **)&pr->ptr, (void **)&pr->col, (void **)&pr->val,
+                   (void **)&pr->rows};
+  for (int i = 0; i < nds; i++) {
+    if (ds[i].n == 0) { *dst[i] = NULL; continue; }
+    if ((ds[i].off - start) % 8 != 0) {
+      plan_file_unmap(map);
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: dataset '%s' is not 8-byte aligned", path, ds[i].name);
+    }
+    *dst[i] = (char *)addr + (ds[i].off - start);
+  }
+  return SHIRO_OK;
+}
+
+shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
+                                plan_mapping *map, shiro_error *err) {
+  memset(pr, 0, sizeof *pr);
+  memset(map, 0, sizeof *map);
+  h5_quiet q;
+  quiet_on(&q);
+  shiro_status st = SHIRO_OK;
+  hid_t g = -1, f = open_file(path);
+  if (f < 0) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
+                    access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno));
+    goto done;
+  }
+  SHIRO_CHECK_GOTO(read_meta(f, path, meta, err), st);
+  if (rank < 0 || rank >= meta->ranks) {
+    st = shiro_fail(err, SHIRO_ERR_MISMATCH, "%s: rank %d requested, the plan has ranks 0..%d", path, rank, meta->ranks - 1);
+    goto done;
+  }
+  char name[32];
+  snprintf(name, sizeof name, "rank_%06d", rank);
+  g = H5Gopen2(f, name, H5P_DEFAULT);
+  if (g < 0) {
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: group '%s' is missing", path, name);
+    goto done;
+  }
+  SHIRO_CHECK_GOTO(read_rank_attrs(g, path, rank, pr, err), st);
+  dset_loc ds[6] = {{"ops", H5T_NATIVE_INT64, PROG_OP_WIDTH, 0, 0, 0}, {"xchg", H5T_NATIVE_INT64, PROG_X_WIDTH, 0, 0, 0},
+                    {"ptr", H5T_NATIVE_INT64, 1, 0, 0, 0},           {"col", H5T_NATIVE_INT32, 1, 0, 0, 0},
+                    {"val", H5T_NATIVE_DOUBLE, 1, 0, 0, 0},          {"rows", H5T_NATIVE_INT32, 1, 0, 0, 0}};
+  for (int i = 0; i < 6; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
+  pr->nops = ds[0].n; pr->nx = ds[1].n; pr->nptr = ds[2].n; pr->ncol = ds[3].n; pr->nval = ds[4].n; pr->nrowidx = ds[5].n;
+  H5Gclose(g);
+  g = -1;
+  H5Fclose(f);
+  f = -1;
+  st = map_range(path, ds, 6, pr, map, err);
+done:
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) H5Fclose(f);
+  quiet_off(&q);
+  if (st != SHIRO_OK) memset(pr, 0, sizeof *pr);
+  return st;
+}
+
+void plan_file_unmap(plan_mapping *map) {
+  if (map && map->addr) munmap(map->addr, map->len);
+  if (map) memset(map, 0, sizeof *map);
+}

@@ -1,0 +1,128 @@
+/* plan_write.c — writes a plan as one HDF5 file, atomically (temporary file + rename). */
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "plan_file.h"
+#include "shiro_config.h"
+
+/* Contiguous, early-allocated, never-filled: the dataset's bytes sit at one
+ * file offset that the reader can map. */
+static hid_t mappable_dcpl(void) {
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (dcpl < 0) return dcpl;
+  if (H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 || H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+    H5Pclose(dcpl);
+    return -1;
+  }
+  return dcpl;
+}
+
+/* Writes one dataset of n rows × width columns (width 1 → 1-D). */
+static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
+                       const void *buf) {
+  hsize_t dims[2] = {(hsize_t)n, (hsize_t)width};
+  hid_t sp = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
+  hid_t dcpl = mappable_dcpl();
+  hid_t d = (sp >= 0 && dcpl >= 0) ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+  int ok = d >= 0 && (n == 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+  if (d >= 0) H5Dclose(d);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (sp >= 0) H5Sclose(sp);
+  return ok;
+}
+
+static int write_attr(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *v) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  hid_t a = sp >= 0 ? H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int ok = a >= 0 && H5Awrite(a, mtype, v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  return ok;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v) {
+  return write_attr(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+}
+
+static int attr_str(hid_t loc, const char *name, const char *s) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return 0;
+  int ok = H5Tset_size(t, strlen(s) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 &&
+           write_attr(loc, name, t, t, s);
+  H5Tclose(t);
+  return ok;
+}
+
+static int write_root(hid_t f, const prog_meta *meta) {
+  return attr_str(f, "format", PLAN_FORMAT_NAME) && attr_i64(f, "version_major", PLAN_VERSION_MAJOR) &&
+         attr_i64(f, "version_minor", PLAN_VERSION_MINOR) && attr_i64(f, "ranks", meta->ranks) &&
+         attr_i64(f, "gpus_per_node", meta->gpus_per_node) && attr_i64(f, "m", meta->m) &&
+         attr_i64(f, "k", meta->k) && attr_i64(f, "nnz", meta->nnz) &&
+         attr_str(f, "value_type", "float64") && attr_str(f, "strategy", meta->strategy) &&
+         attr_str(f, "partition", meta->partition) && attr_str(f, "writer", "shiro " SHIRO_VERSION);
+}
+
+static int write_rank(hid_t f, const prog_rank *pr) {
+  char name[32];
+  snprintf(name, sizeof name, "rank_%06d", pr->rank);
+  hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return 0;
+  int ok = attr_i64(g, "rank", pr->rank) && attr_i64(g, "stages", pr->nstages) &&
+           attr_i64(g, "c_first", pr->c_first) && attr_i64(g, "c_rows", pr->c_rows) &&
+           attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
+           attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
+           write_array(g, "ops", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nops, PROG_OP_WIDTH, pr->ops) &&
+           write_array(g, "xchg", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nx, PROG_X_WIDTH, pr->xchg) &&
+           write_array(g, "ptr", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nptr, 1, pr->ptr) &&
+           write_array(g, "col", H5T_STD_I32LE, H5T_NATIVE_INT32, pr->ncol, 1, pr->col) &&
+           write_array(g, "val", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, pr->nval, 1, pr->val) &&
+           write_array(g, "rows", H5T_STD_I32LE, H5T_NATIVE_INT32, pr->nrowidx, 1, pr->rows);
+  H5Gclose(g);
+  return ok;
+}
+
+shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
+                             shiro_error *err) {
+  shiro_status st = SHIRO_OK;
+  size_t len = strlen(path) + 32;
+  char *tmp = malloc(len);
+  if (!tmp) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+  snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  H5E_auto2_t old_fn;
+  void *old_data;
+  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* the library never prints */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* 64-byte alignment: every mapped array starts on a cache line. */
+  if (fapl < 0 || H5Pset_alignment(fapl, 1, 64) < 0) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
+    goto done;
+  }
+  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (f < 0) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", tmp);
+    goto done;
+  }
+  int ok = write_root(f, meta);
+  for (int32_t r = 0; ok && r < meta->ranks; r++) ok = write_rank(f, &ranks[r]);
+  if (H5Fclose(f) < 0) ok = 0;
+  if (!ok) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", tmp);
+    goto done;
+  }
+  if (rename(tmp, path) != 0) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", path);
+    goto done;
+  }
+done:
+  if (st != SHIRO_OK) remove(tmp);
+  if (fapl >= 0) H5Pclose(fapl);
+  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  free(tmp);
+  return st;
+}

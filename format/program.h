@@ -1,0 +1,92 @@
+/* program.h — one rank's part of a plan: a short straight-line program.
+ *
+ * The planner builds it in memory, the format writes it, the reader maps it
+ * back into the same struct (pointers into the mapped file), and a runtime
+ * backend interprets it. Every array here is a dataset of the plan file; the
+ * meaning of each field is documented in format/README.md.
+ *
+ * Buffers, each a row-major array of rows of N values:
+ *   B (the application's local B rows), C (its local C rows),
+ *   S (rows to send), R (rows received).
+ * Every compute op has one shape, dst[rows] (+)= M · src, with M a sparse
+ * operator stored in the pools (ptr/col/val/rows); START and WAIT begin and
+ * end the exchanges of one stage. */
+#ifndef SHIRO_PROGRAM_H
+#define SHIRO_PROGRAM_H
+
+#include <stdint.h>
+
+enum { PROG_BUF_B = 0, PROG_BUF_C = 1, PROG_BUF_S = 2, PROG_BUF_R = 3, PROG_NBUF = 4 };
+enum { PROG_OP_MUL = 1, PROG_OP_START = 2, PROG_OP_WAIT = 3 };
+
+/* Fields of one op record (ops dataset: nops × PROG_OP_WIDTH int64). */
+enum {
+  OPF_KIND = 0,     /* PROG_OP_* */
+  OPF_STAGE = 1,    /* START/WAIT: the stage; MUL: the stage it belongs to (informative) */
+  OPF_DST_BUF = 2,  /* MUL: PROG_BUF_* written */
+  OPF_DST_OFF = 3,  /* MUL: first row of dst the op addresses */
+  OPF_SRC_BUF = 4,  /* MUL: PROG_BUF_* read */
+  OPF_SRC_OFF = 5,  /* MUL: first row of src the op addresses */
+  OPF_NROWS = 6,    /* MUL: rows of M */
+  OPF_PTR_OFF = 7,  /* MUL: M's row pointers are ptr[PTR_OFF .. PTR_OFF+NROWS] (absolute col/val positions) */
+  OPF_ROWS_OFF = 8, /* MUL: -1: M's row i writes dst row DST_OFF+i; else rows[ROWS_OFF+i] gives it */
+  OPF_HAS_VAL = 9,  /* MUL: 1: entries have values val[]; 0: every entry is 1 (select / sum rows) */
+  OPF_ACCUM = 10,   /* MUL: 1: dst += M·src; 0: dst = M·src */
+  OPF_TAG = 11,     /* MUL: what it computes (PROG_TAG_*), for inspection only */
+  PROG_OP_WIDTH = 12
+};
+enum {
+  PROG_TAG_NONE = 0, PROG_TAG_GATHER_B = 1, PROG_TAG_PARTIAL_C = 2, PROG_TAG_LOCAL = 3,
+  PROG_TAG_REMOTE_B = 4, PROG_TAG_ADD_C = 5, PROG_TAG_FORWARD_B = 6, PROG_TAG_AGGREGATE_C = 7
+};
+
+/* Fields of one exchange record (xchg dataset: nx × PROG_X_WIDTH int64). One
+ * record is one message of COUNT rows to or from PEER in stage STAGE. */
+enum {
+  XF_STAGE = 0,   /* stage whose START/WAIT posts and completes it */
+  XF_PEER = 1,    /* the other rank */
+  XF_DIR = 2,     /* 0: send from BUF, 1: receive into BUF */
+  XF_BUF = 3,     /* PROG_BUF_S / PROG_BUF_R (or B for a direct send) */
+  XF_OFF = 4,     /* first row in BUF */
+  XF_COUNT = 5,   /* rows */
+  XF_TIER = 6,    /* 0: peer in the same node, 1: another node */
+  XF_BROWS = 7,   /* of COUNT, rows that are B rows (the rest are partial C rows) */
+  PROG_X_WIDTH = 8
+};
+
+typedef struct prog_rank {
+  int32_t rank;       /* rank this program runs on */
+  int32_t nstages;    /* stages 0 .. nstages-1 */
+  int64_t c_first;    /* first global row of C owned */
+  int64_t c_rows;     /* rows of C owned (buffer C) */
+  int64_t b_first;    /* first global row of B owned */
+  int64_t b_rows;     /* rows of B owned (buffer B) */
+  int64_t s_rows;     /* rows of buffer S */
+  int64_t r_rows;     /* rows of buffer R */
+  int64_t nops;       /* records in ops */
+  int64_t *ops;       /* [nops × PROG_OP_WIDTH] */
+  int64_t nx;         /* records in xchg */
+  int64_t *xchg;      /* [nx × PROG_X_WIDTH] */
+  int64_t nptr;       /* entries of ptr */
+  int64_t *ptr;       /* [nptr] row pointers of every operator */
+  int64_t ncol;       /* entries of col */
+  int32_t *col;       /* [ncol] source rows (relative to the op's SRC_OFF) */
+  int64_t nval;       /* entries of val (= ncol, or 0 if no op has values) */
+  double *val;        /* [nval] values of A, aligned with col */
+  int64_t nrowidx;    /* entries of rows */
+  int32_t *rows;      /* [nrowidx] destination rows (relative to the op's DST_OFF) */
+} prog_rank;
+
+/* Plan-wide facts (root attributes of the file). */
+typedef struct prog_meta {
+  int32_t ranks;         /* R */
+  int32_t gpus_per_node; /* G: rank r is in node r / G */
+  int64_t m, k, nnz;     /* shape and nonzeros of A */
+  char strategy[16];     /* "block", "col", "row", "joint", ... */
+  char partition[16];    /* "block", ... */
+} prog_meta;
+
+/* Frees the arrays of a program built in memory (not a mapped one) and zeroes it. */
+void prog_rank_free(prog_rank *pr);
+
+#endif

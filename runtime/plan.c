@@ -1,0 +1,45 @@
+/* plan.c — the plan handle: one rank's part of a plan file, mapped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "internal.h"
+
+shiro_status shiro_plan_open(const char *path, int rank, shiro_plan **plan, shiro_error *err) {
+  if (!plan) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open: plan is NULL");
+  *plan = NULL;
+  if (!path) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open: path is NULL");
+  shiro_plan *p = calloc(1, sizeof *p);
+  if (!p) return shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_plan_open: out of memory");
+  shiro_status st = plan_file_map_rank(path, rank, &p->meta, &p->pr, &p->map, err);
+  if (st != SHIRO_OK) {
+    free(p);
+    return st;
+  }
+  *plan = p;
+  return SHIRO_OK;
+}
+
+shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info) {
+  if (!plan || !info) return SHIRO_ERR_ARG;
+  memset(info, 0, sizeof *info);
+  info->ranks = plan->meta.ranks;
+  info->gpus_per_node = plan->meta.gpus_per_node;
+  info->rank = plan->pr.rank;
+  info->m = plan->meta.m;
+  info->k = plan->meta.k;
+  info->nnz = plan->meta.nnz;
+  info->c_rows = plan->pr.c_rows;
+  info->b_rows = plan->pr.b_rows;
+  info->c_first = plan->pr.c_first;
+  info->b_first = plan->pr.b_first;
+  info->strategy = plan->meta.strategy;
+  return SHIRO_OK;
+}
+
+void shiro_plan_close(shiro_plan **plan) {
+  if (!plan || !*plan) return;
+  plan_file_unmap(&(*plan)->map);
+  free(*plan);
+  *plan = NULL;
+}

@@ -1,0 +1,20 @@
+/* cli.h — small helpers shared by the command-line tools (argument parsing, timing, RSS). */
+#ifndef SHIRO_CLI_H
+#define SHIRO_CLI_H
+
+#include <stdint.h>
+
+/* Parses a decimal integer argument in [lo, hi]; on error prints
+ * "PROG: OPTION: expected an integer in [lo, hi], found 'TEXT'" and returns 0. */
+int cli_int(const char *prog, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+
+/* Returns the value of option argv[*i] (advancing *i), or prints "PROG: OPTION needs a value" and returns NULL. */
+const char *cli_value(const char *prog, int argc, char **argv, int *i);
+
+/* Wall-clock seconds since an arbitrary origin (monotonic). */
+double cli_now(void);
+
+/* Peak resident set size of this process in bytes (0 if unknown). */
+int64_t cli_peak_rss(void);
+
+#endif

@@ -1,0 +1,196 @@
+/* shiro-plan — compiles a Matrix Market matrix into a SHIRO communication plan.
+ *
+ *   shiro-plan matrix.mtx --ranks R [--gpus-per-node G] [--strategy S] [-o FILE]
+ *              [--threads T] [--compare] [--json] [--quiet]
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks.h"
+#include "cli.h"
+#include "mm_read.h"
+#include "partition.h"
+#include "plan_build.h"
+#include "plan_file.h"
+#include "strategy.h"
+
+static const char *prog = "shiro-plan";
+
+typedef struct options {
+  const char *matrix;   /* input path */
+  const char *out;      /* plan path (NULL: default name) */
+  int32_t ranks, gpn;   /* R, G */
+  sc_strategy strategy; /* strategy written to the plan */
+  int threads;          /* 0: OpenMP default */
+  int compare, json, quiet;
+} options;
+
+typedef struct timings { double read, partition, cover, plan, write, total; } timings;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: shiro-plan MATRIX.mtx[.gz] --ranks R [--gpus-per-node G] [--strategy S]\n"
+          "                  [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
+          "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
+          "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
+          "  --strategy S       block | col | row | joint (default joint)\n"
+          "  -o FILE            plan file (default: the matrix's base name + .shiro.h5)\n"
+          "  --threads T        planner threads (default: OMP_NUM_THREADS or all cores)\n"
+          "  --compare          evaluate every strategy; without -o, writes no plan\n"
+          "  --json             one JSON object on stdout (summary still on stderr unless --quiet)\n"
+          "  --quiet            no summary on stderr\n");
+}
+
+static int parse(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->gpn = 1;
+  o->strategy = STRAT_JOINT;
+  int64_t v;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+    else if (!strcmp(a, "--compare")) o->compare = 1;
+    else if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--ranks")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &v)) return 0;
+      o->ranks = (int32_t)v;
+    } else if (!strcmp(a, "--gpus-per-node")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &v)) return 0;
+      o->gpn = (int32_t)v;
+    } else if (!strcmp(a, "--threads")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 4096, &v)) return 0;
+      o->threads = (int)v;
+    } else if (!strcmp(a, "--strategy")) {
+      shiro_error e;
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      if (!(o->out = cli_value(prog, argc, argv, &i))) return 0;
+    } else if (a[0] == '-' && a[1] != 0) {
+      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a);
+      return 0;
+    } else if (!o->matrix) o->matrix = a;
+    else { fprintf(stderr, "%s: unexpected argument '%s' (one matrix only)\n", prog, a); return 0; }
+  }
+  if (!o->matrix) { fprintf(stderr, "%s: no matrix given\n", prog); usage(stderr); return 0; }
+  if (!o->ranks) { fprintf(stderr, "%s: --ranks is required\n", prog); return 0; }
+  return 1;
+}
+
+/* The matrix's base name without directory and .mtx/.mtx.gz/.gz, + ".shiro.h5". */
+static char *default_output(const char *matrix) {
+  const char *base = strrchr(matrix, '/');
+  base = base ? base + 1 : matrix;
+  size_t n = strlen(base);
+  const char *sfx[] = {".mtx.gz", ".mtx", ".gz"};
+  for (int i = 0; i < 3; i++) {
+    size_t l = strlen(sfx[i]);
+    if (n > l && !strcmp(base + n - l, sfx[i])) { n -= l; break; }
+  }
+  char *out = malloc(n + 10);
+  if (out) { memcpy(out, base, n); strcpy(out + n, ".shiro.h5"); }
+  return out;
+}
+
+static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare) {
+  printf("\"volumes\": {");
+  int first = 1;
+  for (int s = 0; s < STRAT_COUNT; s++) {
+    if (!(compare ? have[s] : s == (int)only)) continue;
+    printf("%s\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", first ? "" : ", ",
+           strategy_name((sc_strategy)s), (long long)v[s].total_rows, (long long)v[s].inter_node_rows,
+           (long long)v[s].intra_node_rows);
+    first = 0;
+  }
+  printf("}");
+}
+
+static void report(const options *o, const sc_csr *A, const sc_blocks *B, const sc_volumes *v, const int *have,
+                   const timings *t, const char *out) {
+  int64_t covers = B ? B->n : 0;
+  if (!o->quiet) {
+    fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; %lld off-diagonal blocks\n",
+            o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn, (long long)covers);
+    fprintf(stderr, "  %-8s %14s %16s %16s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows");
+    for (int s = 0; s < STRAT_COUNT; s++)
+      if (have[s])
+        fprintf(stderr, "  %-8s %14lld %16lld %16lld%s\n", strategy_name((sc_strategy)s), (long long)v[s].total_rows,
+                (long long)v[s].inter_node_rows, (long long)v[s].intra_node_rows, s == (int)o->strategy && out ? "  <- plan" : "");
+    fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
+            t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
+    if (out) fprintf(stderr, "  wrote %s\n", out);
+  }
+  if (o->json) {
+    printf("{\"matrix\": \"%s\", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, ",
+           o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn);
+    printf("\"strategy\": \"%s\", \"threads\": %d, \"blocks\": %lld, \"plan\": ", strategy_name(o->strategy),
+           omp_get_max_threads(), (long long)covers);
+    if (out) printf("\"%s\", ", out); else printf("null, ");
+    printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
+           t->read, t->partition, t->cover, t->plan, t->write, t->total);
+    printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
+    print_volumes_json(v, have, o->strategy, o->compare);
+    printf("}\n");
+  }
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (!parse(argc, argv, &o)) return 2;
+  if (o.threads) omp_set_num_threads(o.threads);
+  int rc = 1;
+  shiro_error err = {{0}};
+  sc_csr *A = NULL;
+  sc_partition Prow = {0}, Pcol = {0};
+  sc_blocks B = {0};
+  sc_plan plan = {0};
+  sc_volumes vol[STRAT_COUNT] = {{0}};
+  int have[STRAT_COUNT] = {0};
+  timings t = {0};
+  char *out = NULL;
+  int write_plan = !o.compare || o.out;
+  if (write_plan) {
+    out = o.out ? strdup(o.out) : default_output(o.matrix);
+    if (!out) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
+  }
+  double t0 = cli_now(), t1;
+  if (mm_read(o.matrix, &A, NULL, &err) != SHIRO_OK) goto fail;
+  t1 = cli_now(); t.read = t1 - t0; t0 = t1;
+  if (part_block(A->m, o.ranks, &Prow, &err) != SHIRO_OK || part_block(A->k, o.ranks, &Pcol, &err) != SHIRO_OK) goto fail;
+  t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
+  if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
+  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks. */
+  for (int s = 0; s < STRAT_COUNT; s++) {
+    if (s == (int)o.strategy || !o.compare) continue;
+    if (strategy_select(&B, (sc_strategy)s, NULL, NULL, &err) != SHIRO_OK) goto fail;
+    strategy_volumes(&B, &Pcol, (sc_strategy)s, o.gpn, &vol[s]);
+    have[s] = 1;
+  }
+  if (strategy_select(&B, o.strategy, NULL, NULL, &err) != SHIRO_OK) goto fail;
+  strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
+  have[o.strategy] = 1;
+  t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
+  if (write_plan) {
+    if (plan_build_flat(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
+    t1 = cli_now(); t.plan = t1 - t0; t0 = t1;
+    if (plan_file_write(out, &plan.meta, plan.ranks, &err) != SHIRO_OK) goto fail;
+    t1 = cli_now(); t.write = t1 - t0;
+  }
+  t.total = t.read + t.partition + t.cover + t.plan + t.write;
+  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL);
+  rc = 0;
+  goto done;
+fail:
+  fprintf(stderr, "%s: %s\n", prog, err.message);
+done:
+  plan_free(&plan);
+  blocks_free(&B);
+  part_free(&Prow);
+  part_free(&Pcol);
+  sc_csr_free(A);
+  free(out);
+  return rc;
+}

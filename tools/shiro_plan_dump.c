@@ -1,0 +1,139 @@
+/* shiro-plan-dump — inspects a plan file: header, per-rank summary, volumes.
+ *
+ *   shiro-plan-dump PLAN.h5 [--rank P] [--json]
+ *
+ * Every number is recomputed from the plan's own arrays (exchange records and
+ * operators), not copied from what the planner printed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plan_file.h"
+
+static const char *prog = "shiro-plan-dump";
+
+/* What one rank's program moves and multiplies. */
+typedef struct rank_stats {
+  int64_t sent, received;          /* rows, all stages */
+  int64_t sent_b, sent_c;          /* of sent: B rows, partial C rows */
+  int64_t sent_inter, sent_intra;  /* of sent: by tier */
+  int64_t msgs;                    /* messages sent */
+  int64_t nnz_own;                 /* entries of the ops that produce this rank's C (local + received B) */
+  int64_t nnz_for_others;          /* entries of the ops computing partial C rows for other ranks */
+  int64_t stage_inter[8], stage_intra[8];  /* rows sent per stage (first 8 stages) */
+} rank_stats;
+
+static int64_t op_entries(const prog_rank *pr, const int64_t *op) {
+  const int64_t *ptr = pr->ptr + op[OPF_PTR_OFF];
+  return ptr[op[OPF_NROWS]] - ptr[0];
+}
+
+static void stats_of(const prog_rank *pr, rank_stats *s) {
+  memset(s, 0, sizeof *s);
+  for (int64_t x = 0; x < pr->nx; x++) {
+    const int64_t *r = pr->xchg + x * PROG_X_WIDTH;
+    if (r[XF_DIR] == 1) { s->received += r[XF_COUNT]; continue; }
+    s->sent += r[XF_COUNT];
+    s->msgs++;
+    s->sent_b += r[XF_BROWS];
+    s->sent_c += r[XF_COUNT] - r[XF_BROWS];
+    if (r[XF_TIER]) s->sent_inter += r[XF_COUNT]; else s->sent_intra += r[XF_COUNT];
+    if (r[XF_STAGE] < 8) (r[XF_TIER] ? s->stage_inter : s->stage_intra)[r[XF_STAGE]] += r[XF_COUNT];
+  }
+  for (int64_t o = 0; o < pr->nops; o++) {
+    const int64_t *op = pr->ops + o * PROG_OP_WIDTH;
+    if (op[OPF_KIND] != PROG_OP_MUL) continue;
+    if (op[OPF_TAG] == PROG_TAG_LOCAL || op[OPF_TAG] == PROG_TAG_REMOTE_B) s->nnz_own += op_entries(pr, op);
+    if (op[OPF_TAG] == PROG_TAG_PARTIAL_C) s->nnz_for_others += op_entries(pr, op);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *path = NULL;
+  int json = 0;
+  int64_t only = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--rank")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
+    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      printf("usage: shiro-plan-dump PLAN.h5 [--rank P] [--json]\n");
+      return 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+      return 2;
+    } else if (!path) path = argv[i];
+    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
+  }
+  if (!path) { fprintf(stderr, "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json]\n"); return 2; }
+  shiro_error err = {{0}};
+  prog_meta meta;
+  if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  if (only >= meta.ranks) {
+    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
+    return 2;
+  }
+  if (json)
+    printf("{\"plan\": \"%s\", \"format_version\": \"%d.%d\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
+           "\"k\": %lld, \"nnz\": %lld, \"strategy\": \"%s\", \"partition\": \"%s\", \"rank_summary\": [",
+           path, PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR, meta.ranks, meta.gpus_per_node, (long long)meta.m,
+           (long long)meta.k, (long long)meta.nnz, meta.strategy, meta.partition);
+  else {
+    printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
+           meta.strategy, meta.partition);
+    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta.m, (long long)meta.k,
+           (long long)meta.nnz, meta.ranks, meta.gpus_per_node);
+    printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B rows", "C partial",
+           "inter", "received", "nnz own", "nnz others");
+  }
+  rank_stats tot = {0};
+  int first = 1, rc = 0;
+  for (int32_t r = 0; r < meta.ranks; r++) {
+    if (only >= 0 && r != only) continue;
+    prog_rank pr;
+    plan_mapping map;
+    prog_meta m2;
+    rank_stats s;
+    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK ||
+        plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s: %s\n", prog, err.message);
+      plan_file_unmap(&map);
+      rc = 1;
+      break;
+    }
+    stats_of(&pr, &s);
+    tot.sent += s.sent; tot.sent_inter += s.sent_inter; tot.sent_intra += s.sent_intra;
+    tot.received += s.received; tot.nnz_own += s.nnz_own; tot.nnz_for_others += s.nnz_for_others;
+    for (int t = 0; t < 8; t++) { tot.stage_inter[t] += s.stage_inter[t]; tot.stage_intra[t] += s.stage_intra[t]; }
+    if (json)
+      printf("%s{\"rank\": %d, \"c_rows\": %lld, \"b_rows\": %lld, \"rows_sent\": %lld, \"b_rows_sent\": %lld, "
+             "\"partial_rows_sent\": %lld, \"inter_node_rows_sent\": %lld, \"rows_received\": %lld, \"messages_sent\": %lld, "
+             "\"nnz_local\": %lld, \"nnz_for_others\": %lld}",
+             first ? "" : ", ", r, (long long)pr.c_rows, (long long)pr.b_rows, (long long)s.sent, (long long)s.sent_b,
+             (long long)s.sent_c, (long long)s.sent_inter, (long long)s.received, (long long)s.msgs,
+             (long long)s.nnz_own, (long long)s.nnz_for_others);
+    else
+      printf("  %6d %10lld %10lld %10lld %10lld %10lld %10lld %12lld %12lld\n", r, (long long)pr.c_rows,
+             (long long)s.sent, (long long)s.sent_b, (long long)s.sent_c, (long long)s.sent_inter,
+             (long long)s.received, (long long)s.nnz_own, (long long)s.nnz_for_others);
+    first = 0;
+    plan_file_unmap(&map);
+  }
+  if (rc) return rc;
+  if (json) {
+    printf("], \"volumes\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}, \"stages\": [",
+           (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
+    for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t] || t == 0); t++)
+      printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
+             (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
+    printf("]}\n");
+  } else {
+    printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
+           (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
+    for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t]); t++)
+      printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
+  }
+  return 0;
+}
