@@ -1,0 +1,76 @@
+/* test_strategy.c — properties of the blocks and strategies on real matrices:
+ * the blocks partition the off-diagonal nonzeros; every joint cover covers its
+ * block, has the size of a maximum matching (its optimality certificate) and
+ * is no larger than the block's rows or columns (joint <= min(col, row) per
+ * pair); selections do not depend on the thread count. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blocks.h"
+#include "cover.h"
+#include "mm_read.h"
+#include "strategy.h"
+#include "test_util.h"
+
+static void check_matrix(const char *path, int32_t R) {
+  shiro_error err;
+  sc_csr *A = NULL;
+  if (mm_read(path, &A, NULL, &err) != SHIRO_OK) { EXPECT(0, "%s", err.message); return; }
+  sc_partition Pr = {0}, Pc = {0};
+  sc_blocks B1 = {0}, B2 = {0};
+  EXPECT(part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK, "partition");
+  EXPECT(blocks_build(A, &Pr, &Pc, &B1, &err) == SHIRO_OK, "blocks: %s", err.message);
+  EXPECT(blocks_build(A, &Pr, &Pc, &B2, &err) == SHIRO_OK, "blocks: %s", err.message);
+  /* off-diagonal nonzeros = nonzeros outside the diagonal blocks */
+  int64_t off = 0, in_blocks = 0;
+  for (int32_t p = 0; p < R; p++)
+    for (int64_t i = Pr.first[p]; i < Pr.first[p + 1]; i++)
+      for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) off += A->Aj[t] < Pc.first[p] || A->Aj[t] >= Pc.first[p + 1];
+  for (int64_t t = 0; t < B1.n; t++) in_blocks += B1.b[t].ne;
+  EXPECT(off == in_blocks, "%s R=%d: %lld off-diagonal nonzeros, blocks hold %lld", path, R, (long long)off, (long long)in_blocks);
+  omp_set_num_threads(1);
+  EXPECT(strategy_select(&B1, STRAT_JOINT, NULL, NULL, &err) == SHIRO_OK, "joint");
+  omp_set_num_threads(2);
+  EXPECT(strategy_select(&B2, STRAT_JOINT, NULL, NULL, &err) == SHIRO_OK, "joint");
+  cover_ws *ws = cover_ws_new();
+  for (int64_t t = 0; t < B1.n; t++) {
+    const sc_block *b = &B1.b[t];
+    int64_t size = 0, uncovered = 0, mu = 0;
+    for (int32_t i = 0; i < b->nr; i++) size += b->rsel[i];
+    for (int32_t j = 0; j < b->nc; j++) size += b->csel[j];
+    for (int32_t i = 0; i < b->nr; i++)
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) uncovered += !b->rsel[i] && !b->csel[b->Gj[e]];
+    int32_t *rm = malloc(((size_t)b->nr + 1) * sizeof *rm), *cm = malloc(((size_t)b->nc + 1) * sizeof *cm);
+    EXPECT(cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, rm, cm, &mu) == SHIRO_OK, "matching");
+    free(rm);
+    free(cm);
+    EXPECT(uncovered == 0, "%s block (%d,%d): %lld nonzeros uncovered", path, b->p, b->q, (long long)uncovered);
+    EXPECT(size == mu && size == b->mu, "%s block (%d,%d): cover %lld, matching %lld", path, b->p, b->q, (long long)size, (long long)mu);
+    EXPECT(size <= b->nr && size <= b->nc, "%s block (%d,%d): joint %lld > min(row %d, col %d)", path, b->p, b->q,
+           (long long)size, b->nr, b->nc);
+    EXPECT(!memcmp(b->rsel, B2.b[t].rsel, (size_t)b->nr) && !memcmp(b->csel, B2.b[t].csel, (size_t)b->nc),
+           "%s block (%d,%d): cover differs between 1 and 2 threads", path, b->p, b->q);
+  }
+  cover_ws_free(ws);
+  blocks_free(&B1);
+  blocks_free(&B2);
+  part_free(&Pr);
+  part_free(&Pc);
+  sc_csr_free(A);
+}
+
+int main(void) {
+  const char *shipped[] = {"data/karate.mtx", "data/lp_ship04l.mtx", "data/ca-GrQc.mtx", "data/email-Eu-core.mtx",
+                           "data/fidapex6.mtx.gz", "data/west0067.mtx"};
+  const char *shared[] = {"../../shared/data/matrices/bcsstk33.mtx.gz", "../../shared/data/matrices/cit-HepTh.mtx.gz",
+                          "../../shared/data/matrices/sx-mathoverflow.mtx.gz", "../../shared/data/matrices/f855_mat9_I.mtx.gz"};
+  int32_t ranks[] = {2, 5, 16};
+  for (size_t m = 0; m < sizeof shipped / sizeof *shipped; m++)
+    for (size_t r = 0; r < 3; r++) check_matrix(shipped[m], ranks[r]);
+  for (size_t m = 0; m < sizeof shared / sizeof *shared; m++)
+    if (access(shared[m], R_OK) == 0) check_matrix(shared[m], 16);
+  if (test_failures) fprintf(stderr, "%d failures\n", test_failures);
+  return test_failures != 0;
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Recomputes the strategy volumes of DESIGN.md from their definitions, with
+code that shares nothing with shiro (its own Matrix Market parser, its own
+matching), and compares them with `shiro-plan --compare --json`.
+
+usage: volumes_check.py BUILD_DIR R:G[,R:G...] MATRIX...
+Checks, per matrix and (R, G):
+  * block, col, row, joint total/inter/intra rows equal the recomputation;
+  * joint <= col and joint <= row, in total and on every tier.
+Matrices that do not exist are skipped; exit 77 if all were skipped.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+
+def read_mm(path):
+    """Pattern of a coordinate Matrix Market file: (m, k, set of (i, j)) 0-based."""
+    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    with opener(path, "rt") as f:
+        banner = f.readline().lower().split()
+        sym = banner[4] if len(banner) > 4 else "general"
+        line = f.readline()
+        while line.startswith("%") or not line.strip():
+            line = f.readline()
+        m, k, _ = (int(x) for x in line.split())
+        pat = set()
+        for line in f:
+            t = line.split()
+            if not t or t[0].startswith("%"):
+                continue
+            i, j = int(t[0]) - 1, int(t[1]) - 1
+            pat.add((i, j))
+            if sym != "general" and i != j:
+                pat.add((j, i))
+    return m, k, pat
+
+
+def block_first(n, parts):
+    return [p * n // parts for p in range(parts + 1)]
+
+
+def owner_table(first):
+    own = []
+    for p in range(len(first) - 1):
+        own += [p] * (first[p + 1] - first[p])
+    return own
+
+
+def max_matching(adj):
+    """Maximum bipartite matching by augmenting paths (Kuhn), iterative DFS."""
+    match_col, match_row = {}, {}
+
+    def augment(root):
+        seen, via = set(), {}
+        stack = [(root, iter(adj[root]))]
+        while stack:
+            u, it = stack[-1]
+            for v in it:
+                if v in seen:
+                    continue
+                seen.add(v)
+                via[v] = u
+                if v not in match_col:
+                    c = v
+                    while c is not None:  # flip the path back to the root
+                        r = via[c]
+                        prev = match_row.get(r)
+                        match_col[c], match_row[r] = r, c
+                        c = prev
+                    return True
+                stack.append((match_col[v], iter(adj[match_col[v]])))
+                break
+            else:
+                stack.pop()
+        return False
+
+    return sum(1 for root in adj if augment(root))
+
+
+def recompute(m, k, pat, R, G):
+    fr, fc = block_first(m, R), block_first(k, R)
+    orow, ocol = owner_table(fr), owner_table(fc)
+    blocks = {}
+    for i, j in pat:
+        p, q = orow[i], ocol[j]
+        if p != q:
+            blocks.setdefault((p, q), {}).setdefault(i, []).append(j)
+    vols = {s: [0, 0, 0] for s in ("block", "col", "row", "joint")}
+
+    def add(s, p, q, rows):
+        vols[s][0] += rows
+        vols[s][1 if p // G != q // G else 2] += rows
+
+    for p in range(R):
+        for q in range(R):
+            if p != q:
+                add("block", p, q, fc[q + 1] - fc[q])
+    for (p, q), adj in blocks.items():
+        for a in adj.values():
+            a.sort()
+        ncols = len({j for a in adj.values() for j in a})
+        mu = max_matching(adj)
+        assert mu <= min(len(adj), ncols)
+        add("col", p, q, ncols)
+        add("row", p, q, len(adj))
+        add("joint", p, q, mu)
+    return {s: {"total_rows": v[0], "inter_node_rows": v[1], "intra_node_rows": v[2]} for s, v in vols.items()}
+
+
+def main():
+    build, configs, mats = sys.argv[1], sys.argv[2], sys.argv[3:]
+    failures, checked = 0, 0
+    for path in mats:
+        if not os.path.exists(path):
+            print(f"skip {path} (absent)")
+            continue
+        m, k, pat = read_mm(path)
+        for rg in configs.split(","):
+            R, G = (int(x) for x in rg.split(":"))
+            out = subprocess.run([os.path.join(build, "tools", "shiro-plan"), path, "--ranks", str(R), "--gpus-per-node",
+                                  str(G), "--compare", "--json", "--quiet"], stdout=subprocess.PIPE, text=True)
+            got = json.loads(out.stdout)["volumes"] if out.returncode == 0 else None
+            want = recompute(m, k, pat, R, G)
+            checked += 1
+            ok = got == want
+            for key in ("total_rows", "inter_node_rows", "intra_node_rows"):
+                if got and not (got["joint"][key] <= got["col"][key] and got["joint"][key] <= got["row"][key]):
+                    ok = False
+            print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path)} R={R} G={G}: " +
+                  ", ".join(f"{s} {want[s]['total_rows']}" for s in want))
+            if not ok:
+                print(f"  shiro-plan: {got}\n  recomputed: {want}")
+                failures += 1
+    if checked == 0:
+        return 77
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
