@@ -1,0 +1,17 @@
+#!/bin/sh
+# install-deps.sh — installs the Debian 12 packages shiro needs to build and test.
+# Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
+set -eu
+pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
