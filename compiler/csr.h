@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "shiro.h"
+
 typedef struct sc_csr {
   int64_t m;    /* rows */
   int64_t k;    /* columns */
@@ -15,5 +17,27 @@ typedef struct sc_csr {
 
 /* Frees A and its arrays; NULL is a no-op. */
 void sc_csr_free(sc_csr *A);
+
+/* How sc_csr_from_coo mirrors off-diagonal triplets. */
+typedef enum sc_coo_mirror {
+  SC_COO_AS_IS = 0,     /* every triplet once */
+  SC_COO_SYMMETRIC = 1, /* (i,j,v) with i != j also gives (j,i,v) */
+  SC_COO_SKEW = 2       /* (i,j,v) with i != j also gives (j,i,-v) */
+} sc_coo_mirror;
+
+/* Builds a new m × k CSR matrix *out from n triplets (Ti[t], Tj[t], Tx[t]),
+ * 0-based; Tx == NULL means every value is 1.0. Diagonal triplets are never
+ * mirrored. Duplicate coordinates are summed into one entry in triplet order
+ * (a mirrored copy counts at the place of its triplet), so the result does
+ * not depend on anything but the input; explicit zeros are kept; columns are
+ * strictly increasing within each row. Time O(n + m) plus the sorting of
+ * rows that are not already in column order; memory O(n + m).
+ * Inputs are borrowed and not modified. Requires m, k, n >= 0, and m == k
+ * when mirroring. Returns SHIRO_OK, SHIRO_ERR_ARG (bad sizes, an index out
+ * of range: err says which triplet) or SHIRO_ERR_NOMEM; on failure *out is
+ * NULL. */
+shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
+                             const int64_t *Tj, const double *Tx, sc_coo_mirror mirror,
+                             sc_csr **out, shiro_error *err);
 
 #endif
