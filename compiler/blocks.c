@@ -142,6 +142,7 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   for (int32_t p = 0; p < R; p++)
     if (counts[p]) memcpy(out->b + first[p], lists[p], (size_t)counts[p] * sizeof *out->b);
   out->n = first[R];
+  out->parts = R;
   out->first_p = first;
   first = NULL;
   for (int32_t p = 0; p < R; p++) { free(lists[p]); lists[p] = NULL; counts[p] = 0; }

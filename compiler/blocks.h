@@ -28,6 +28,7 @@ typedef struct sc_block {
  * (rows of B), ordered by (p, q). Built in parallel over p; the result does
  * not depend on the number of threads. */
 typedef struct sc_blocks {
+  int32_t parts;     /* R */
   int64_t n;         /* number of non-empty off-diagonal blocks */
   sc_block *b;       /* [n] */
   int64_t *first_p;  /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */

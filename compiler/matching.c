@@ -1,1 +1,138 @@
-/* placeholder: being written */
+/* matching.c — maximum cardinality bipartite matching (Hopcroft–Karp).
+ *
+ * A greedy pass matches each row to its first free column; then each phase
+ * layers the rows by a BFS from the free rows (row layer d+1 = the mates of
+ * the columns next to layer d) up to the first layer that sees a free column,
+ * and augments along vertex-disjoint shortest paths found by one DFS pass with
+ * current-arc pointers and an explicit stack. A phase is O(nr + edges), and
+ * there are O(sqrt(nr + nc)) phases. Rows are scanned in index order and
+ * edges in storage order, so the result depends on the input only. */
+#include <stdint.h>
+
+#include "cover_ws.h"
+#include "error.h"
+
+/* Matches each row, in order, to its first free column. Returns the pairs made. */
+static int64_t hk_greedy(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch,
+                         int32_t *cmatch) {
+  int64_t size = 0;
+  for (int32_t i = 0; i < nr; i++) {
+    for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+      int32_t j = Gj[k];
+      if (cmatch[j] < 0) {
+        rmatch[i] = j;
+        cmatch[j] = i;
+        size++;
+        break;
+      }
+    }
+  }
+  return size;
+}
+
+/* BFS from the free rows over alternating paths. Sets dist[i] to the layer of
+ * row i, or -1 when it is not reached before the last useful layer. Returns
+ * that layer (the first one where a row sees a free column), or -1 when no
+ * free column is reachable: the matching is then maximum. queue: [nr]. */
+static int32_t hk_bfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                      const int32_t *cmatch, int32_t *dist, int32_t *queue) {
+  int32_t head = 0, tail = 0;
+  for (int32_t i = 0; i < nr; i++) {
+    dist[i] = rmatch[i] < 0 ? 0 : -1;
+    if (rmatch[i] < 0) queue[tail++] = i;
+  }
+  while (head < tail) {
+    int32_t i = queue[head++];
+    for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+      int32_t w = cmatch[Gj[k]];
+      /* Rows of this layer already queued keep their layer; nothing deeper is useful. */
+      if (w < 0) return dist[i];
+      if (dist[w] < 0) {
+        dist[w] = dist[i] + 1;
+        queue[tail++] = w;
+      }
+    }
+  }
+  return -1;
+}
+
+/* Flips the path stack[0..top]: row stack[t] takes the column under its
+ * current arc, the last one a free column. Retires the rows of the path from
+ * the phase so that the phase's paths are vertex-disjoint. */
+static void hk_augment(const int32_t *Gj, const int32_t *stack, int32_t top, const int64_t *ptr,
+                       int32_t *rmatch, int32_t *cmatch, int32_t *dist) {
+  for (int32_t t = top; t >= 0; t--) {
+    int32_t u = stack[t], j = Gj[ptr[u]];
+    rmatch[u] = j;
+    cmatch[j] = u;
+    dist[u] = -1;
+  }
+}
+
+/* One DFS pass over the layered graph from every free row, in order, with
+ * current-arc pointers ptr [nr] (each edge is looked at O(1) times per phase)
+ * and an explicit stack [nr]. A row whose arcs are spent is retired
+ * (dist = -1). Returns the number of augmenting paths applied. */
+static int64_t hk_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch,
+                      int32_t *cmatch, int32_t *dist, int32_t lim, int32_t *stack, int64_t *ptr) {
+  int64_t found = 0;
+  for (int32_t i = 0; i < nr; i++) ptr[i] = Gp[i];
+  for (int32_t r = 0; r < nr; r++) {
+    if (rmatch[r] >= 0 || dist[r] != 0) continue;
+    int32_t top = 0;
+    stack[0] = r;
+    while (top >= 0) {
+      int32_t u = stack[top], next = -1;
+      int64_t k = ptr[u], end = Gp[u + 1];
+      for (; k < end; k++) {
+        int32_t w = cmatch[Gj[k]];
+        if (w < 0) break; /* a free column: the path is complete */
+        if (dist[u] < lim && dist[w] == dist[u] + 1) {
+          next = w;
+          break;
+        }
+      }
+      ptr[u] = k;
+      if (k == end) { /* dead end: retire u, advance the parent's arc */
+        dist[u] = -1;
+        if (--top >= 0) ptr[stack[top]]++;
+      } else if (next >= 0) {
+        stack[++top] = next;
+      } else {
+        hk_augment(Gj, stack, top, ptr, rmatch, cmatch, dist);
+        found++;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                                cover_ws *ws, int32_t *rmatch, int32_t *cmatch, int64_t *size) {
+  shiro_status st = cover_check_graph(nr, nc, Gp, Gj);
+  if (st != SHIRO_OK) return st;
+  if (!ws || !size || (nr > 0 && !rmatch) || (nc > 0 && !cmatch))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument");
+  int32_t *iw;
+  int64_t *ptr;
+  st = cover_ws_reserve(ws, &ws->i32, 3 * (int64_t)nr, sizeof(int32_t), (void **)&iw);
+  if (st == SHIRO_OK)
+    st = cover_ws_reserve(ws, &ws->i64, nr, sizeof(int64_t), (void **)&ptr);
+  if (st != SHIRO_OK) return st;
+  int32_t *dist = iw, *queue = iw + nr, *stack = iw + 2 * (int64_t)nr;
+
+  for (int32_t i = 0; i < nr; i++) rmatch[i] = -1;
+  for (int32_t j = 0; j < nc; j++) cmatch[j] = -1;
+  int64_t n = hk_greedy(nr, Gp, Gj, rmatch, cmatch);
+  for (;;) {
+    int32_t lim = hk_bfs(nr, Gp, Gj, rmatch, cmatch, dist, queue);
+    if (lim < 0) break;
+    int64_t more = hk_dfs(nr, Gp, Gj, rmatch, cmatch, dist, lim, stack, ptr);
+    /* The BFS saw a shortest augmenting path, so the pass must find one. */
+    if (more == 0) return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "Hopcroft-Karp phase found no path");
+    n += more;
+  }
+  *size = n;
+  return SHIRO_OK;
+}

@@ -123,15 +123,14 @@ static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
       const seg *g = dir == 0 ? &f->sg[(int64_t)o * f->R + r] : &f->sg[(int64_t)r * f->R + o];
       if (g->nb + g->nc == 0) continue;
       pb_xchg(pb, 0, o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, dir == 0 ? g->s_off : g->r_off,
-              g->nb + g->nc, (o / f->gpn) != (r / f->gpn), g->nb);
+              g->nb + g->nc, (o / f->gpn) != (r / f->gpn), g->nb, PROG_MSG_DIRECT);
     }
 }
 
-/* C = K_local · B: the diagonal block, over owned B rows. */
-static void emit_local(const flat_ctx *f, int32_t r, prog_builder *pb) {
-  const sc_csr *A = f->A;
-  int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first;
-  int64_t b_first = f->Pcol->first[r], b_last = f->Pcol->first[r + 1];
+void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
+                     prog_builder *pb) {
+  int64_t c_first = Prow->first[r], c_rows = Prow->first[r + 1] - c_first;
+  int64_t b_first = Pcol->first[r], b_last = Pcol->first[r + 1];
   pb_mul_begin(pb, PROG_TAG_LOCAL, 0, PROG_BUF_C, 0, PROG_BUF_B, 0, 0, 1, 0);
   for (int64_t i = 0; i < c_rows; i++) {
     pb_row(pb, 0);
@@ -233,7 +232,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
   pb_init(&pb, pr);
   emit_sends(f, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
-  emit_local(f, r, &pb);        /* overlaps the exchange */
+  plan_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
   pb_sync(&pb, PROG_OP_WAIT, 0);
   shiro_status st = emit_remote(f, r, &pb);
   emit_exchange(f, r, &pb);
@@ -287,6 +286,31 @@ void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
   free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows);
   memset(pr, 0, sizeof *pr);
+}
+
+void plan_volumes(const sc_plan *P, sc_volumes *v) {
+  memset(v, 0, sizeof *v);
+  for (int32_t r = 0; r < P->meta.ranks; r++) {
+    const prog_rank *pr = &P->ranks[r];
+    for (int64_t x = 0; x < pr->nx; x++) {
+      const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
+      if (rec[XF_DIR] != 0) continue;
+      v->total_rows += rec[XF_COUNT];
+      if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
+      else v->intra_node_rows += rec[XF_COUNT];
+    }
+  }
+}
+
+shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                        const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err) {
+  shiro_status st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, out, err)
+                                            : plan_build_flat(A, Prow, Pcol, B, s, gpn, out, err);
+  if (st == SHIRO_OK) {
+    memset(out->meta.strategy, 0, sizeof out->meta.strategy);
+    strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
+  }
+  return st;
 }
 
 void plan_free(sc_plan *P) {

@@ -22,6 +22,27 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
                              const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out,
                              shiro_error *err);
 
+/* Builds the two-tier program of every rank (hier, group; plan_build_tier.c)
+ * from blocks whose selections are set: B rows cross to the destination
+ * node's rail-aligned rank and are forwarded inside it; partial C rows are
+ * summed at the source node's rail-aligned rank before they cross. Stage 0:
+ * inter-node B rows, intra-node partials, direct exchanges inside nodes;
+ * stage 1: inter-node aggregated rows, intra-node forwarding. */
+shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 const sc_blocks *B, int32_t gpn, sc_plan *out, shiro_error *err);
+
+/* plan_build_flat or plan_build_two_tier, by strategy; records the strategy's name. */
+shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                        const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err);
+
+/* Rows each plan moves per call, from its exchange records (every hop counted). */
+void plan_volumes(const sc_plan *P, sc_volumes *v);
+
+/* Appends rank r's local product op, C = A(r, r) · B (shared by the builders). */
+struct prog_builder;
+void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
+                     struct prog_builder *pb);
+
 /* Frees every program of a plan built in memory. NULL is a no-op. */
 void plan_free(sc_plan *P);
 

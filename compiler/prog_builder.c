@@ -104,12 +104,13 @@ void pb_mul_end(prog_builder *b) {
 }
 
 void pb_xchg(prog_builder *b, int64_t stage, int64_t peer, int64_t dir, int64_t buf, int64_t off,
-             int64_t count, int64_t tier, int64_t brows) {
+             int64_t count, int64_t tier, int64_t brows, int64_t kind) {
   prog_rank *pr = b->pr;
   if (!grow(b, (void **)&pr->xchg, &b->cap_x, (pr->nx + 1) * PROG_X_WIDTH, sizeof *pr->xchg)) return;
   int64_t *x = pr->xchg + pr->nx * PROG_X_WIDTH;
   x[XF_STAGE] = stage; x[XF_PEER] = peer; x[XF_DIR] = dir; x[XF_BUF] = buf;
   x[XF_OFF] = off; x[XF_COUNT] = count; x[XF_TIER] = tier; x[XF_BROWS] = brows;
+  x[XF_KIND] = kind;
   pr->nx++;
 }
 

@@ -39,7 +39,7 @@ void pb_mul_end(prog_builder *b);
 
 /* Appends an exchange record. */
 void pb_xchg(prog_builder *b, int64_t stage, int64_t peer, int64_t dir, int64_t buf, int64_t off,
-             int64_t count, int64_t tier, int64_t brows);
+             int64_t count, int64_t tier, int64_t brows, int64_t kind);
 
 /* SHIRO_OK, or SHIRO_ERR_NOMEM if any append failed. */
 shiro_status pb_status(const prog_builder *b);

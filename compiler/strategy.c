@@ -6,7 +6,9 @@
 #include "error.h"
 #include "strategy.h"
 
-static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint"};
+static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group"};
+
+int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP; }
 
 const char *strategy_name(sc_strategy s) {
   return (s >= 0 && s < STRAT_COUNT) ? names[s] : "?";
@@ -16,7 +18,7 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) 
   for (int i = 0; i < STRAT_COUNT; i++)
     if (name && strcmp(name, names[i]) == 0) { *s = (sc_strategy)i; return SHIRO_OK; }
   return shiro_fail(err, SHIRO_ERR_ARG,
-                    "unknown strategy '%s' (expected one of block, col, row, joint)",
+                    "unknown strategy '%s' (expected one of block, col, row, joint, hier, group)",
                     name ? name : "(null)");
 }
 
@@ -54,9 +56,13 @@ static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *ar
   return SHIRO_OK;
 }
 
-shiro_status strategy_select(sc_blocks *B, sc_strategy s, sc_progress_fn progress, void *arg,
-                             shiro_error *err) {
-  if (s == STRAT_JOINT) return select_joint(B, progress, arg, err);
+shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
+                             void *arg, shiro_error *err) {
+  if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, progress, arg, err);
+  if (s == STRAT_GROUP) {
+    shiro_status st = select_joint(B, progress, arg, err);  /* pairs inside a node keep these */
+    return st != SHIRO_OK ? st : strategy_select_group(B, gpn, err);
+  }
   for (int64_t t = 0; t < B->n; t++) {
     sc_block *b = &B->b[t];
     int col_side = (s != STRAT_ROW);

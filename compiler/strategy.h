@@ -13,8 +13,13 @@ typedef enum sc_strategy {
   STRAT_COL = 1,    /* B rows for Cols(A(p,q)) */
   STRAT_ROW = 2,    /* partial C rows for Rows(A(p,q)) */
   STRAT_JOINT = 3,  /* minimum vertex cover of A(p,q) */
-  STRAT_COUNT = 4
+  STRAT_HIER = 4,   /* joint covers, routed in two tiers (paper §6) */
+  STRAT_GROUP = 5,  /* one weighted cover per node pair A(N,H), routed in two tiers */
+  STRAT_COUNT = 6
 } sc_strategy;
+
+/* 1 for the strategies routed through nodes in two stages (hier, group). */
+int strategy_is_two_tier(sc_strategy s);
 
 /* Name of a strategy ("block", "col", "row", "joint"). */
 const char *strategy_name(sc_strategy s);
@@ -25,13 +30,19 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err);
 /* Progress callback: called from one thread with (done, total) cover problems. */
 typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
 
-/* Sets rsel/csel (and mu for joint) of every block for strategy s. Joint
- * solves one exact minimum vertex cover per block (Hopcroft–Karp + König),
- * blocks in parallel over OpenMP threads; the result does not depend on the
- * number of threads. A nonzero whose row and column are both selected is
- * computed on the column side. progress may be NULL. */
-shiro_status strategy_select(sc_blocks *B, sc_strategy s, sc_progress_fn progress, void *arg,
-                             shiro_error *err);
+/* Sets rsel/csel (and mu for joint) of every block for strategy s. Joint and
+ * hier solve one exact minimum vertex cover per block (Hopcroft–Karp +
+ * König); group solves one minimum weighted cover per ordered pair of nodes
+ * (max-flow) for the blocks between nodes and per-pair covers inside nodes.
+ * Problems run in parallel over OpenMP threads; the result does not depend
+ * on the number of threads. gpn = ranks per node. A nonzero whose row and
+ * column are both selected is computed on the column side. progress may be
+ * NULL. */
+shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
+                             void *arg, shiro_error *err);
+
+/* Group's selection for the blocks between nodes (group_cover.c). */
+shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
 
 /* Rows moved per call (DESIGN.md counting), total and split by tier. */
 typedef struct sc_volumes {
@@ -40,8 +51,9 @@ typedef struct sc_volumes {
   int64_t intra_node_rows;  /* hops between ranks of the same node */
 } sc_volumes;
 
-/* Volumes of flat strategy s from the blocks' selections (block: from the
- * partition alone). gpn = ranks per node. */
+/* Volumes of flat strategy s (block, col, row, joint) from the blocks'
+ * selections (block: from the partition alone). gpn = ranks per node.
+ * Two-tier strategies count their hops from the built plan (plan_volumes). */
 void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
                       sc_volumes *v);
 

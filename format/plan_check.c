@@ -59,7 +59,7 @@ static shiro_status check_xchg(const prog_meta *meta, const prog_rank *pr, shiro
     int ok = r[XF_STAGE] >= 0 && r[XF_STAGE] < pr->nstages && r[XF_PEER] >= 0 && r[XF_PEER] < meta->ranks &&
              r[XF_PEER] != pr->rank && (r[XF_DIR] == 0 || r[XF_DIR] == 1) && n >= 0 && r[XF_COUNT] >= 0 &&
              r[XF_OFF] >= 0 && r[XF_OFF] <= n && r[XF_COUNT] <= n - r[XF_OFF] && r[XF_COUNT] <= INT32_MAX &&
-             (r[XF_TIER] == 0 || r[XF_TIER] == 1) && r[XF_BROWS] >= 0 && r[XF_BROWS] <= r[XF_COUNT] &&
+             (r[XF_TIER] == 0 || r[XF_TIER] == 1) && r[XF_KIND] >= 0 && r[XF_KIND] < PROG_MSG_KINDS && r[XF_BROWS] >= 0 && r[XF_BROWS] <= r[XF_COUNT] &&
              (r[XF_BUF] == PROG_BUF_R || r[XF_BUF] == PROG_BUF_S);
     if (!ok) return shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d exchange record %lld is out of range", pr->rank, (long long)x);
   }

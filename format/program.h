@@ -51,7 +51,16 @@ enum {
   XF_COUNT = 5,   /* rows */
   XF_TIER = 6,    /* 0: peer in the same node, 1: another node */
   XF_BROWS = 7,   /* of COUNT, rows that are B rows (the rest are partial C rows) */
-  PROG_X_WIDTH = 8
+  XF_KIND = 8,    /* what the message carries (PROG_MSG_*); MPI tag = STAGE * 16 + KIND */
+  PROG_X_WIDTH = 9
+};
+enum {
+  PROG_MSG_DIRECT = 0,    /* B rows then partial C rows, straight from source to destination */
+  PROG_MSG_INTER_B = 1,   /* B rows crossing to the rail-aligned rank of the destination node */
+  PROG_MSG_AGG_PART = 2,  /* partial C rows to the aggregating rank of the source node */
+  PROG_MSG_FWD_B = 3,     /* B rows forwarded inside the destination node */
+  PROG_MSG_AGG_C = 4,     /* aggregated partial C rows crossing to their owner */
+  PROG_MSG_KINDS = 5
 };
 
 typedef struct prog_rank {

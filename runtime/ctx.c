@@ -62,9 +62,10 @@ static shiro_status setup_cpu(shiro_ctx *c, shiro_error *err) {
       if (r[XF_STAGE] != s) continue;
       char *base_ptr = r[XF_BUF] == PROG_BUF_S ? c->S : c->R;
       void *addr = base_ptr + (size_t)r[XF_OFF] * (size_t)n * c->esz;
+      int tag = (int)(s * 16 + r[XF_KIND]);  /* kinds never share a tag: no reliance on posting order */
       int rc = r[XF_DIR] == 0
-                   ? MPI_Send_init(addr, (int)r[XF_COUNT], c->row_type, (int)r[XF_PEER], s, c->comm, &c->req[c->nreq])
-                   : MPI_Recv_init(addr, (int)r[XF_COUNT], c->row_type, (int)r[XF_PEER], s, c->comm, &c->req[c->nreq]);
+                   ? MPI_Send_init(addr, (int)r[XF_COUNT], c->row_type, (int)r[XF_PEER], tag, c->comm, &c->req[c->nreq])
+                   : MPI_Recv_init(addr, (int)r[XF_COUNT], c->row_type, (int)r[XF_PEER], tag, c->comm, &c->req[c->nreq]);
       if (rc != MPI_SUCCESS) return shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: cannot create a persistent request");
       c->nreq++;
       if (r[XF_DIR] == 0) {

@@ -3,7 +3,7 @@
 with shiro-spmm --check for every dtype x N, and check that the plan's volumes
 as shiro-plan reports them equal those shiro-plan-dump recomputes from the file.
 
-usage: replay.py BUILD_DIR MATRIX [--ranks 1,2,3,4,8] [--gpn 2]
+usage: replay.py BUILD_DIR MATRIX [--ranks 1,2,3,4,8 | --ranks 8:4,6:4] [--gpn 2]
                  [--strategies block,col,row,joint] [--n 1,7,32] [--dtype float,double]
 Exit status 0 when every run passed, 1 otherwise (each failure is printed).
 """
@@ -24,7 +24,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("matrix")
-    ap.add_argument("--ranks", default="1,2,3,4,8")
+    ap.add_argument("--ranks", default="1,2,3,4,8", help="R or R:G entries")
     ap.add_argument("--gpn", type=int, default=2)
     ap.add_argument("--strategies", default="block,col,row,joint")
     ap.add_argument("--n", default="1,7,32")
@@ -43,10 +43,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         plan = os.path.join(tmp, "plan.shiro.h5")
         for strategy in a.strategies.split(","):
-            for ranks in [int(r) for r in a.ranks.split(",")]:
-                tag = f"{os.path.basename(a.matrix)} strategy={strategy} ranks={ranks}"
+            for entry in a.ranks.split(","):
+                ranks, gpn = (int(x) for x in (entry.split(":") if ":" in entry else (entry, a.gpn)))
+                tag = f"{os.path.basename(a.matrix)} strategy={strategy} ranks={ranks} gpn={gpn}"
                 p = run([os.path.join(tools, "shiro-plan"), a.matrix, "--ranks", str(ranks), "--gpus-per-node",
-                         str(a.gpn), "--strategy", strategy, "-o", plan, "--json", "--quiet"])
+                         str(gpn), "--strategy", strategy, "-o", plan, "--json", "--quiet"])
                 if p.returncode != 0:
                     print(f"FAIL {tag}: shiro-plan exit {p.returncode}: {p.stderr.strip()}")
                     failures += 1

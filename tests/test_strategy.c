@@ -31,9 +31,9 @@ static void check_matrix(const char *path, int32_t R) {
   for (int64_t t = 0; t < B1.n; t++) in_blocks += B1.b[t].ne;
   EXPECT(off == in_blocks, "%s R=%d: %lld off-diagonal nonzeros, blocks hold %lld", path, R, (long long)off, (long long)in_blocks);
   omp_set_num_threads(1);
-  EXPECT(strategy_select(&B1, STRAT_JOINT, NULL, NULL, &err) == SHIRO_OK, "joint");
+  EXPECT(strategy_select(&B1, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK, "joint");
   omp_set_num_threads(2);
-  EXPECT(strategy_select(&B2, STRAT_JOINT, NULL, NULL, &err) == SHIRO_OK, "joint");
+  EXPECT(strategy_select(&B2, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK, "joint");
   cover_ws *ws = cover_ws_new();
   for (int64_t t = 0; t < B1.n; t++) {
     const sc_block *b = &B1.b[t];

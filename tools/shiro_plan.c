@@ -35,7 +35,7 @@ static void usage(FILE *f) {
           "                  [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
-          "  --strategy S       block | col | row | joint (default joint)\n"
+          "  --strategy S       block | col | row | joint | hier | group (default joint)\n"
           "  -o FILE            plan file (default: the matrix's base name + .shiro.h5)\n"
           "  --threads T        planner threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --compare          evaluate every strategy; without -o, writes no plan\n"
@@ -93,6 +93,21 @@ static char *default_output(const char *matrix) {
   char *out = malloc(n + 10);
   if (out) { memcpy(out, base, n); strcpy(out + n, ".shiro.h5"); }
   return out;
+}
+
+/* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan). */
+static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
+                             sc_strategy s, int32_t gpn, sc_volumes *v, shiro_error *err) {
+  shiro_status st = strategy_select(B, s, gpn, NULL, NULL, err);
+  if (st != SHIRO_OK || !strategy_is_two_tier(s)) {
+    if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
+    return st;
+  }
+  sc_plan plan = {0};
+  st = plan_build(A, Prow, Pcol, B, s, gpn, &plan, err);
+  if (st == SHIRO_OK) plan_volumes(&plan, v);
+  plan_free(&plan);
+  return st;
 }
 
 static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare) {
@@ -165,17 +180,19 @@ int main(int argc, char **argv) {
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks. */
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (s == (int)o.strategy || !o.compare) continue;
-    if (strategy_select(&B, (sc_strategy)s, NULL, NULL, &err) != SHIRO_OK) goto fail;
-    strategy_volumes(&B, &Pcol, (sc_strategy)s, o.gpn, &vol[s]);
+    if (evaluate(A, &Prow, &Pcol, &B, (sc_strategy)s, o.gpn, &vol[s], &err) != SHIRO_OK) goto fail;
     have[s] = 1;
   }
-  if (strategy_select(&B, o.strategy, NULL, NULL, &err) != SHIRO_OK) goto fail;
-  strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
-  have[o.strategy] = 1;
+  if (strategy_select(&B, o.strategy, o.gpn, NULL, NULL, &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
-  if (write_plan) {
-    if (plan_build_flat(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
+  if (write_plan || strategy_is_two_tier(o.strategy)) {
+    if (plan_build(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
     t1 = cli_now(); t.plan = t1 - t0; t0 = t1;
+  }
+  if (strategy_is_two_tier(o.strategy)) plan_volumes(&plan, &vol[o.strategy]);
+  else strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
+  have[o.strategy] = 1;
+  if (write_plan) {
     if (plan_file_write(out, &plan.meta, plan.ranks, &err) != SHIRO_OK) goto fail;
     t1 = cli_now(); t.write = t1 - t0;
   }

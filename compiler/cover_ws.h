@@ -1,0 +1,52 @@
+/* cover_ws.h — private to the cover solvers: the workspace behind cover_ws
+ * (cover.h), its growth helper and the argument checks the solvers share.
+ *
+ * A workspace holds a few typed, growable arrays. A solver asks for the sizes
+ * it needs once, on entry, before it writes any output; so an allocation
+ * failure (SHIRO_ERR_NOMEM) leaves the outputs untouched and the workspace
+ * still valid (realloc keeps the old block), and nothing leaks. Contents are
+ * undefined between calls. */
+#ifndef SHIRO_COVER_WS_H
+#define SHIRO_COVER_WS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cover.h"
+
+/* One growable array of bytes. */
+typedef struct cover_buf {
+  void *p;    /* [cap] bytes; NULL until first use */
+  size_t cap; /* bytes allocated */
+} cover_buf;
+
+struct cover_ws {
+  cover_buf i32;   /* int32 scratch: queues, stacks, layers, transposed row ids */
+  cover_buf i64;   /* int64 scratch: current arcs, residual capacities, flows, transpose */
+  cover_buf u8;    /* byte scratch: visited marks (König) */
+  cover_buf match; /* int32 [nr+nc]: rmatch|cmatch that cover_min_vertex_cover keeps
+                      between its two steps (the others use only the scratch above) */
+  int64_t grow_budget; /* test hook: reallocs still allowed to succeed; -1 = unlimited */
+};
+
+/* Makes b hold at least n elements of elem bytes each and sets *p to its
+ * start. Returns SHIRO_ERR_NOMEM (b unchanged, *p untouched) when the
+ * allocation fails, when n * elem overflows size_t, or when the test budget
+ * is spent; SHIRO_ERR_ARG for n < 0. Grows geometrically (at least 1.5x) so
+ * that a workspace reused on growing problems reallocates O(log n) times. */
+shiro_status cover_ws_reserve(cover_ws *ws, cover_buf *b, int64_t n, size_t elem, void **p);
+
+/* Test hook: lets only the next n reallocations of ws succeed (n < 0: all).
+ * Lets a test walk every allocation-failure path of a solver. */
+void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
+
+/* Checks a graph given to a solver: nr, nc >= 0; Gp non-NULL when nr > 0,
+ * 0 <= Gp[0] <= Gp[1] <= ... <= Gp[nr]; Gj non-NULL when there are edges,
+ * every Gj[k] in [0, nc). O(nr + edges). Returns SHIRO_OK or SHIRO_ERR_ARG.
+ * A NULL Gp with nr == 0 is an empty graph. */
+shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj);
+
+/* Number of edges of a checked graph: Gp[nr] - Gp[0] (0 when Gp is NULL). */
+int64_t cover_graph_edges(int32_t nr, const int64_t *Gp);
+
+#endif

@@ -1,0 +1,200 @@
+/* group_cover.c — the `group` strategy: one minimum weighted vertex cover per
+ * ordered pair of distinct nodes (N ← H), over the whole block A(rows of N,
+ * columns of H).
+ *
+ * Weights are lexicographic: W + f for a column (B row) and W + g for a row
+ * (C row), with W larger than every possible sum of f and g, so the cover has
+ * the fewest vertices — the fewest inter-node rows, Σ μ(A(N,H)) — and among
+ * those the fewest intra-node hops. f_j = the ranks of N other than the
+ * rail-aligned receiver that need column j (forwards inside N); g_i = the
+ * ranks of H other than the aggregator that hold nonzeros of row i (partials
+ * sent inside H). The cover is then cut back to the blocks (p, q): a column
+ * is sent to p only if p has a nonzero in it whose row is not selected, and a
+ * row is computed by q only if q still holds one of its nonzeros. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cover.h"
+#include "error.h"
+#include "strategy.h"
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Index of v in the sorted a[0..n-1] (v must be there). */
+static int64_t find(const int64_t *a, int64_t n, int64_t v) {
+  int64_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] < v) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+static int32_t rail(int32_t node, int32_t r, int32_t G, int32_t R) {
+  int32_t size = R - node * G < G ? R - node * G : G;
+  return node * G + (r % G) % size;
+}
+
+/* Sorted, unique union of lists; *out malloc'ed. */
+static shiro_status sorted_union(int64_t *tmp, int64_t n, int64_t **out, int64_t *nout) {
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_i64);
+  int64_t u = 0;
+  for (int64_t x = 0; x < n; x++)
+    if (u == 0 || tmp[u - 1] != tmp[x]) tmp[u++] = tmp[x];
+  *out = malloc((size_t)(u ? u : 1) * sizeof **out);
+  if (!*out) return SHIRO_ERR_NOMEM;
+  memcpy(*out, tmp, (size_t)u * sizeof **out);
+  *nout = u;
+  return SHIRO_OK;
+}
+
+/* The rows/columns of one node pair, the combined graph and its weights. */
+typedef struct node_pair {
+  int32_t N, H;                  /* destination node (rows), source node (columns) */
+  int64_t *tlist; int64_t nt;    /* blocks (p in N, q in H) */
+  int64_t **rows; int64_t *nrows, *roff;   /* per p in N (index p - N*G): sorted rows, combined offset */
+  int64_t **cols; int64_t *ncols, *coff;   /* per q in H */
+  int64_t nr, nc, ne;
+  int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;
+  uint8_t *rcov, *ccov;
+} node_pair;
+
+static void np_free(node_pair *np, int32_t G) {
+  for (int32_t x = 0; x < G; x++) {
+    if (np->rows) free(np->rows[x]);
+    if (np->cols) free(np->cols[x]);
+  }
+  free(np->tlist); free(np->rows); free(np->nrows); free(np->roff); free(np->cols); free(np->ncols); free(np->coff);
+  free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov);
+}
+
+/* Builds the combined graph and weights of node pair (N, H). */
+static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
+  int32_t R = B->parts;
+  int32_t N = np->N, H = np->H;
+  np->rows = calloc((size_t)G, sizeof *np->rows); np->nrows = calloc((size_t)G, sizeof *np->nrows);
+  np->roff = calloc((size_t)G + 1, sizeof *np->roff);
+  np->cols = calloc((size_t)G, sizeof *np->cols); np->ncols = calloc((size_t)G, sizeof *np->ncols);
+  np->coff = calloc((size_t)G + 1, sizeof *np->coff);
+  np->tlist = malloc((size_t)G * G * sizeof *np->tlist);
+  if (!np->rows || !np->nrows || !np->roff || !np->cols || !np->ncols || !np->coff || !np->tlist) return SHIRO_ERR_NOMEM;
+  int64_t tmp_n = 0;
+  for (int32_t p = N * G; p < (N + 1) * G && p < R; p++)
+    for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
+      if (B->b[t].q / G == H) { np->tlist[np->nt++] = t; tmp_n += B->b[t].nr + B->b[t].nc; np->ne += B->b[t].ne; }
+  int64_t *tmp = malloc((size_t)(tmp_n ? tmp_n : 1) * sizeof *tmp);
+  if (!tmp) return SHIRO_ERR_NOMEM;
+  shiro_status st = SHIRO_OK;
+  for (int32_t x = 0; x < G && st == SHIRO_OK; x++) {  /* rows of p = N*G + x, columns of q = H*G + x */
+    int64_t nr = 0, nc = 0;
+    for (int64_t y = 0; y < np->nt; y++) {
+      const sc_block *b = &B->b[np->tlist[y]];
+      if (b->p == N * G + x) { memcpy(tmp + nr, b->rows, (size_t)b->nr * sizeof *tmp); nr += b->nr; }
+    }
+    st = sorted_union(tmp, nr, &np->rows[x], &np->nrows[x]);
+    for (int64_t y = 0; y < np->nt && st == SHIRO_OK; y++) {
+      const sc_block *b = &B->b[np->tlist[y]];
+      if (b->q == H * G + x) { memcpy(tmp + nc, b->cols, (size_t)b->nc * sizeof *tmp); nc += b->nc; }
+    }
+    if (st == SHIRO_OK) st = sorted_union(tmp, nc, &np->cols[x], &np->ncols[x]);
+    np->roff[x + 1] = np->roff[x] + np->nrows[x];
+    np->coff[x + 1] = np->coff[x] + np->ncols[x];
+  }
+  free(tmp);
+  if (st != SHIRO_OK) return st;
+  np->nr = np->roff[G];
+  np->nc = np->coff[G];
+  if (np->nr > INT32_MAX || np->nc > INT32_MAX) return SHIRO_ERR_UNSUPPORTED;
+  np->Gp = calloc((size_t)np->nr + 1, sizeof *np->Gp);
+  np->Gj = malloc((size_t)(np->ne ? np->ne : 1) * sizeof *np->Gj);
+  np->rw = calloc((size_t)np->nr + 1, sizeof *np->rw);
+  np->cw = calloc((size_t)np->nc + 1, sizeof *np->cw);
+  np->rcov = malloc((size_t)np->nr + 1);
+  np->ccov = malloc((size_t)np->nc + 1);
+  if (!np->Gp || !np->Gj || !np->rw || !np->cw || !np->rcov || !np->ccov) return SHIRO_ERR_NOMEM;
+  /* Edge counts per combined row, and the hop counts g (rows) and f (columns). */
+  for (int64_t y = 0; y < np->nt; y++) {
+    const sc_block *b = &B->b[np->tlist[y]];
+    int32_t xp = b->p - N * G, xq = b->q - H * G;
+    int g_hop = b->q != rail(H, b->p, G, R), f_hop = b->p != rail(N, b->q, G, R);
+    for (int32_t i = 0; i < b->nr; i++) {
+      int64_t ci = np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i]);
+      np->Gp[ci + 1] += b->Gp[i + 1] - b->Gp[i];
+      np->rw[ci] += g_hop;
+    }
+    for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + find(np->cols[xq], np->ncols[xq], b->cols[j])] += f_hop;
+  }
+  for (int64_t i = 0; i < np->nr; i++) np->Gp[i + 1] += np->Gp[i];
+  int64_t *fill = malloc((size_t)(np->nr ? np->nr : 1) * sizeof *fill);
+  if (!fill) return SHIRO_ERR_NOMEM;
+  memcpy(fill, np->Gp, (size_t)np->nr * sizeof *fill);
+  for (int64_t y = 0; y < np->nt; y++) {
+    const sc_block *b = &B->b[np->tlist[y]];
+    int32_t xp = b->p - N * G, xq = b->q - H * G;
+    for (int32_t i = 0; i < b->nr; i++) {
+      int64_t ci = np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i]);
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
+        np->Gj[fill[ci]++] = (int32_t)(np->coff[xq] + find(np->cols[xq], np->ncols[xq], b->cols[b->Gj[e]]));
+    }
+  }
+  free(fill);
+  int64_t W = 1;  /* larger than any sum of hop counts: cardinality first */
+  for (int64_t i = 0; i < np->nr; i++) W += np->rw[i];
+  for (int64_t j = 0; j < np->nc; j++) W += np->cw[j];
+  for (int64_t i = 0; i < np->nr; i++) np->rw[i] += W;
+  for (int64_t j = 0; j < np->nc; j++) np->cw[j] += W;
+  return SHIRO_OK;
+}
+
+/* Writes the node-pair cover back into its blocks, cut to what each block needs. */
+static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
+  for (int64_t y = 0; y < np->nt; y++) {
+    sc_block *b = &B->b[np->tlist[y]];
+    int32_t xp = b->p - np->N * G;
+    uint8_t *rc = b->rsel, *cc = b->csel;
+    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i])];
+    for (int32_t j = 0; j < b->nc; j++) cc[j] = 0;
+    for (int32_t i = 0; i < b->nr; i++)  /* a column is needed only for nonzeros of unselected rows */
+      if (!rc[i])
+        for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) cc[b->Gj[e]] = 1;
+    for (int32_t i = 0; i < b->nr; i++) {  /* a row is computed here only if it keeps a nonzero here */
+      int keep = 0;
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1] && !keep; e++) keep = !cc[b->Gj[e]];
+      rc[i] = (uint8_t)keep;
+    }
+    b->mu = -1;
+  }
+}
+
+shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) {
+  int32_t R = B->parts, G = gpn < R ? gpn : R;
+  int32_t nodes = (R + G - 1) / G;
+  int failed = 0;
+#pragma omp parallel
+  {
+    cover_ws *ws = cover_ws_new();
+#pragma omp for schedule(dynamic, 1) reduction(| : failed)
+    for (int64_t pair = 0; pair < (int64_t)nodes * nodes; pair++) {
+      node_pair np;
+      memset(&np, 0, sizeof np);
+      np.N = (int32_t)(pair / nodes);
+      np.H = (int32_t)(pair % nodes);
+      if (np.N == np.H || failed) continue;
+      int64_t weight = 0, flow = 0;
+      if (!ws || np_build(B, G, &np) != SHIRO_OK ||
+          cover_weighted((int32_t)np.nr, (int32_t)np.nc, np.Gp, np.Gj, np.rw, np.cw, ws, np.rcov, np.ccov, &weight,
+                         &flow) != SHIRO_OK ||
+          weight != flow)
+        failed = 1;
+      else
+        np_apply(B, G, &np);
+      np_free(&np, G);
+    }
+    cover_ws_free(ws);
+  }
+  if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
+  return SHIRO_OK;
+}

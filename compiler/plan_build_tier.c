@@ -1,0 +1,396 @@
+/* plan_build_tier.c — two-tier programs (hier, group): SHIRO §6, Algorithm 1.
+ *
+ * Node of rank r: r / G; rail(N, r): the rank of node N with r's local index
+ * (wrapping in a smaller last node). For a pair p ← q in different nodes:
+ *   column side: q sends U(q, N) — the union of the B rows any rank of N
+ *     needs from it — once, to rep = rail(N, q), which forwards each row to
+ *     the ranks of N that need it (it uses its own directly);
+ *   row side: the ranks of H = node(q) send their partial rows for p to
+ *     agg = rail(H, p), which sums them per output row (its own partials are
+ *     computed straight into the sums) and sends V(p, H), one row per output
+ *     row, to p.
+ * Pairs inside a node exchange directly, as in the flat plan.
+ *
+ *   GATHER_B, PARTIAL_C        B rows and partials for stage 0 (and agg's own sums)
+ *   START 0                    inter-node B, intra-node partials, direct pairs
+ *   LOCAL                      overlaps stage 0
+ *   WAIT 0
+ *   FORWARD_B, AGGREGATE_C     S[...] = R[...] rows to forward; S[...] += R[...] partials
+ *   START 1                    inter-node aggregated rows, intra-node forwarding
+ *   REMOTE_B, ADD_C            from what stage 0 delivered (overlaps stage 1)
+ *   WAIT 1
+ *   REMOTE_B, ADD_C            from what stage 1 delivered
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "error.h"
+#include "plan_build.h"
+#include "prog_builder.h"
+
+enum { K = PROG_MSG_KINDS };
+
+static const int kind_stage[K] = {0, 0, 0, 1, 1}; /* DIRECT, INTER_B, AGG_PART: 0; FWD_B, AGG_C: 1 */
+
+typedef struct tier {
+  const sc_csr *A;
+  const sc_partition *Prow, *Pcol;
+  const sc_blocks *B;
+  int32_t R, G, nodes;
+  int64_t *blk;              /* [R*R] block of (p, q), -1 if none */
+  int32_t **cpos, **rpos;    /* per block: rank of each selected column / row among the selected, or -1 */
+  int64_t *ncsel, *nrsel;    /* per block: selected columns / rows */
+  int64_t **U, *nU;          /* [R*nodes] U(q, N): sorted global B rows q sends to node N */
+  int64_t **V, *nV;          /* [R*nodes] V(p, H): sorted global C rows p receives aggregated from node H */
+  int64_t *cnt;              /* [K*R*R] rows of the message of kind k from src to dst */
+  int64_t *off_s, *off_r;    /* [K*R*R] its first row in the sender's S / the receiver's R */
+  int64_t *secA, *secF;      /* per block: its section in the AGG_PART / FWD_B message */
+  int64_t *s_rows, *r_rows;  /* [R] */
+} tier;
+
+#define IDX(k, src, dst) (((int64_t)(k) * t->R + (src)) * t->R + (dst))
+
+static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
+
+static int32_t rail(const tier *t, int32_t node, int32_t r) {
+  int32_t size = t->R - node * t->G < t->G ? t->R - node * t->G : t->G;
+  return node * t->G + (r % t->G) % size;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int64_t find(const int64_t *a, int64_t n, int64_t v) {
+  int64_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] < v) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/* Selected ranks within each block, and the per-(rank, node) unions U and V. */
+static shiro_status selections(tier *t) {
+  const sc_blocks *B = t->B;
+  for (int64_t x = 0; x < (int64_t)t->R * t->R; x++) t->blk[x] = -1;
+  for (int64_t b = 0; b < B->n; b++) {
+    const sc_block *k = &B->b[b];
+    t->blk[(int64_t)k->p * t->R + k->q] = b;
+    t->cpos[b] = malloc((size_t)(k->nc ? k->nc : 1) * sizeof **t->cpos);
+    t->rpos[b] = malloc((size_t)(k->nr ? k->nr : 1) * sizeof **t->rpos);
+    if (!t->cpos[b] || !t->rpos[b]) return SHIRO_ERR_NOMEM;
+    for (int32_t j = 0; j < k->nc; j++) t->cpos[b][j] = k->csel[j] ? (int32_t)t->ncsel[b]++ : -1;
+    for (int32_t i = 0; i < k->nr; i++) t->rpos[b][i] = k->rsel[i] ? (int32_t)t->nrsel[b]++ : -1;
+  }
+  int failed = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(| : failed)
+  for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) {
+    int32_t r = (int32_t)(x / t->nodes), N = (int32_t)(x % t->nodes);
+    if (N == node_of(t, r)) continue;
+    int64_t nu = 0, nv = 0;
+    for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
+      int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+      if (bu >= 0) nu += t->ncsel[bu];
+      if (bv >= 0) nv += t->nrsel[bv];
+    }
+    int64_t *u = malloc((size_t)(nu ? nu : 1) * sizeof *u), *v = malloc((size_t)(nv ? nv : 1) * sizeof *v);
+    if (!u || !v) { free(u); free(v); failed = 1; continue; }
+    nu = nv = 0;
+    for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
+      int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+      if (bu >= 0)
+        for (int32_t j = 0; j < B->b[bu].nc; j++) if (B->b[bu].csel[j]) u[nu++] = B->b[bu].cols[j];
+      if (bv >= 0)
+        for (int32_t i = 0; i < B->b[bv].nr; i++) if (B->b[bv].rsel[i]) v[nv++] = B->b[bv].rows[i];
+    }
+    qsort(u, (size_t)nu, sizeof *u, cmp_i64);
+    qsort(v, (size_t)nv, sizeof *v, cmp_i64);
+    int64_t a = 0, c = 0;
+    for (int64_t y = 0; y < nu; y++) if (!a || u[a - 1] != u[y]) u[a++] = u[y];
+    for (int64_t y = 0; y < nv; y++) if (!c || v[c - 1] != v[y]) v[c++] = v[y];
+    t->U[x] = u; t->nU[x] = a;
+    t->V[x] = v; t->nV[x] = c;
+  }
+  return failed ? SHIRO_ERR_NOMEM : SHIRO_OK;
+}
+
+/* Message sizes, sections and buffer offsets of every rank. */
+static void layout(tier *t) {
+  const sc_blocks *B = t->B;
+  for (int64_t b = 0; b < B->n; b++) {  /* blocks in (p, q) order: sections ordered by p (AGG_PART) and q (FWD_B) */
+    const sc_block *k = &B->b[b];
+    int32_t p = k->p, q = k->q;
+    if (node_of(t, p) == node_of(t, q)) {
+      t->cnt[IDX(PROG_MSG_DIRECT, q, p)] = t->ncsel[b] + t->nrsel[b];
+      continue;
+    }
+    int32_t agg = rail(t, node_of(t, q), p), rep = rail(t, node_of(t, p), q);
+    if (agg != q) { t->secA[b] = t->cnt[IDX(PROG_MSG_AGG_PART, q, agg)]; t->cnt[IDX(PROG_MSG_AGG_PART, q, agg)] += t->nrsel[b]; }
+    if (rep != p) { t->secF[b] = t->cnt[IDX(PROG_MSG_FWD_B, rep, p)]; t->cnt[IDX(PROG_MSG_FWD_B, rep, p)] += t->ncsel[b]; }
+  }
+  for (int32_t r = 0; r < t->R; r++)
+    for (int32_t N = 0; N < t->nodes; N++) {
+      if (N == node_of(t, r)) continue;
+      int64_t x = (int64_t)r * t->nodes + N;
+      t->cnt[IDX(PROG_MSG_INTER_B, r, rail(t, N, r))] = t->nU[x];  /* r sends U(r, N) */
+      t->cnt[IDX(PROG_MSG_AGG_C, rail(t, N, r), r)] = t->nV[x];    /* r receives V(r, N) */
+    }
+  for (int32_t r = 0; r < t->R; r++) {
+    int64_t s = 0, q = 0;
+    for (int stage = 0; stage < 2; stage++)
+      for (int k = 0; k < K; k++) {
+        if (kind_stage[k] != stage) continue;
+        for (int32_t o = 0; o < t->R; o++) {
+          t->off_s[IDX(k, r, o)] = s;
+          s += t->cnt[IDX(k, r, o)];
+          t->off_r[IDX(k, o, r)] = q;
+          q += t->cnt[IDX(k, o, r)];
+        }
+      }
+    t->s_rows[r] = s;
+    t->r_rows[r] = q;
+  }
+}
+
+/* Stage-0 sends: B rows gathered, partial rows computed (and own sums started). */
+static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
+  const sc_csr *A = t->A;
+  const sc_blocks *B = t->B;
+  int64_t b_first = t->Pcol->first[r];
+  int32_t me = node_of(t, r);
+  pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
+  for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
+    int64_t b = t->blk[(int64_t)p * t->R + r];
+    if (p == r || b < 0) continue;
+    for (int32_t j = 0; j < B->b[b].nc; j++)
+      if (t->cpos[b][j] >= 0) {
+        pb_row(pb, (int32_t)(t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->cpos[b][j]));
+        pb_entry(pb, (int32_t)(B->b[b].cols[j] - b_first), 1.0);
+      }
+  }
+  for (int32_t N = 0; N < t->nodes; N++) {
+    int64_t x = (int64_t)r * t->nodes + N;
+    if (N == me) continue;
+    int64_t base = t->off_s[IDX(PROG_MSG_INTER_B, r, rail(t, N, r))];
+    for (int64_t y = 0; y < t->nU[x]; y++) { pb_row(pb, (int32_t)(base + y)); pb_entry(pb, (int32_t)(t->U[x][y] - b_first), 1.0); }
+  }
+  pb_mul_end(pb);
+  pb_mul_begin(pb, PROG_TAG_PARTIAL_C, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 1, 0);
+  for (int32_t p = 0; p < t->R; p++) {
+    int64_t b = t->blk[(int64_t)p * t->R + r];
+    if (p == r) continue;
+    int inter = node_of(t, p) != me;
+    int32_t agg = rail(t, me, p);
+    if (inter && agg == r) {  /* r sums V(p, me): every slot, own partial or zero */
+      int64_t x = (int64_t)p * t->nodes + me, base = t->off_s[IDX(PROG_MSG_AGG_C, r, p)];
+      const sc_block *k = b >= 0 ? &B->b[b] : NULL;
+      int32_t i = 0;
+      for (int64_t y = 0; y < t->nV[x]; y++) {
+        pb_row(pb, (int32_t)(base + y));
+        while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
+        if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
+        for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
+          if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(A->Aj[k->Ge[e]] - b_first), A->Ax[k->Ge[e]]);
+      }
+      continue;
+    }
+    if (b < 0) continue;
+    const sc_block *k = &B->b[b];
+    int64_t base = inter ? t->off_s[IDX(PROG_MSG_AGG_PART, r, agg)] + t->secA[b]
+                         : t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->ncsel[b];
+    for (int32_t i = 0; i < k->nr; i++) {
+      if (t->rpos[b][i] < 0) continue;
+      pb_row(pb, (int32_t)(base + t->rpos[b][i]));
+      for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
+        if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(A->Aj[k->Ge[e]] - b_first), A->Ax[k->Ge[e]]);
+    }
+  }
+  pb_mul_end(pb);
+}
+
+/* Between the stages: rows to forward gathered from R, partials summed from R. */
+static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
+  const sc_blocks *B = t->B;
+  int32_t me = node_of(t, r);
+  pb_mul_begin(pb, PROG_TAG_FORWARD_B, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 0);
+  for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
+    if (p == r) continue;
+    for (int32_t q = 0; q < t->R; q++) {
+      int64_t b = t->blk[(int64_t)p * t->R + q];
+      if (b < 0 || node_of(t, q) == me || rail(t, me, q) != r) continue;
+      int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, r)];
+      int64_t dst = t->off_s[IDX(PROG_MSG_FWD_B, r, p)] + t->secF[b];
+      for (int32_t j = 0; j < B->b[b].nc; j++)
+        if (t->cpos[b][j] >= 0) {
+          pb_row(pb, (int32_t)(dst + t->cpos[b][j]));
+          pb_entry(pb, (int32_t)(src + find(t->U[x], t->nU[x], B->b[b].cols[j])), 1.0);
+        }
+    }
+  }
+  pb_mul_end(pb);
+  collector c;
+  coll_init(&c, t->s_rows[r]);
+  for (int32_t p = 0; p < t->R; p++) {
+    if (node_of(t, p) == me || rail(t, me, p) != r) continue;
+    int64_t x = (int64_t)p * t->nodes + me, dst = t->off_s[IDX(PROG_MSG_AGG_C, r, p)];
+    for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
+      int64_t b = t->blk[(int64_t)p * t->R + q];
+      if (q == r || b < 0) continue;
+      int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b];
+      for (int32_t i = 0; i < B->b[b].nr; i++)
+        if (t->rpos[b][i] >= 0) coll_add(&c, dst + find(t->V[x], t->nV[x], B->b[b].rows[i]), (int32_t)(src + t->rpos[b][i]), 1.0);
+    }
+  }
+  pb_mul_begin(pb, PROG_TAG_AGGREGATE_C, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 1);
+  shiro_status st = coll_emit(&c, pb, 0);
+  pb_mul_end(pb);
+  return st;
+}
+
+/* C += contributions delivered by stage `stage`: B rows (REMOTE_B) and partial rows (ADD_C). */
+static shiro_status emit_receives(const tier *t, int32_t r, int stage, prog_builder *pb) {
+  const sc_blocks *B = t->B;
+  int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
+  int32_t me = node_of(t, r);
+  collector cb, cc;
+  coll_init(&cb, c_rows);
+  coll_init(&cc, c_rows);
+  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) {  /* sources in rank order */
+    const sc_block *k = &B->b[b];
+    int32_t q = k->q;
+    int inter = node_of(t, q) != me;
+    int32_t rep = inter ? rail(t, me, q) : r;
+    int64_t x = (int64_t)q * t->nodes + me;
+    if ((inter && rep != r) == (stage == 1))  /* B rows this stage delivered */
+      for (int32_t i = 0; i < k->nr; i++)
+        for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++) {
+          int32_t pos = t->cpos[b][k->Gj[e]];
+          if (pos < 0) continue;
+          int64_t src = !inter ? t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos
+                      : rep == r ? t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + find(t->U[x], t->nU[x], k->cols[k->Gj[e]])
+                                 : t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos;
+          coll_add(&cb, k->rows[i] - c_first, (int32_t)src, t->A->Ax[k->Ge[e]]);
+        }
+    if (!inter && stage == 0)  /* partial rows straight from a rank of this node */
+      for (int32_t i = 0; i < k->nr; i++)
+        if (t->rpos[b][i] >= 0)
+          coll_add(&cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]), 1.0);
+  }
+  for (int32_t H = 0; H < t->nodes && stage == 1; H++) {  /* aggregated rows, node order */
+    if (H == me) continue;
+    int64_t x = (int64_t)r * t->nodes + H, src = t->off_r[IDX(PROG_MSG_AGG_C, rail(t, H, r), r)];
+    for (int64_t y = 0; y < t->nV[x]; y++) coll_add(&cc, t->V[x][y] - c_first, (int32_t)(src + y), 1.0);
+  }
+  shiro_status st = SHIRO_OK;
+  if (cb.n) {
+    pb_mul_begin(pb, PROG_TAG_REMOTE_B, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+    st = coll_emit(&cb, pb, 1);
+    pb_mul_end(pb);
+  }
+  if (cc.n && st == SHIRO_OK) {
+    pb_mul_begin(pb, PROG_TAG_ADD_C, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);
+    st = coll_emit(&cc, pb, 0);
+    pb_mul_end(pb);
+  }
+  coll_free(&cb);
+  coll_free(&cc);
+  return st;
+}
+
+static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
+  for (int k = 0; k < K; k++)
+    for (int dir = 0; dir < 2; dir++)
+      for (int32_t o = 0; o < t->R; o++) {
+        int64_t n = dir == 0 ? t->cnt[IDX(k, r, o)] : t->cnt[IDX(k, o, r)];
+        if (n == 0) continue;
+        int64_t off = dir == 0 ? t->off_s[IDX(k, r, o)] : t->off_r[IDX(k, o, r)];
+        int64_t brows = n;
+        if (k == PROG_MSG_DIRECT) brows = t->ncsel[dir == 0 ? t->blk[(int64_t)o * t->R + r] : t->blk[(int64_t)r * t->R + o]];
+        if (k == PROG_MSG_AGG_PART || k == PROG_MSG_AGG_C) brows = 0;
+        pb_xchg(pb, kind_stage[k], o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, off, n,
+                node_of(t, o) != node_of(t, r), brows, k);
+      }
+}
+
+static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
+  memset(pr, 0, sizeof *pr);
+  pr->rank = r;
+  pr->c_first = t->Prow->first[r];
+  pr->c_rows = t->Prow->first[r + 1] - pr->c_first;
+  pr->b_first = t->Pcol->first[r];
+  pr->b_rows = t->Pcol->first[r + 1] - pr->b_first;
+  pr->s_rows = t->s_rows[r];
+  pr->r_rows = t->r_rows[r];
+  prog_builder pb;
+  pb_init(&pb, pr);
+  emit_sends(t, r, &pb);
+  pb_sync(&pb, PROG_OP_START, 0);
+  plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
+  pb_sync(&pb, PROG_OP_WAIT, 0);
+  shiro_status st = emit_relays(t, r, &pb);
+  pb_sync(&pb, PROG_OP_START, 1);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &pb);
+  pb_sync(&pb, PROG_OP_WAIT, 1);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &pb);
+  emit_exchange(t, r, &pb);
+  return st != SHIRO_OK ? st : pb_status(&pb);
+}
+
+static void tier_free(tier *t) {
+  if (t->cpos) for (int64_t b = 0; b < t->B->n; b++) { free(t->cpos[b]); free(t->rpos[b]); }
+  if (t->U) for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) { free(t->U[x]); free(t->V[x]); }
+  free(t->blk); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
+  free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
+  free(t->r_rows);
+}
+
+shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 const sc_blocks *B, int32_t gpn, sc_plan *out, shiro_error *err) {
+  memset(out, 0, sizeof *out);
+  int32_t R = Prow->parts, G = gpn < R ? gpn : R;
+  tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
+  tier *t = &tt;
+  shiro_status st = SHIRO_OK;
+  size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)R * (size_t)t->nodes, kk = (size_t)K * R * R;
+  t->blk = malloc((size_t)R * R * sizeof *t->blk);
+  t->cpos = calloc(nb, sizeof *t->cpos); t->rpos = calloc(nb, sizeof *t->rpos);
+  t->ncsel = calloc(nb, sizeof *t->ncsel); t->nrsel = calloc(nb, sizeof *t->nrsel);
+  t->secA = calloc(nb, sizeof *t->secA); t->secF = calloc(nb, sizeof *t->secF);
+  t->U = calloc(rn, sizeof *t->U); t->nU = calloc(rn, sizeof *t->nU);
+  t->V = calloc(rn, sizeof *t->V); t->nV = calloc(rn, sizeof *t->nV);
+  t->cnt = calloc(kk, sizeof *t->cnt); t->off_s = calloc(kk, sizeof *t->off_s); t->off_r = calloc(kk, sizeof *t->off_r);
+  t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
+  out->ranks = calloc((size_t)R, sizeof *out->ranks);
+  if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
+      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !out->ranks) {
+    st = SHIRO_ERR_NOMEM;
+    goto done;
+  }
+  out->meta.ranks = R;
+  SHIRO_CHECK_GOTO(selections(t), st);
+  layout(t);
+  for (int32_t r = 0; r < R; r++)
+    if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {
+      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
+      goto done;
+    }
+  int failed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+  for (int32_t r = 0; r < R; r++) failed |= build_rank(t, r, &out->ranks[r]) != SHIRO_OK;
+  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
+  out->meta.gpus_per_node = gpn;
+  out->meta.m = A->m;
+  out->meta.k = A->k;
+  out->meta.nnz = A->nnz;
+  strncpy(out->meta.partition, "block", sizeof out->meta.partition - 1);
+done:
+  tier_free(t);
+  if (st != SHIRO_OK) {
+    plan_free(out);
+    if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
+  }
+  return st;
+}
