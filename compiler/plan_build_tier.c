@@ -47,6 +47,8 @@ typedef struct tier {
   int64_t *off_s, *off_r;    /* [K*R*R] its first row in the sender's S / the receiver's R */
   int64_t *secA, *secF;      /* per block: its section in the AGG_PART / FWD_B message */
   int64_t *s_rows, *r_rows;  /* [R] */
+  int64_t *fwd_from_r;       /* [R*R] (rep, p): the R row where the FWD_B message starts when its rows are
+                                one contiguous run of what rep received (sent from R, no copy), else -1 */
 } tier;
 
 #define IDX(k, src, dst) (((int64_t)(k) * t->R + (src)) * t->R + (dst))
@@ -117,6 +119,35 @@ static shiro_status selections(tier *t) {
   return failed ? SHIRO_ERR_NOMEM : SHIRO_OK;
 }
 
+/* Calls fn(arg, dst_slot_in_message, src_row_in_R) for every row rep forwards to p, in message order. */
+static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(void *, int64_t, int64_t), void *arg) {
+  int32_t me = node_of(t, rep);
+  for (int32_t q = 0; q < t->R; q++) {
+    int64_t b = t->blk[(int64_t)p * t->R + q];
+    if (b < 0 || node_of(t, q) == me || rail(t, me, q) != rep) continue;
+    const sc_block *k = &t->B->b[b];
+    int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)];
+    for (int32_t j = 0; j < k->nc; j++)
+      if (t->cpos[b][j] >= 0) fn(arg, t->secF[b] + t->cpos[b][j], src + find(t->U[x], t->nU[x], k->cols[j]));
+  }
+}
+
+typedef struct run_state { int64_t first; int started, ok; } run_state;
+
+static void run_step(void *arg, int64_t slot, int64_t src) {
+  run_state *st = arg;
+  if (!st->started) { st->first = src - slot; st->started = 1; }
+  st->ok &= st->first >= 0 && src == st->first + slot;
+}
+
+/* The R row the FWD_B message rep → p starts at if it is one contiguous run there, else -1. */
+static int64_t forward_run(const tier *t, int32_t rep, int32_t p) {
+  if (rep == p || node_of(t, rep) != node_of(t, p) || t->cnt[IDX(PROG_MSG_FWD_B, rep, p)] == 0) return -1;
+  run_state st = {0, 0, 1};
+  for_each_forward(t, rep, p, run_step, &st);
+  return st.ok ? st.first : -1;
+}
+
 /* Message sizes, sections and buffer offsets of every rank. */
 static void layout(tier *t) {
   const sc_blocks *B = t->B;
@@ -138,20 +169,26 @@ static void layout(tier *t) {
       t->cnt[IDX(PROG_MSG_INTER_B, r, rail(t, N, r))] = t->nU[x];  /* r sends U(r, N) */
       t->cnt[IDX(PROG_MSG_AGG_C, rail(t, N, r), r)] = t->nV[x];    /* r receives V(r, N) */
     }
-  for (int32_t r = 0; r < t->R; r++) {
-    int64_t s = 0, q = 0;
+  for (int32_t r = 0; r < t->R; r++) {  /* receive buffers first: forwarding reads them */
+    int64_t q = 0;
     for (int stage = 0; stage < 2; stage++)
-      for (int k = 0; k < K; k++) {
-        if (kind_stage[k] != stage) continue;
-        for (int32_t o = 0; o < t->R; o++) {
-          t->off_s[IDX(k, r, o)] = s;
-          s += t->cnt[IDX(k, r, o)];
+      for (int k = 0; k < K; k++)
+        for (int32_t o = 0; o < t->R && kind_stage[k] == stage; o++) {
           t->off_r[IDX(k, o, r)] = q;
           q += t->cnt[IDX(k, o, r)];
         }
-      }
-    t->s_rows[r] = s;
     t->r_rows[r] = q;
+  }
+  for (int64_t x = 0; x < (int64_t)t->R * t->R; x++) t->fwd_from_r[x] = forward_run(t, (int32_t)(x / t->R), (int32_t)(x % t->R));
+  for (int32_t r = 0; r < t->R; r++) {
+    int64_t s = 0;
+    for (int stage = 0; stage < 2; stage++)
+      for (int k = 0; k < K; k++)
+        for (int32_t o = 0; o < t->R && kind_stage[k] == stage; o++) {
+          t->off_s[IDX(k, r, o)] = s;
+          if (k != PROG_MSG_FWD_B || t->fwd_from_r[(int64_t)r * t->R + o] < 0) s += t->cnt[IDX(k, r, o)];
+        }
+    t->s_rows[r] = s;
   }
 }
 
@@ -211,24 +248,23 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
   pb_mul_end(pb);
 }
 
+typedef struct forward_gather { prog_builder *pb; int64_t base; } forward_gather;
+
+static void gather_step(void *arg, int64_t slot, int64_t src) {
+  forward_gather *fg = arg;
+  pb_row(fg->pb, (int32_t)(fg->base + slot));
+  pb_entry(fg->pb, (int32_t)src, 1.0);
+}
+
 /* Between the stages: rows to forward gathered from R, partials summed from R. */
 static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
   const sc_blocks *B = t->B;
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_FORWARD_B, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 0);
   for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
-    if (p == r) continue;
-    for (int32_t q = 0; q < t->R; q++) {
-      int64_t b = t->blk[(int64_t)p * t->R + q];
-      if (b < 0 || node_of(t, q) == me || rail(t, me, q) != r) continue;
-      int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, r)];
-      int64_t dst = t->off_s[IDX(PROG_MSG_FWD_B, r, p)] + t->secF[b];
-      for (int32_t j = 0; j < B->b[b].nc; j++)
-        if (t->cpos[b][j] >= 0) {
-          pb_row(pb, (int32_t)(dst + t->cpos[b][j]));
-          pb_entry(pb, (int32_t)(src + find(t->U[x], t->nU[x], B->b[b].cols[j])), 1.0);
-        }
-    }
+    if (p == r || t->fwd_from_r[(int64_t)r * t->R + p] >= 0) continue;  /* sent straight from R */
+    forward_gather fg = {pb, t->off_s[IDX(PROG_MSG_FWD_B, r, p)]};
+    for_each_forward(t, r, p, gather_step, &fg);
   }
   pb_mul_end(pb);
   collector c;
@@ -307,10 +343,15 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
         int64_t n = dir == 0 ? t->cnt[IDX(k, r, o)] : t->cnt[IDX(k, o, r)];
         if (n == 0) continue;
         int64_t off = dir == 0 ? t->off_s[IDX(k, r, o)] : t->off_r[IDX(k, o, r)];
+        int64_t buf = dir == 0 ? PROG_BUF_S : PROG_BUF_R;
+        if (k == PROG_MSG_FWD_B && dir == 0 && t->fwd_from_r[(int64_t)r * t->R + o] >= 0) {
+          off = t->fwd_from_r[(int64_t)r * t->R + o];  /* forwarded without a copy */
+          buf = PROG_BUF_R;
+        }
         int64_t brows = n;
         if (k == PROG_MSG_DIRECT) brows = t->ncsel[dir == 0 ? t->blk[(int64_t)o * t->R + r] : t->blk[(int64_t)r * t->R + o]];
         if (k == PROG_MSG_AGG_PART || k == PROG_MSG_AGG_C) brows = 0;
-        pb_xchg(pb, kind_stage[k], o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, off, n,
+        pb_xchg(pb, kind_stage[k], o, dir, buf, off, n,
                 node_of(t, o) != node_of(t, r), brows, k);
       }
 }
@@ -344,7 +385,7 @@ static void tier_free(tier *t) {
   if (t->U) for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) { free(t->U[x]); free(t->V[x]); }
   free(t->blk); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
-  free(t->r_rows);
+  free(t->r_rows); free(t->fwd_from_r);
 }
 
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
@@ -363,9 +404,10 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->V = calloc(rn, sizeof *t->V); t->nV = calloc(rn, sizeof *t->nV);
   t->cnt = calloc(kk, sizeof *t->cnt); t->off_s = calloc(kk, sizeof *t->off_s); t->off_r = calloc(kk, sizeof *t->off_r);
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
+  t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
   out->ranks = calloc((size_t)R, sizeof *out->ranks);
   if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
-      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !out->ranks) {
+      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !out->ranks) {
     st = SHIRO_ERR_NOMEM;
     goto done;
   }

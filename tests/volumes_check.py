@@ -3,7 +3,8 @@
 code that shares nothing with shiro (its own Matrix Market parser, its own
 matching), and compares them with `shiro-plan --compare --json`.
 
-usage: volumes_check.py BUILD_DIR R:G[,R:G...] MATRIX...
+usage: volumes_check.py BUILD_DIR R:G[,R:G...] MATRIX_OR_DIRECTORY...
+(a directory stands for every *.mtx / *.mtx.gz in it)
 Checks, per matrix and (R, G):
   * block, col, row, joint total/inter/intra rows equal the recomputation;
   * joint <= col and joint <= row, in total and on every tier;
@@ -13,6 +14,7 @@ Checks, per matrix and (R, G):
     inter-node rows.
 Matrices that do not exist are skipped; exit 77 if all were skipped.
 """
+import glob
 import gzip
 import json
 import os
@@ -123,7 +125,9 @@ def recompute(m, k, pat, R, G):
 
 
 def main():
-    build, configs, mats = sys.argv[1], sys.argv[2], sys.argv[3:]
+    build, configs, mats = sys.argv[1], sys.argv[2], []
+    for arg in sys.argv[3:]:
+        mats += sorted(glob.glob(os.path.join(arg, "*.mtx*"))) if os.path.isdir(arg) else [arg]
     failures, checked = 0, 0
     for path in mats:
         if not os.path.exists(path):

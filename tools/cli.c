@@ -39,3 +39,13 @@ int64_t cli_peak_rss(void) {
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
   return (int64_t)ru.ru_maxrss * 1024;  /* Linux reports KiB */
 }
+
+void cli_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}

@@ -14,6 +14,10 @@ const char *cli_value(const char *prog, int argc, char **argv, int *i);
 /* Wall-clock seconds since an arbitrary origin (monotonic). */
 double cli_now(void);
 
+/* Prints s as a JSON string literal (quotes, backslashes and control characters escaped). */
+#include <stdio.h>
+void cli_json_string(FILE *f, const char *s);
+
 /* Peak resident set size of this process in bytes (0 if unknown). */
 int64_t cli_peak_rss(void);
 

@@ -35,7 +35,8 @@ static void usage(FILE *f) {
           "                  [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
-          "  --strategy S       block | col | row | joint | hier | group (default joint)\n"
+          "  --strategy S       block | col | row | joint | hier | group (default: group when\n"
+          "                     1 < G < R, else joint, which then moves the same rows)\n"
           "  -o FILE            plan file (default: the matrix's base name + .shiro.h5)\n"
           "  --threads T        planner threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --compare          evaluate every strategy; without -o, writes no plan\n"
@@ -46,7 +47,7 @@ static void usage(FILE *f) {
 static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->gpn = 1;
-  o->strategy = STRAT_JOINT;
+  o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
@@ -77,6 +78,10 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->matrix) { fprintf(stderr, "%s: no matrix given\n", prog); usage(stderr); return 0; }
   if (!o->ranks) { fprintf(stderr, "%s: --ranks is required\n", prog); return 0; }
+  /* Default: group when ranks span several nodes of more than one rank; otherwise
+   * (one node, or one rank per node) group moves exactly what joint moves, and
+   * joint does it in one stage instead of two. */
+  if (o->strategy == STRAT_COUNT) o->strategy = (o->gpn > 1 && o->gpn < o->ranks) ? STRAT_GROUP : STRAT_JOINT;
   return 1;
 }
 
@@ -139,11 +144,14 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     if (out) fprintf(stderr, "  wrote %s\n", out);
   }
   if (o->json) {
-    printf("{\"matrix\": \"%s\", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, ",
-           o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn);
+    printf("{\"matrix\": ");
+    cli_json_string(stdout, o->matrix);
+    printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, ",
+           (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn);
     printf("\"strategy\": \"%s\", \"threads\": %d, \"blocks\": %lld, \"plan\": ", strategy_name(o->strategy),
            omp_get_max_threads(), (long long)covers);
-    if (out) printf("\"%s\", ", out); else printf("null, ");
+    if (out) cli_json_string(stdout, out); else printf("null");
+    printf(", ");
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());

@@ -19,6 +19,7 @@ typedef struct rank_stats {
   int64_t sent_b, sent_c;          /* of sent: B rows, partial C rows */
   int64_t sent_inter, sent_intra;  /* of sent: by tier */
   int64_t msgs;                    /* messages sent */
+  int64_t forwarded, in_place;     /* rows forwarded inside a node; of those, sent straight from R (no copy) */
   int64_t nnz_own;                 /* entries of the ops that produce this rank's C (local + received B) */
   int64_t nnz_for_others;          /* entries of the ops computing partial C rows for other ranks */
   int64_t stage_inter[8], stage_intra[8];  /* rows sent per stage (first 8 stages) */
@@ -37,6 +38,10 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
     s->sent += r[XF_COUNT];
     s->msgs++;
     s->sent_b += r[XF_BROWS];
+    if (r[XF_KIND] == PROG_MSG_FWD_B) {
+      s->forwarded += r[XF_COUNT];
+      if (r[XF_BUF] == PROG_BUF_R) s->in_place += r[XF_COUNT];
+    }
     s->sent_c += r[XF_COUNT] - r[XF_BROWS];
     if (r[XF_TIER]) s->sent_inter += r[XF_COUNT]; else s->sent_intra += r[XF_COUNT];
     if (r[XF_STAGE] < 8) (r[XF_TIER] ? s->stage_inter : s->stage_intra)[r[XF_STAGE]] += r[XF_COUNT];
@@ -75,12 +80,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
     return 2;
   }
-  if (json)
-    printf("{\"plan\": \"%s\", \"format_version\": \"%d.%d\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
+  if (json) {
+    printf("{\"plan\": ");
+    cli_json_string(stdout, path);
+    printf(", \"format_version\": \"%d.%d\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
            "\"k\": %lld, \"nnz\": %lld, \"strategy\": \"%s\", \"partition\": \"%s\", \"rank_summary\": [",
-           path, PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR, meta.ranks, meta.gpus_per_node, (long long)meta.m,
+           PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR, meta.ranks, meta.gpus_per_node, (long long)meta.m,
            (long long)meta.k, (long long)meta.nnz, meta.strategy, meta.partition);
-  else {
+  } else {
     printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
            meta.strategy, meta.partition);
     printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta.m, (long long)meta.k,
@@ -106,14 +113,15 @@ int main(int argc, char **argv) {
     stats_of(&pr, &s);
     tot.sent += s.sent; tot.sent_inter += s.sent_inter; tot.sent_intra += s.sent_intra;
     tot.received += s.received; tot.nnz_own += s.nnz_own; tot.nnz_for_others += s.nnz_for_others;
+    tot.forwarded += s.forwarded; tot.in_place += s.in_place;
     for (int t = 0; t < 8; t++) { tot.stage_inter[t] += s.stage_inter[t]; tot.stage_intra[t] += s.stage_intra[t]; }
     if (json)
       printf("%s{\"rank\": %d, \"c_rows\": %lld, \"b_rows\": %lld, \"rows_sent\": %lld, \"b_rows_sent\": %lld, "
              "\"partial_rows_sent\": %lld, \"inter_node_rows_sent\": %lld, \"rows_received\": %lld, \"messages_sent\": %lld, "
-             "\"nnz_local\": %lld, \"nnz_for_others\": %lld}",
+             "\"nnz_local\": %lld, \"nnz_for_others\": %lld, \"forwarded_rows\": %lld, \"forwarded_in_place_rows\": %lld}",
              first ? "" : ", ", r, (long long)pr.c_rows, (long long)pr.b_rows, (long long)s.sent, (long long)s.sent_b,
              (long long)s.sent_c, (long long)s.sent_inter, (long long)s.received, (long long)s.msgs,
-             (long long)s.nnz_own, (long long)s.nnz_for_others);
+             (long long)s.nnz_own, (long long)s.nnz_for_others, (long long)s.forwarded, (long long)s.in_place);
     else
       printf("  %6d %10lld %10lld %10lld %10lld %10lld %10lld %12lld %12lld\n", r, (long long)pr.c_rows,
              (long long)s.sent, (long long)s.sent_b, (long long)s.sent_c, (long long)s.sent_inter,
@@ -123,8 +131,10 @@ int main(int argc, char **argv) {
   }
   if (rc) return rc;
   if (json) {
-    printf("], \"volumes\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}, \"stages\": [",
-           (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
+    printf("], \"volumes\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}, "
+           "\"forwarded_rows\": %lld, \"forwarded_in_place_rows\": %lld, \"stages\": [",
+           (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra, (long long)tot.forwarded,
+           (long long)tot.in_place);
     for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t] || t == 0); t++)
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
@@ -134,6 +144,9 @@ int main(int argc, char **argv) {
            (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
     for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t]); t++)
       printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
+    if (tot.forwarded)
+      printf("  forwarded inside nodes: %lld rows, %lld of them straight from the receive buffer (no copy)\n",
+             (long long)tot.forwarded, (long long)tot.in_place);
   }
   return 0;
 }
