@@ -1,1 +1,461 @@
-int main(void) { return 77; }
+/* test_cover_weighted.c — minimum weight vertex covers by max-flow/min-cut.
+ *
+ * Checks, on random and hand-made weighted bipartite graphs: the cover covers
+ * every edge, its weight is what it claims and equals the max-flow value,
+ * small cases equal a brute-force minimum, unit weights give the
+ * Hopcroft–Karp matching size, lexicographic weights (1000003·a + b) and
+ * weights near 2^62 stay exact in int64, results are deterministic, bad
+ * arguments give SHIRO_ERR_ARG and allocation failures SHIRO_ERR_NOMEM.
+ * Returns 0 on success, 1 (after printing why) on the first failure. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cover.h"
+#include "cover_ws.h"
+
+#define FAIL(...)                                          \
+  do {                                                     \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
+    fprintf(stderr, __VA_ARGS__);                          \
+    fprintf(stderr, "\n");                                 \
+    return 1;                                              \
+  } while (0)
+
+#define CHECK(cond, ...) \
+  do {                   \
+    if (!(cond)) FAIL(__VA_ARGS__); \
+  } while (0)
+
+/* xorshift64*: fixed seed, same stream on every platform. */
+static uint64_t rng_state = 0xD1B54A32D192ED03ull;
+static uint64_t rng_next(void) {
+  uint64_t x = rng_state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  rng_state = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+static int32_t rng_below(int64_t n) { return (int32_t)(rng_next() % (uint64_t)n); }
+static double rng_unit(void) { return (double)(rng_next() >> 11) / 9007199254740992.0; }
+
+/* A bipartite graph in CSR form (Gp[0] may be > 0 to test offsets). */
+typedef struct graph {
+  int32_t nr, nc;
+  int64_t *Gp; /* [nr+1] */
+  int32_t *Gj; /* [Gp[nr]] */
+} graph;
+
+static void graph_free(graph *g) {
+  free(g->Gp);
+  free(g->Gj);
+  g->Gp = NULL;
+  g->Gj = NULL;
+}
+
+/* Builds a graph from an edge list (ei[e], ej[e]), rows in list order within
+ * a row; `base` unused slots before the first edge. Exits on OOM (test only). */
+static graph graph_from_edges(int32_t nr, int32_t nc, int64_t ne, const int32_t *ei,
+                              const int32_t *ej, int64_t base) {
+  graph g = {nr, nc, calloc((size_t)nr + 1, sizeof(int64_t)),
+             malloc(((size_t)(base + ne) + 1) * sizeof(int32_t))};
+  if (!g.Gp || !g.Gj) {
+    fprintf(stderr, "test out of memory\n");
+    exit(1);
+  }
+  for (int64_t e = 0; e < ne; e++) g.Gp[ei[e] + 1]++;
+  g.Gp[0] = base;
+  for (int32_t i = 0; i < nr; i++) g.Gp[i + 1] += g.Gp[i];
+  int64_t *fill = malloc(((size_t)nr + 1) * sizeof(int64_t));
+  if (!fill) exit(1);
+  for (int32_t i = 0; i <= nr; i++) fill[i] = g.Gp[i];
+  for (int64_t k = 0; k < base; k++) g.Gj[k] = -7; /* garbage that must not be read */
+  for (int64_t e = 0; e < ne; e++) g.Gj[fill[ei[e]]++] = ej[e];
+  free(fill);
+  return g;
+}
+
+/* Random graph: each (i, j) with probability p, shuffled, plus `dups` duplicates. */
+static graph graph_random(int32_t nr, int32_t nc, double p, int dups, int64_t base) {
+  int64_t cap = (int64_t)nr * nc + dups + 1, ne = 0;
+  int32_t *ei = malloc((size_t)cap * sizeof *ei), *ej = malloc((size_t)cap * sizeof *ej);
+  if (!ei || !ej) exit(1);
+  for (int32_t i = 0; i < nr; i++)
+    for (int32_t j = 0; j < nc; j++)
+      if (rng_unit() < p) ei[ne] = i, ej[ne++] = j;
+  for (int d = 0; d < dups && ne > 0; d++) {
+    int64_t e = rng_below(ne);
+    ei[ne] = ei[e], ej[ne++] = ej[e];
+  }
+  for (int64_t e = ne - 1; e > 0; e--) { /* shuffle: edge order within rows varies */
+    int64_t f = rng_below(e + 1);
+    int32_t t = ei[e]; ei[e] = ei[f]; ei[f] = t;
+    t = ej[e]; ej[e] = ej[f]; ej[f] = t;
+  }
+  graph g = graph_from_edges(nr, nc, ne, ei, ej, base);
+  free(ei);
+  free(ej);
+  return g;
+}
+
+/* Random graph with `ne` edges whose columns and rows follow a power law. */
+static graph graph_powerlaw(int32_t nr, int32_t nc, int64_t ne) {
+  int32_t *ei = malloc((size_t)ne * sizeof *ei), *ej = malloc((size_t)ne * sizeof *ej);
+  if (!ei || !ej) exit(1);
+  for (int64_t e = 0; e < ne; e++) {
+    double u = rng_unit(), v = rng_unit();
+    ei[e] = (int32_t)(nr * u * u * u); /* heavy rows near 0 */
+    ej[e] = (int32_t)(nc * v * v * v * v);
+    if (ei[e] >= nr) ei[e] = nr - 1;
+    if (ej[e] >= nc) ej[e] = nc - 1;
+  }
+  graph g = graph_from_edges(nr, nc, ne, ei, ej, 0);
+  free(ei);
+  free(ej);
+  return g;
+}
+
+/* Random weights in [lo, hi], zero with probability pz. */
+static int64_t *weights_random(int32_t n, int64_t lo, int64_t hi, double pz) {
+  int64_t *w = malloc(((size_t)n + 1) * sizeof *w);
+  if (!w) exit(1);
+  for (int32_t i = 0; i < n; i++)
+    w[i] = rng_unit() < pz ? 0 : lo + (int64_t)(rng_next() % (uint64_t)(hi - lo + 1));
+  return w;
+}
+
+/* Checks that the cover covers every edge (0/1 entries) and weighs `weight`. */
+static int check_cover(const graph *g, const int64_t *rw, const int64_t *cw, const uint8_t *rcov,
+                       const uint8_t *ccov, int64_t weight) {
+  int64_t w = 0;
+  for (int32_t i = 0; i < g->nr; i++) {
+    CHECK(rcov[i] <= 1, "rcov[%d] = %d", i, rcov[i]);
+    if (rcov[i]) w += rw[i];
+  }
+  for (int32_t j = 0; j < g->nc; j++) {
+    CHECK(ccov[j] <= 1, "ccov[%d] = %d", j, ccov[j]);
+    if (ccov[j]) w += cw[j];
+  }
+  for (int32_t i = 0; i < g->nr; i++)
+    for (int64_t k = g->Gp[i]; k < g->Gp[i + 1]; k++)
+      CHECK(rcov[i] || ccov[g->Gj[k]], "edge (%d,%d) uncovered", i, g->Gj[k]);
+  CHECK(w == weight, "cover weighs %lld, reported %lld", (long long)w, (long long)weight);
+  return 0;
+}
+
+/* Minimum cover weight by enumerating the row subsets (nr <= 20): the rows
+ * outside the subset need all their columns. */
+static int64_t brute_weight(const graph *g, const int64_t *rw, const int64_t *cw) {
+  int64_t best = INT64_MAX;
+  uint8_t need[64];
+  for (uint32_t s = 0; s < (1u << g->nr); s++) {
+    memset(need, 0, sizeof need);
+    int64_t w = 0;
+    for (int32_t i = 0; i < g->nr; i++) {
+      if (s >> i & 1) {
+        w += rw[i];
+        continue;
+      }
+      for (int64_t k = g->Gp[i]; k < g->Gp[i + 1]; k++)
+        if (!need[g->Gj[k]]) need[g->Gj[k]] = 1, w += cw[g->Gj[k]];
+    }
+    if (w < best) best = w;
+  }
+  return best;
+}
+
+/* Solves g with weights rw, cw and checks the answer; `expect` >= 0 is the
+ * known optimum. Sets *out (if not NULL) to the weight. */
+static int check_weighted(const graph *g, const int64_t *rw, const int64_t *cw, cover_ws *ws,
+                          int64_t expect, const char *what, int64_t *out) {
+  uint8_t *rcov = malloc((size_t)g->nr + 1), *ccov = malloc((size_t)g->nc + 1);
+  if (!rcov || !ccov) exit(1);
+  int64_t weight = -1, flow = -2;
+  shiro_status st = cover_weighted(g->nr, g->nc, g->Gp, g->Gj, rw, cw, ws, rcov, ccov, &weight,
+                                   &flow);
+  int bad = st != SHIRO_OK || weight != flow || check_cover(g, rw, cw, rcov, ccov, weight) ||
+            (expect >= 0 && weight != expect);
+  if (bad)
+    fprintf(stderr, "%s (%d x %d): status %d, weight %lld, flow %lld, expected %lld\n", what,
+            g->nr, g->nc, st, (long long)weight, (long long)flow, (long long)expect);
+  if (out) *out = weight;
+  free(rcov);
+  free(ccov);
+  return bad;
+}
+
+/* Unit weights on g: the weight must equal the Hopcroft–Karp matching size. */
+static int check_unit(const graph *g, cover_ws *ws, const char *what) {
+  int64_t *one = malloc(((size_t)g->nr + (size_t)g->nc + 1) * sizeof *one);
+  int32_t *m = malloc(((size_t)g->nr + (size_t)g->nc + 1) * sizeof *m);
+  if (!one || !m) exit(1);
+  for (int64_t i = 0; i < (int64_t)g->nr + g->nc; i++) one[i] = 1;
+  int64_t size = -1;
+  int bad = cover_max_matching(g->nr, g->nc, g->Gp, g->Gj, ws, m, m + g->nr, &size) != SHIRO_OK ||
+            check_weighted(g, one, one + g->nr, ws, size, what, NULL);
+  free(one);
+  free(m);
+  return bad;
+}
+
+/* Hundreds of small weighted graphs against brute force. Returns #graphs or -1. */
+static int test_small_random(cover_ws *ws) {
+  int n = 0;
+  static const double dens[] = {0.05, 0.15, 0.3, 0.5, 0.8, 1.0};
+  for (int t = 0; t < 1500; t++) {
+    int32_t nr = rng_below(9), nc = rng_below(9);
+    graph g = graph_random(nr, nc, dens[rng_below(6)], rng_below(4), rng_below(3));
+    double pz = 0.25 * rng_unit();
+    int64_t *rw = weights_random(nr, 0, 9, pz), *cw = weights_random(nc, 0, 9, pz);
+    char what[64];
+    snprintf(what, sizeof what, "small weighted #%d", t);
+    int bad = check_weighted(&g, rw, cw, ws, brute_weight(&g, rw, cw), what, NULL);
+    snprintf(what, sizeof what, "small unit #%d", t);
+    bad = bad || check_unit(&g, ws, what);
+    free(rw);
+    free(cw);
+    graph_free(&g);
+    if (bad) return -1;
+    n++;
+  }
+  /* Medium, with wider weights: brute force over 2^14 row subsets. */
+  for (int t = 0; t < 40; t++) {
+    int32_t nr = 10 + rng_below(5), nc = 5 + rng_below(30);
+    graph g = graph_random(nr, nc, 0.03 + 0.25 * rng_unit(), 3, 0);
+    int64_t *rw = weights_random(nr, 0, 1000, 0.1), *cw = weights_random(nc, 0, 1000, 0.1);
+    char what[64];
+    snprintf(what, sizeof what, "medium weighted #%d", t);
+    int bad = check_weighted(&g, rw, cw, ws, brute_weight(&g, rw, cw), what, NULL);
+    free(rw);
+    free(cw);
+    graph_free(&g);
+    if (bad) return -1;
+    n++;
+  }
+  return n;
+}
+
+/* Lexicographic weights 1000003·a + b (fewest a first, then fewest b), and
+ * weights near 2^62: exact against brute force; with a = 1 everywhere and
+ * sum(b) < 1000003 the a-part is the minimum cardinality cover. */
+static int test_lexicographic(cover_ws *ws) {
+  const int64_t M = 1000003;
+  for (int t = 0; t < 300; t++) {
+    int32_t nr = 1 + rng_below(8), nc = 1 + rng_below(8);
+    graph g = graph_random(nr, nc, 0.1 + 0.6 * rng_unit(), 2, 0);
+    int64_t *rw = weights_random(nr, 0, 9, 0), *cw = weights_random(nc, 0, 9, 0);
+    int64_t *rb = weights_random(nr, 0, 999, 0), *cb = weights_random(nc, 0, 999, 0);
+    int64_t wt;
+    for (int32_t i = 0; i < nr; i++) rw[i] = M * (t % 2 ? rw[i] : 1) + rb[i];
+    for (int32_t j = 0; j < nc; j++) cw[j] = M * (t % 2 ? cw[j] : 1) + cb[j];
+    char what[64];
+    snprintf(what, sizeof what, "lexicographic #%d", t);
+    int bad = check_weighted(&g, rw, cw, ws, brute_weight(&g, rw, cw), what, &wt);
+    if (!bad && t % 2 == 0) {
+      int32_t m[16];
+      int64_t size;
+      bad = cover_max_matching(nr, nc, g.Gp, g.Gj, ws, m, m + nr, &size) != SHIRO_OK ||
+            wt / M != size;
+      if (bad) fprintf(stderr, "%s: a-part %lld, matching %lld\n", what, (long long)(wt / M),
+                       (long long)size);
+    }
+    /* Huge weights: 2^62 / 32 scale, sums stay below 2^62. */
+    for (int32_t i = 0; i < nr && !bad; i++) rw[i] = (rw[i] % 1000) * ((int64_t)1 << 47) + rb[i];
+    for (int32_t j = 0; j < nc && !bad; j++) cw[j] = (cw[j] % 1000) * ((int64_t)1 << 47) + cb[j];
+    snprintf(what, sizeof what, "huge weights #%d", t);
+    bad = bad || check_weighted(&g, rw, cw, ws, brute_weight(&g, rw, cw), what, NULL);
+    free(rw);
+    free(cw);
+    free(rb);
+    free(cb);
+    graph_free(&g);
+    if (bad) return 1;
+  }
+  return 0;
+}
+
+/* Larger graphs: validity, weight == flow, unit weights == matching size,
+ * scaling, determinism (fresh vs reused workspace). */
+static int test_large(cover_ws *ws) {
+  for (int t = 0; t < 4; t++) {
+    graph g;
+    if (t == 0) g = graph_random(3000, 2000, 30000.0 / (3000.0 * 2000.0), 50, 0);
+    else if (t == 1) g = graph_powerlaw(4000, 3000, 40000);
+    else if (t == 2) g = graph_random(3000, 3000, 1.5 / 3000.0, 10, 3);
+    else g = graph_powerlaw(20000, 30000, 200000);
+    int64_t *rw = weights_random(g.nr, 0, 100, 0.05), *cw = weights_random(g.nc, 0, 100, 0.05);
+    char what[64];
+    snprintf(what, sizeof what, "large weighted #%d", t);
+    int64_t w1, w2;
+    if (check_weighted(&g, rw, cw, ws, -1, what, &w1)) return 1;
+    snprintf(what, sizeof what, "large unit #%d", t);
+    if (check_unit(&g, ws, what)) return 1;
+    /* Scaling every weight by 7 scales the optimum by 7. */
+    for (int32_t i = 0; i < g.nr; i++) rw[i] *= 7;
+    for (int32_t j = 0; j < g.nc; j++) cw[j] *= 7;
+    snprintf(what, sizeof what, "large scaled #%d", t);
+    if (check_weighted(&g, rw, cw, ws, 7 * w1, what, &w2)) return 1;
+    /* Determinism. */
+    cover_ws *fresh = cover_ws_new();
+    size_t r = (size_t)g.nr, c = (size_t)g.nc;
+    uint8_t *a = malloc(r + c), *b = malloc(r + c);
+    if (!fresh || !a || !b) exit(1);
+    int64_t x1, f1, x2, f2;
+    int ok = cover_weighted(g.nr, g.nc, g.Gp, g.Gj, rw, cw, ws, a, a + r, &x1, &f1) == SHIRO_OK &&
+             cover_weighted(g.nr, g.nc, g.Gp, g.Gj, rw, cw, fresh, b, b + r, &x2, &f2) ==
+                 SHIRO_OK &&
+             x1 == x2 && f1 == f2 && x1 == w2 && !memcmp(a, b, r + c);
+    printf("  large #%d: %d x %d, %lld edges, weight %lld\n", t, g.nr, g.nc,
+           (long long)(g.Gp[g.nr] - g.Gp[0]), (long long)w1);
+    free(a);
+    free(b);
+    cover_ws_free(fresh);
+    free(rw);
+    free(cw);
+    graph_free(&g);
+    CHECK(ok, "large #%d: not deterministic", t);
+  }
+  return 0;
+}
+
+/* Hand-made graphs with known answers. */
+static int test_edge_cases(cover_ws *ws) {
+  uint8_t rc[16], cc[16];
+  int64_t w = -1, f = -1;
+  CHECK(cover_weighted(0, 0, NULL, NULL, NULL, NULL, ws, NULL, NULL, &w, &f) == SHIRO_OK &&
+            w == 0 && f == 0, "0x0");
+  int64_t gp5[6] = {0, 0, 0, 0, 0, 0}, w5[5] = {3, 0, 2, 9, 1};
+  CHECK(cover_weighted(5, 5, gp5, NULL, w5, w5, ws, rc, cc, &w, &f) == SHIRO_OK && w == 0 && f == 0,
+        "5x5 no edges");
+  for (int i = 0; i < 5; i++) CHECK(rc[i] == 0 && cc[i] == 0, "no edges: vertex %d in cover", i);
+  CHECK(cover_weighted(0, 5, NULL, NULL, NULL, w5, ws, NULL, cc, &w, &f) == SHIRO_OK && w == 0,
+        "0x5");
+  /* K_{a,b} with all weights x on rows and y on columns: min(a x, b y). */
+  for (int32_t a = 1; a <= 6; a++) {
+    for (int32_t b = 1; b <= 6; b++) {
+      graph g = graph_random(a, b, 1.0, 2, 0);
+      int64_t rw[8], cw[8], x = 1 + rng_below(9), y = 1 + rng_below(9);
+      for (int i = 0; i < a; i++) rw[i] = x;
+      for (int j = 0; j < b; j++) cw[j] = y;
+      int64_t e = a * x < b * y ? a * x : b * y;
+      if (check_weighted(&g, rw, cw, ws, e, "complete", NULL)) return 1;
+      graph_free(&g);
+    }
+  }
+  /* Star: a heavy centre loses to cheap leaves, a cheap one wins. */
+  {
+    int32_t ei[4] = {0, 0, 0, 0}, ej[4] = {0, 1, 2, 3};
+    graph g = graph_from_edges(1, 4, 4, ei, ej, 0);
+    int64_t heavy[1] = {10}, cheap[1] = {3}, leaves[4] = {2, 2, 2, 2};
+    if (check_weighted(&g, heavy, leaves, ws, 8, "star heavy", NULL)) return 1;
+    if (check_weighted(&g, cheap, leaves, ws, 3, "star cheap", NULL)) return 1;
+    graph_free(&g);
+  }
+  /* Duplicates of one edge: the cheaper end. */
+  {
+    int32_t ei[4] = {1, 1, 1, 1}, ej[4] = {0, 0, 0, 0};
+    graph g = graph_from_edges(2, 2, 4, ei, ej, 1);
+    int64_t rw[2] = {5, 7}, cw[2] = {6, 1};
+    if (check_weighted(&g, rw, cw, ws, 6, "duplicates", NULL)) return 1;
+    graph_free(&g);
+  }
+  /* All-zero weights: everything can be covered for free. */
+  {
+    graph g = graph_random(6, 6, 0.5, 0, 0);
+    int64_t z[6] = {0};
+    if (check_weighted(&g, z, z, ws, 0, "zero weights", NULL)) return 1;
+    graph_free(&g);
+  }
+  return 0;
+}
+
+/* Bad arguments: each must give SHIRO_ERR_ARG. */
+static int test_bad_args(cover_ws *ws) {
+  int64_t gp[4] = {0, 2, 3, 4}, rw[3] = {1, 2, 3}, cw[3] = {3, 2, 1}, w, f;
+  int32_t gj[4] = {0, 1, 1, 2};
+  uint8_t rc[3], cc[3];
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_OK, "base");
+  CHECK(cover_weighted(-1, 3, gp, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "nr < 0");
+  CHECK(cover_weighted(3, -1, gp, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "nc < 0");
+  CHECK(cover_weighted(3, 2, gp, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "column = nc");
+  CHECK(cover_weighted(3, 3, NULL, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "Gp NULL");
+  CHECK(cover_weighted(3, 3, gp, NULL, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "Gj NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, NULL, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "rw NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, NULL, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "cw NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, NULL, rc, cc, &w, &f) == SHIRO_ERR_ARG, "ws NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, ws, NULL, cc, &w, &f) == SHIRO_ERR_ARG, "rcov NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, ws, rc, NULL, &w, &f) == SHIRO_ERR_ARG, "ccov NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, ws, rc, cc, NULL, &f) == SHIRO_ERR_ARG, "weight NULL");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, cw, ws, rc, cc, &w, NULL) == SHIRO_ERR_ARG, "flow NULL");
+  int64_t negw[3] = {1, -1, 3};
+  CHECK(cover_weighted(3, 3, gp, gj, negw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "weight < 0");
+  CHECK(cover_weighted(3, 3, gp, gj, rw, negw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG, "cw < 0");
+  int64_t big[3] = {INT64_MAX / 2, INT64_MAX / 2, 2};
+  CHECK(cover_weighted(3, 3, gp, gj, big, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG,
+        "weight sum overflows");
+  int64_t fits[3] = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
+  CHECK(cover_weighted(3, 3, gp, gj, fits, cw, ws, rc, cc, &w, &f) == SHIRO_OK && w == f &&
+            w == cw[0] + cw[1] + cw[2], "weights near 2^61: %lld", (long long)w);
+  int64_t dec[4] = {0, 3, 2, 4};
+  CHECK(cover_weighted(3, 3, dec, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG,
+        "Gp decreasing");
+  return 0;
+}
+
+/* Every allocation failure gives SHIRO_ERR_NOMEM, outputs untouched. */
+static int test_nomem(void) {
+  graph g = graph_random(30, 40, 0.1, 5, 0);
+  int64_t *rw = weights_random(30, 0, 9, 0.1), *cw = weights_random(40, 0, 9, 0.1);
+  uint8_t ref[70], out[70];
+  int64_t w, f, refw;
+  cover_ws *ws = cover_ws_new();
+  CHECK(ws, "cover_ws_new");
+  CHECK(cover_weighted(30, 40, g.Gp, g.Gj, rw, cw, ws, ref, ref + 30, &refw, &f) == SHIRO_OK,
+        "ref");
+  cover_ws_free(ws);
+  int nomem = 0;
+  for (int budget = 0; budget < 10; budget++) {
+    ws = cover_ws_new();
+    CHECK(ws, "cover_ws_new");
+    cover_ws_set_grow_budget(ws, budget);
+    memset(out, 0xAB, sizeof out);
+    w = f = -5;
+    shiro_status st = cover_weighted(30, 40, g.Gp, g.Gj, rw, cw, ws, out, out + 30, &w, &f);
+    if (st == SHIRO_ERR_NOMEM) {
+      for (int i = 0; i < 70; i++) CHECK(out[i] == 0xAB, "output written before NOMEM");
+      CHECK(w == -5 && f == -5, "weight written before NOMEM");
+      nomem++;
+      cover_ws_set_grow_budget(ws, -1);
+      st = cover_weighted(30, 40, g.Gp, g.Gj, rw, cw, ws, out, out + 30, &w, &f);
+    }
+    CHECK(st == SHIRO_OK && w == refw && !memcmp(out, ref, 70), "budget %d: status %d", budget, st);
+    cover_ws_free(ws);
+  }
+  CHECK(nomem >= 2, "only %d allocation failures exercised", nomem);
+  free(rw);
+  free(cw);
+  graph_free(&g);
+  return 0;
+}
+
+int main(void) {
+  cover_ws *ws = cover_ws_new();
+  CHECK(ws, "cover_ws_new");
+  int n = test_small_random(ws);
+  if (n < 0) return 1;
+  printf("small/medium weighted graphs vs brute force (+ unit weights vs matching): %d ok\n", n);
+  if (test_lexicographic(ws)) return 1;
+  printf("lexicographic and huge weights ok\n");
+  if (test_edge_cases(ws)) return 1;
+  printf("edge cases ok\n");
+  if (test_bad_args(ws)) return 1;
+  printf("bad arguments ok\n");
+  if (test_large(ws)) return 1;
+  printf("large graphs ok\n");
+  if (test_nomem()) return 1;
+  printf("allocation failures ok\n");
+  cover_ws_free(ws);
+  return 0;
+}
