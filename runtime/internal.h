@@ -13,20 +13,35 @@ struct shiro_plan {
   int checked;        /* 1 once plan_check_rank passed */
 };
 
+/* A backend executes a checked program. setup allocates everything a call
+ * needs (c->plan, c->comm, c->opts and c->esz are set); spmm runs one call
+ * (B, C non-NULL where the rank owns rows) and must not allocate; destroy
+ * frees whatever setup made, also after a partial setup. Failures fill
+ * c->error / err. */
+typedef struct backend_ops {
+  const char *name;
+  shiro_status (*setup)(shiro_ctx *c, shiro_error *err);
+  shiro_status (*spmm)(shiro_ctx *c, const void *B, void *C);
+  void (*destroy)(shiro_ctx *c);
+} backend_ops;
+
+extern const backend_ops cpu_backend;   /* cpu_backend.c */
+extern const backend_ops cuda_backend;  /* cuda/backend_cuda.cu, when built with CUDA */
+
 struct shiro_ctx {
   shiro_plan *plan;          /* borrowed: must outlive the context */
   MPI_Comm comm;             /* duplicate of the application's communicator (own tag space) */
   shiro_ctx_options opts;
   size_t esz;                /* bytes per value */
-  void *S, *R;               /* send / receive buffers: s_rows × N, r_rows × N */
-  void *valf;                /* float32 copy of the plan's values (float contexts), else NULL */
-  MPI_Datatype row_type;     /* N contiguous values */
-  int64_t nreq;              /* persistent requests, ordered by stage */
-  MPI_Request *req;          /* [nreq] */
-  int64_t *stage_first;      /* [nstages+1] requests of stage s: req[stage_first[s] .. stage_first[s+1]-1] */
+  const backend_ops *be;     /* the backend running this context */
+  void *state;               /* the backend's own state (owned by it) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
   char error[512];           /* message of the last failed call */
 };
+
+/* MPI tag of an exchange record: kinds never share a tag, so matching never
+ * relies on posting order. */
+static inline int xchg_tag(const int64_t *rec) { return (int)(rec[XF_STAGE] * 16 + rec[XF_KIND]); }
 
 /* CPU kernel: executes one MUL op, dst[...] (+)= M · src, with N values per
  * row. val is the value array of the context's type (float or double),
