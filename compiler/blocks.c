@@ -12,7 +12,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 static void block_free(sc_block *b) {
   free(b->rows); free(b->cols); free(b->Gp); free(b->Gj); free(b->Ge);
-  free(b->rsel); free(b->csel);
+  free(b->rsel); free(b->csel); free(b->rmatch);
   memset(b, 0, sizeof *b);
 }
 
@@ -162,5 +162,6 @@ void blocks_free(sc_blocks *B) {
   for (int64_t t = 0; t < B->n; t++) block_free(&B->b[t]);
   free(B->b);
   free(B->first_p);
+  free(B->cert);
   memset(B, 0, sizeof *B);
 }

@@ -22,6 +22,7 @@ typedef struct sc_block {
   uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
   uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
   int64_t mu;      /* maximum matching size (= minimum cover size), -1 if not solved */
+  int32_t *rmatch; /* [nr] column matched to row i or -1: the cover's certificate (NULL if none) */
 } sc_block;
 
 /* All off-diagonal blocks of A under partitions Prow (rows of A/C) and Pcol
@@ -32,6 +33,8 @@ typedef struct sc_blocks {
   int64_t n;         /* number of non-empty off-diagonal blocks */
   sc_block *b;       /* [n] */
   int64_t *first_p;  /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */
+  int64_t ncert;     /* node-level certificate pairs (group strategy) */
+  int64_t *cert;     /* [ncert × 2] global (i, j): maximum matchings of the node-pair blocks */
 } sc_blocks;
 
 /* Extracts every non-empty off-diagonal block. Requires A->m == Prow->n and

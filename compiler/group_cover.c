@@ -60,6 +60,7 @@ typedef struct node_pair {
   int64_t nr, nc, ne;
   int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;
   uint8_t *rcov, *ccov;
+  int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
 } node_pair;
 
 static void np_free(node_pair *np, int32_t G) {
@@ -68,7 +69,35 @@ static void np_free(node_pair *np, int32_t G) {
     if (np->cols) free(np->cols[x]);
   }
   free(np->tlist); free(np->rows); free(np->nrows); free(np->roff); free(np->cols); free(np->ncols); free(np->coff);
-  free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov);
+  free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov); free(np->cert);
+}
+
+/* Global id of combined vertex v, given per-part offsets and lists. */
+static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, int32_t G) {
+  int32_t x = 0;
+  while (x + 1 < G && off[x + 1] <= v) x++;
+  return lists[x][v - off[x]];
+}
+
+/* A maximum matching of the node pair's graph as global (i, j) pairs. Its size
+ * equals the cover's cardinality: the certificate that no node-level cover
+ * moves fewer inter-node rows. */
+static shiro_status np_certificate(node_pair *np, int32_t G, cover_ws *ws) {
+  int32_t *rm = malloc(((size_t)np->nr + 1) * sizeof *rm), *cm = malloc(((size_t)np->nc + 1) * sizeof *cm);
+  int64_t size = 0;
+  shiro_status st = (!rm || !cm) ? SHIRO_ERR_NOMEM
+                                 : cover_max_matching((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, ws, rm, cm, &size);
+  if (st == SHIRO_OK) np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
+  if (st == SHIRO_OK && !np->cert) st = SHIRO_ERR_NOMEM;
+  for (int64_t i = 0; st == SHIRO_OK && i < np->nr; i++)
+    if (rm[i] >= 0) {
+      np->cert[2 * np->ncert] = global_of(i, np->roff, np->rows, G);
+      np->cert[2 * np->ncert + 1] = global_of(rm[i], np->coff, np->cols, G);
+      np->ncert++;
+    }
+  free(rm);
+  free(cm);
+  return st;
 }
 
 /* Builds the combined graph and weights of node pair (N, H). */
@@ -165,19 +194,24 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1] && !keep; e++) keep = !cc[b->Gj[e]];
       rc[i] = (uint8_t)keep;
     }
-    b->mu = -1;
+    b->mu = -1;  /* the certificate is the node pair's matching, not a per-block one */
+    free(b->rmatch);
+    b->rmatch = NULL;
   }
 }
 
 shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) {
   int32_t R = B->parts, G = gpn < R ? gpn : R;
   int32_t nodes = (R + G - 1) / G;
+  int64_t npairs = (int64_t)nodes * nodes;
   int failed = 0;
+  int64_t **certs = calloc((size_t)npairs, sizeof *certs), *ncerts = calloc((size_t)npairs, sizeof *ncerts);
+  if (!certs || !ncerts) { free(certs); free(ncerts); return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory"); }
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
 #pragma omp for schedule(dynamic, 1) reduction(| : failed)
-    for (int64_t pair = 0; pair < (int64_t)nodes * nodes; pair++) {
+    for (int64_t pair = 0; pair < npairs; pair++) {
       node_pair np;
       memset(&np, 0, sizeof np);
       np.N = (int32_t)(pair / nodes);
@@ -187,14 +221,30 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       if (!ws || np_build(B, G, &np) != SHIRO_OK ||
           cover_weighted((int32_t)np.nr, (int32_t)np.nc, np.Gp, np.Gj, np.rw, np.cw, ws, np.rcov, np.ccov, &weight,
                          &flow) != SHIRO_OK ||
-          weight != flow)
+          weight != flow || np_certificate(&np, G, ws) != SHIRO_OK) {
         failed = 1;
-      else
+      } else {
         np_apply(B, G, &np);
+        certs[pair] = np.cert;  /* kept: taken out of np before np_free */
+        ncerts[pair] = np.ncert;
+        np.cert = NULL;
+      }
       np_free(&np, G);
     }
     cover_ws_free(ws);
   }
-  if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
+  int64_t total = 0;
+  for (int64_t x = 0; x < npairs; x++) total += ncerts[x];
+  free(B->cert);
+  B->cert = failed ? NULL : malloc((size_t)(total ? total : 1) * 2 * sizeof *B->cert);
+  B->ncert = 0;
+  for (int64_t x = 0; x < npairs && B->cert; x++) {  /* node-pair order: deterministic */
+    memcpy(B->cert + 2 * B->ncert, certs[x], (size_t)ncerts[x] * 2 * sizeof *B->cert);
+    B->ncert += ncerts[x];
+  }
+  for (int64_t x = 0; x < npairs; x++) free(certs[x]);
+  free(certs);
+  free(ncerts);
+  if (failed || !B->cert) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
   return SHIRO_OK;
 }

@@ -282,12 +282,6 @@ done:
   return st;
 }
 
-void prog_rank_free(prog_rank *pr) {
-  if (!pr) return;
-  free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows);
-  memset(pr, 0, sizeof *pr);
-}
-
 void plan_volumes(const sc_plan *P, sc_volumes *v) {
   memset(v, 0, sizeof *v);
   for (int32_t r = 0; r < P->meta.ranks; r++) {
@@ -302,15 +296,53 @@ void plan_volumes(const sc_plan *P, sc_volumes *v) {
   }
 }
 
+/* Each rank's optimality certificate (the matchings of the cover problems
+ * whose rows it owns) and the digests of the pattern. */
+static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, sc_plan *out) {
+  out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
+  for (int32_t p = 0; p < Prow->parts; p++) {
+    prog_rank *pr = &out->ranks[p];
+    pr->pattern_digest = shiro_pattern_digest(pr->c_rows, A->k, A->Ap + pr->c_first, A->Aj);
+    int64_t n = 0;
+    for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
+      if (B->b[t].rmatch) n += B->b[t].mu;
+    for (int64_t x = 0; x < B->ncert; x++) n += part_owner(Prow, B->cert[2 * x]) == p;
+    if (!n) continue;
+    pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
+    if (!pr->cert) return SHIRO_ERR_NOMEM;
+    for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
+      const sc_block *b = &B->b[t];
+      for (int32_t i = 0; b->rmatch && i < b->nr; i++)
+        if (b->rmatch[i] >= 0) {
+          pr->cert[2 * pr->ncert] = b->rows[i];
+          pr->cert[2 * pr->ncert + 1] = b->cols[b->rmatch[i]];
+          pr->ncert++;
+        }
+    }
+    for (int64_t x = 0; x < B->ncert; x++)
+      if (part_owner(Prow, B->cert[2 * x]) == p) {
+        pr->cert[2 * pr->ncert] = B->cert[2 * x];
+        pr->cert[2 * pr->ncert + 1] = B->cert[2 * x + 1];
+        pr->ncert++;
+      }
+    if (pr->ncert != n) return SHIRO_ERR_INTERNAL;
+  }
+  return SHIRO_OK;
+}
+
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err) {
   shiro_status st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, out, err)
                                             : plan_build_flat(A, Prow, Pcol, B, s, gpn, out, err);
-  if (st == SHIRO_OK) {
-    memset(out->meta.strategy, 0, sizeof out->meta.strategy);
-    strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
+  if (st != SHIRO_OK) return st;
+  memset(out->meta.strategy, 0, sizeof out->meta.strategy);
+  strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
+  st = add_certificates(A, Prow, B, out);
+  if (st != SHIRO_OK) {
+    plan_free(out);
+    return shiro_fail(err, st, "plan: %s while storing certificates", st == SHIRO_ERR_NOMEM ? "out of memory" : "internal error");
   }
-  return st;
+  return SHIRO_OK;
 }
 
 void plan_free(sc_plan *P) {

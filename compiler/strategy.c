@@ -35,11 +35,17 @@ static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *ar
       if (failed) continue;
       sc_block *b = &B->b[t];
       int64_t size = 0;
-      if (cover_min_vertex_cover(b->nr, b->nc, b->Gp, b->Gj, ws, b->rsel, b->csel, &size) != SHIRO_OK) {
+      int32_t *cm = malloc(((size_t)b->nc + 1) * sizeof *cm);
+      if (!b->rmatch) b->rmatch = malloc(((size_t)b->nr + 1) * sizeof *b->rmatch);
+      if (!cm || !b->rmatch ||
+          cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
+          cover_konig(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, ws, b->rsel, b->csel) != SHIRO_OK) {
+        free(cm);
         failed = 1;
         continue;
       }
-      b->mu = size;
+      free(cm);
+      b->mu = size;  /* rmatch is kept: the plan stores it as the cover's certificate */
       if (progress) {
         int64_t d;
 #pragma omp atomic capture
@@ -58,6 +64,9 @@ static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *ar
 
 shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
                              void *arg, shiro_error *err) {
+  free(B->cert);  /* node-level certificates belong to group only */
+  B->cert = NULL;
+  B->ncert = 0;
   if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, progress, arg, err);
   if (s == STRAT_GROUP) {
     shiro_status st = select_joint(B, progress, arg, err);  /* pairs inside a node keep these */
@@ -66,6 +75,9 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
   for (int64_t t = 0; t < B->n; t++) {
     sc_block *b = &B->b[t];
     int col_side = (s != STRAT_ROW);
+    free(b->rmatch);  /* no optimality claimed: no certificate */
+    b->rmatch = NULL;
+    b->mu = -1;
     memset(b->csel, col_side, (size_t)b->nc);
     memset(b->rsel, !col_side, (size_t)b->nr);
   }

@@ -88,5 +88,9 @@ shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_e
   }
   free(mark);
   if (st == SHIRO_OK) st = check_xchg(meta, pr, err);
+  for (int64_t x = 0; x < pr->ncert && st == SHIRO_OK; x++)
+    if (pr->cert[2 * x] < pr->c_first || pr->cert[2 * x] >= pr->c_first + pr->c_rows || pr->cert[2 * x + 1] < 0 ||
+        pr->cert[2 * x + 1] >= meta->k)
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d certificate pair %lld is out of range", pr->rank, (long long)x);
   return st;
 }

@@ -18,6 +18,10 @@
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
                              shiro_error *err);
 
+/* The temporary name plan_file_write uses for `path` in process `pid`
+ * ("PATH.tmp.PID"), so that a tool can remove it when interrupted. */
+void plan_file_temp_name(const char *path, long pid, char *buf, size_t len);
+
 /* Reads the root attributes of a plan file (metadata only). */
 shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error *err);
 
@@ -34,6 +38,11 @@ typedef struct plan_mapping {
  * the indices inside the arrays: see plan_check_rank. */
 shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
                                 plan_mapping *map, shiro_error *err);
+
+/* Recomputes the CRC32C of every array of a mapped program and compares it
+ * with the stored one (O(size of the program)). plan_file_map_rank already
+ * checks the small arrays (ops, xchg). */
+shiro_status plan_verify_checksums(const prog_rank *pr, shiro_error *err);
 
 /* Unmaps a mapping made by plan_file_map_rank; a zeroed mapping is a no-op. */
 void plan_file_unmap(plan_mapping *map);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "error.h"
 #include "plan_file.h"
 
@@ -75,6 +76,11 @@ static shiro_status read_meta(hid_t f, const char *path, prog_meta *meta, shiro_
       strcmp(vt, "float64") != 0)
     return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: root attributes out of range (ranks %lld, gpus_per_node %lld, value_type %s)",
                       path, (long long)ranks, (long long)gpn, vt);
+  int64_t digest = 0;
+  if (!read_i64(f, "matrix_digest", &digest))
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: root attribute 'matrix_digest' is missing", path);
+  meta->matrix_digest = (uint64_t)digest;
+  meta->version_minor = minor;
   meta->ranks = (int32_t)ranks;
   meta->gpus_per_node = (int32_t)gpn;
   return SHIRO_OK;
@@ -100,6 +106,7 @@ typedef struct dset_loc {
   int64_t n;       /* rows */
   haddr_t off;     /* file offset of the data (valid if n > 0) */
   size_t bytes;
+  uint32_t crc;    /* stored CRC32C of the data */
 } dset_loc;
 
 static shiro_status locate(hid_t g, const char *path, int32_t rank, dset_loc *ds, shiro_error *err) {
@@ -117,10 +124,14 @@ static shiro_status locate(hid_t g, const char *path, int32_t rank, dset_loc *ds
   } else if (H5Tequal(t, ds->want) <= 0) {
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has a non-native type or byte order", path, rank, ds->name);
   } else {
+    int64_t crc = -1;
     ds->n = (int64_t)dims[0];
     ds->bytes = (size_t)dims[0] * (size_t)(ds->width) * H5Tget_size(t);
     ds->off = H5Dget_offset(d);
-    if (ds->n > 0 && (ds->off == HADDR_UNDEF || H5Dget_storage_size(d) != ds->bytes))
+    if (!read_i64(d, "crc32c", &crc) || crc < 0 || crc > UINT32_MAX)
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has no checksum", path, rank, ds->name);
+    ds->crc = (uint32_t)crc;
+    if (st == SHIRO_OK && ds->n > 0 && (ds->off == HADDR_UNDEF || H5Dget_storage_size(d) != ds->bytes))
       st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has no storage of the right size", path, rank, ds->name);
   }
   if (sp >= 0) H5Sclose(sp);
@@ -136,6 +147,10 @@ static shiro_status read_rank_attrs(hid_t g, const char *path, int32_t rank, pro
       !read_i64(g, "c_rows", &pr->c_rows) || !read_i64(g, "b_first", &pr->b_first) ||
       !read_i64(g, "b_rows", &pr->b_rows) || !read_i64(g, "s_rows", &pr->s_rows) || !read_i64(g, "r_rows", &pr->r_rows))
     return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d group lacks an attribute", path, rank);
+  int64_t digest = 0;
+  if (!read_i64(g, "pattern_digest", &digest))
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d group lacks 'pattern_digest'", path, rank);
+  pr->pattern_digest = (uint64_t)digest;
   if (r != rank || stages < 0 || stages > 64)
     return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d group says rank %lld, %lld stages", path, rank, (long long)r,
                       (long long)stages);
@@ -168,8 +183,8 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   if (addr == MAP_FAILED) return shiro_fail(err, SHIRO_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
   map->addr = addr;
   map->len = (size_t)(hi - start);
-  void **dst[6] = {(void **)&pr->ops, (void **)&pr->xchg, (void **)&pr->ptr, (void **)&pr->col, (void **)&pr->val,
-                   (void **)&pr->rows};
+  void **dst[PROG_NARRAYS] = {(void **)&pr->ops, (void **)&pr->xchg, (void **)&pr->ptr, (void **)&pr->col,
+                              (void **)&pr->val, (void **)&pr->rows, (void **)&pr->cert};
   for (int i = 0; i < nds; i++) {
     if (ds[i].n == 0) { *dst[i] = NULL; continue; }
     if ((ds[i].off - start) % 8 != 0) {
@@ -177,6 +192,27 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
       return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: dataset '%s' is not 8-byte aligned", path, ds[i].name);
     }
     *dst[i] = (char *)addr + (ds[i].off - start);
+  }
+  return SHIRO_OK;
+}
+
+static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert"};
+
+/* Compares the CRC32C of array a with the stored one. */
+static shiro_status verify_array(const prog_rank *pr, int a, const char *path, shiro_error *err) {
+  size_t bytes;
+  const void *p = prog_array(pr, a, &bytes);
+  uint32_t crc = crc32c(0, p, bytes);
+  if (crc != pr->crc[a])
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s%srank %d dataset '%s' is damaged (CRC32C %08x, stored %08x)", path ? path : "",
+                      path ? ": " : "", pr->rank, array_names[a], crc, pr->crc[a]);
+  return SHIRO_OK;
+}
+
+shiro_status plan_verify_checksums(const prog_rank *pr, shiro_error *err) {
+  for (int a = 0; a < PROG_NARRAYS; a++) {
+    shiro_status st = verify_array(pr, a, NULL, err);
+    if (st != SHIRO_OK) return st;
   }
   return SHIRO_OK;
 }
@@ -207,21 +243,32 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
     goto done;
   }
   SHIRO_CHECK_GOTO(read_rank_attrs(g, path, rank, pr, err), st);
-  dset_loc ds[6] = {{"ops", H5T_NATIVE_INT64, PROG_OP_WIDTH, 0, 0, 0}, {"xchg", H5T_NATIVE_INT64, PROG_X_WIDTH, 0, 0, 0},
-                    {"ptr", H5T_NATIVE_INT64, 1, 0, 0, 0},           {"col", H5T_NATIVE_INT32, 1, 0, 0, 0},
-                    {"val", H5T_NATIVE_DOUBLE, 1, 0, 0, 0},          {"rows", H5T_NATIVE_INT32, 1, 0, 0, 0}};
-  for (int i = 0; i < 6; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
+  dset_loc ds[PROG_NARRAYS] = {{"ops", H5T_NATIVE_INT64, PROG_OP_WIDTH, 0, 0, 0, 0},
+                               {"xchg", H5T_NATIVE_INT64, PROG_X_WIDTH, 0, 0, 0, 0},
+                               {"ptr", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
+                               {"col", H5T_NATIVE_INT32, 1, 0, 0, 0, 0},
+                               {"val", H5T_NATIVE_DOUBLE, 1, 0, 0, 0, 0},
+                               {"rows", H5T_NATIVE_INT32, 1, 0, 0, 0, 0},
+                               {"cert", H5T_NATIVE_INT64, 2, 0, 0, 0, 0}};
+  for (int i = 0; i < PROG_NARRAYS; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
   pr->nops = ds[0].n; pr->nx = ds[1].n; pr->nptr = ds[2].n; pr->ncol = ds[3].n; pr->nval = ds[4].n; pr->nrowidx = ds[5].n;
+  pr->ncert = ds[6].n;
+  for (int i = 0; i < PROG_NARRAYS; i++) pr->crc[i] = ds[i].crc;
   H5Gclose(g);
   g = -1;
   H5Fclose(f);
   f = -1;
-  st = map_range(path, ds, 6, pr, map, err);
+  SHIRO_CHECK_GOTO(map_range(path, ds, PROG_NARRAYS, pr, map, err), st);
+  /* Cheap integrity check at open: the arrays that steer control flow. */
+  for (int a = PA_OPS; a <= PA_XCHG && st == SHIRO_OK; a++) st = verify_array(pr, a, path, err);
 done:
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   quiet_off(&q);
-  if (st != SHIRO_OK) memset(pr, 0, sizeof *pr);
+  if (st != SHIRO_OK) {
+    plan_file_unmap(map);
+    memset(pr, 0, sizeof *pr);
+  }
   return st;
 }
 

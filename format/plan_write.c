@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "error.h"
 #include "plan_file.h"
 #include "shiro_config.h"
@@ -14,8 +15,9 @@
 static hid_t mappable_dcpl(void) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (dcpl < 0) return dcpl;
+  /* No modification times: the same plan gives the same bytes. */
   if (H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 || H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
     H5Pclose(dcpl);
     return -1;
   }
@@ -33,6 +35,19 @@ static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, in
   if (d >= 0) H5Dclose(d);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (sp >= 0) H5Sclose(sp);
+  return ok;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v);
+
+/* Writes one array of a rank with its CRC32C as the dataset attribute "crc32c". */
+static int write_checked(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
+                         const void *buf, size_t bytes) {
+  if (!write_array(loc, name, ftype, mtype, n, width, buf)) return 0;
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return 0;
+  int ok = attr_i64(d, "crc32c", (int64_t)crc32c(0, buf, bytes));
+  H5Dclose(d);
   return ok;
 }
 
@@ -64,26 +79,41 @@ static int write_root(hid_t f, const prog_meta *meta) {
          attr_i64(f, "gpus_per_node", meta->gpus_per_node) && attr_i64(f, "m", meta->m) &&
          attr_i64(f, "k", meta->k) && attr_i64(f, "nnz", meta->nnz) &&
          attr_str(f, "value_type", "float64") && attr_str(f, "strategy", meta->strategy) &&
-         attr_str(f, "partition", meta->partition) && attr_str(f, "writer", "shiro " SHIRO_VERSION);
+         attr_str(f, "partition", meta->partition) && attr_i64(f, "matrix_digest", (int64_t)meta->matrix_digest) &&
+         attr_str(f, "writer", "shiro " SHIRO_VERSION);
 }
 
 static int write_rank(hid_t f, const prog_rank *pr) {
   char name[32];
   snprintf(name, sizeof name, "rank_%06d", pr->rank);
-  hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  if (gcpl < 0 || H5Pset_obj_track_times(gcpl, 0) < 0) return 0;
+  hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
   if (g < 0) return 0;
+  static const char *const names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert"};
+  const hid_t ftypes[PROG_NARRAYS] = {H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I32LE,
+                                      H5T_IEEE_F64LE, H5T_STD_I32LE, H5T_STD_I64LE};
+  const hid_t mtypes[PROG_NARRAYS] = {H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT32,
+                                      H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32, H5T_NATIVE_INT64};
+  const int64_t rows[PROG_NARRAYS] = {pr->nops, pr->nx, pr->nptr, pr->ncol, pr->nval, pr->nrowidx, pr->ncert};
+  const int width[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2};
   int ok = attr_i64(g, "rank", pr->rank) && attr_i64(g, "stages", pr->nstages) &&
            attr_i64(g, "c_first", pr->c_first) && attr_i64(g, "c_rows", pr->c_rows) &&
            attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
            attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
-           write_array(g, "ops", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nops, PROG_OP_WIDTH, pr->ops) &&
-           write_array(g, "xchg", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nx, PROG_X_WIDTH, pr->xchg) &&
-           write_array(g, "ptr", H5T_STD_I64LE, H5T_NATIVE_INT64, pr->nptr, 1, pr->ptr) &&
-           write_array(g, "col", H5T_STD_I32LE, H5T_NATIVE_INT32, pr->ncol, 1, pr->col) &&
-           write_array(g, "val", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, pr->nval, 1, pr->val) &&
-           write_array(g, "rows", H5T_STD_I32LE, H5T_NATIVE_INT32, pr->nrowidx, 1, pr->rows);
+           attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
+  for (int a = 0; ok && a < PROG_NARRAYS; a++) {
+    size_t bytes;
+    const void *buf = prog_array(pr, a, &bytes);
+    ok = write_checked(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf, bytes);
+  }
   H5Gclose(g);
   return ok;
+}
+
+void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
+  snprintf(buf, len, "%s.tmp.%ld", path, pid);
 }
 
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
@@ -92,7 +122,7 @@ shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog
   size_t len = strlen(path) + 32;
   char *tmp = malloc(len);
   if (!tmp) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
-  snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  plan_file_temp_name(path, (long)getpid(), tmp, len);
   H5E_auto2_t old_fn;
   void *old_data;
   H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
@@ -103,7 +133,9 @@ shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
     goto done;
   }
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  hid_t f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : -1;
+  if (fcpl >= 0) H5Pclose(fcpl);
   if (f < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", tmp);
     goto done;

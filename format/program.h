@@ -63,6 +63,9 @@ enum {
   PROG_MSG_KINDS = 5
 };
 
+/* The arrays of a rank, in file order. */
+enum { PA_OPS = 0, PA_XCHG, PA_PTR, PA_COL, PA_VAL, PA_ROWS, PA_CERT, PROG_NARRAYS };
+
 typedef struct prog_rank {
   int32_t rank;       /* rank this program runs on */
   int32_t nstages;    /* stages 0 .. nstages-1 */
@@ -84,6 +87,10 @@ typedef struct prog_rank {
   double *val;        /* [nval] values of A, aligned with col */
   int64_t nrowidx;    /* entries of rows */
   int32_t *rows;      /* [nrowidx] destination rows (relative to the op's DST_OFF) */
+  int64_t ncert;      /* optimality certificate: matched (row, column) pairs */
+  int64_t *cert;      /* [ncert × 2] global (i, j) of A: a matching per cover problem (DESIGN: its certificate) */
+  uint64_t pattern_digest;  /* shiro_pattern_digest of this rank's rows of A */
+  uint32_t crc[PROG_NARRAYS];  /* CRC32C of each array, in prog_array order (filled by writer and reader) */
 } prog_rank;
 
 /* Plan-wide facts (root attributes of the file). */
@@ -93,7 +100,12 @@ typedef struct prog_meta {
   int64_t m, k, nnz;     /* shape and nonzeros of A */
   char strategy[16];     /* "block", "col", "row", "joint", ... */
   char partition[16];    /* "block", ... */
+  uint64_t matrix_digest;   /* shiro_pattern_digest of the whole matrix */
+  int64_t version_minor;    /* minor version of the file read (writer: PLAN_VERSION_MINOR) */
 } prog_meta;
+
+/* Address and byte size of array a of a program. */
+const void *prog_array(const prog_rank *pr, int a, size_t *bytes);
 
 /* Frees the arrays of a program built in memory (not a mapped one) and zeroes it. */
 void prog_rank_free(prog_rank *pr);

@@ -33,8 +33,11 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
-  if (!plan->checked) {
-    shiro_status st = plan_check_rank(&plan->meta, &plan->pr, err);
+  if (plan->pattern_mismatch)
+    return shiro_fail(err, SHIRO_ERR_MISMATCH, "rank %d: the plan was made for another matrix (shiro_plan_check_pattern)", rank);
+  if (!plan->checked) {  /* once per plan: every array's checksum, then every index against its bounds */
+    shiro_status st = plan_verify_checksums(&plan->pr, err);
+    if (st == SHIRO_OK) st = plan_check_rank(&plan->meta, &plan->pr, err);
     if (st != SHIRO_OK) return st;
     plan->checked = 1;
   }

@@ -10,7 +10,8 @@ struct shiro_plan {
   prog_meta meta;     /* root attributes */
   prog_rank pr;       /* this rank's program; arrays point into map */
   plan_mapping map;   /* the mapped bytes of this rank's arrays */
-  int checked;        /* 1 once plan_check_rank passed */
+  int checked;        /* 1 once checksums and plan_check_rank passed */
+  int pattern_mismatch;  /* 1 if shiro_plan_check_pattern found another matrix */
 };
 
 /* A backend executes a checked program. setup allocates everything a call

@@ -43,3 +43,12 @@ void shiro_plan_close(shiro_plan **plan) {
   free(*plan);
   *plan = NULL;
 }
+
+shiro_status shiro_plan_check_pattern(shiro_plan *plan, uint64_t digest, shiro_error *err) {
+  if (!plan) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_check_pattern: plan is NULL");
+  if (digest == plan->pr.pattern_digest) return SHIRO_OK;
+  plan->pattern_mismatch = 1;
+  return shiro_fail(err, SHIRO_ERR_MISMATCH,
+                    "rank %d: the matrix rows passed (pattern digest %016llx) are not those the plan was made for (%016llx)",
+                    plan->pr.rank, (unsigned long long)digest, (unsigned long long)plan->pr.pattern_digest);
+}

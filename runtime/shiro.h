@@ -96,6 +96,20 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int ra
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_info(const shiro_plan *plan,
                                                             shiro_plan_info *info);
 
+/* Digest of a sparsity pattern: nrows rows of a matrix with ncols columns,
+ * CSR row pointers and GLOBAL column indices (sorted within each row, no
+ * duplicates: the pattern after symmetric expansion and summing duplicates).
+ * The plan records it for each rank's rows of A. Local. */
+SHIRO_API uint64_t shiro_pattern_digest(int64_t nrows, int64_t ncols, const int64_t *rowptr,
+                                        const int64_t *colind);
+
+/* Checks that this rank's rows of A (c_rows rows; digest from
+ * shiro_pattern_digest(c_rows, k, ...)) have the pattern the plan was made
+ * for. On mismatch returns SHIRO_ERR_MISMATCH and remembers it, so that a
+ * later shiro_ctx_create fails on every rank. Local. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_check_pattern(shiro_plan *plan, uint64_t digest,
+                                                                 shiro_error *err);
+
 /* Closes a plan and sets *plan to NULL; NULL or *plan == NULL is a no-op.
  * Every context made from the plan must be destroyed first. */
 SHIRO_API void shiro_plan_close(shiro_plan **plan);

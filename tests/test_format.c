@@ -22,7 +22,7 @@ static int build(const char *mtx, int32_t R, sc_plan *plan) {
   int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, R, &Pr, &err) == SHIRO_OK &&
            part_block(A->k, R, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
            strategy_select(&B, STRAT_JOINT, 2, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build_flat(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, &err) == SHIRO_OK;
+           plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "build: %s\n", err.message);
   blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
   return ok;

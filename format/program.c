@@ -1,0 +1,25 @@
+/* program.c — generic access to a rank program's arrays. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
+  switch (a) {
+    case PA_OPS: *bytes = (size_t)pr->nops * PROG_OP_WIDTH * sizeof(int64_t); return pr->ops;
+    case PA_XCHG: *bytes = (size_t)pr->nx * PROG_X_WIDTH * sizeof(int64_t); return pr->xchg;
+    case PA_PTR: *bytes = (size_t)pr->nptr * sizeof(int64_t); return pr->ptr;
+    case PA_COL: *bytes = (size_t)pr->ncol * sizeof(int32_t); return pr->col;
+    case PA_VAL: *bytes = (size_t)pr->nval * sizeof(double); return pr->val;
+    case PA_ROWS: *bytes = (size_t)pr->nrowidx * sizeof(int32_t); return pr->rows;
+    case PA_CERT: *bytes = (size_t)pr->ncert * 2 * sizeof(int64_t); return pr->cert;
+  }
+  *bytes = 0;
+  return NULL;
+}
+
+void prog_rank_free(prog_rank *pr) {
+  if (!pr) return;
+  free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows); free(pr->cert);
+  memset(pr, 0, sizeof *pr);
+}
