@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checksum.h"
 #include "error.h"
 #include "plan_file.h"
 #include "shiro_config.h"
@@ -40,13 +39,11 @@ static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, in
 
 static int attr_i64(hid_t loc, const char *name, int64_t v);
 
-/* Writes one array of a rank with its CRC32C as the dataset attribute "crc32c". */
-static int write_checked(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
-                         const void *buf, size_t bytes) {
-  if (!write_array(loc, name, ftype, mtype, n, width, buf)) return 0;
+/* Stores a dataset's CRC32C as its attribute "crc32c". */
+static int attr_on(hid_t loc, const char *name, uint32_t crc) {
   hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
   if (d < 0) return 0;
-  int ok = attr_i64(d, "crc32c", (int64_t)crc32c(0, buf, bytes));
+  int ok = attr_i64(d, "crc32c", (int64_t)crc);
   H5Dclose(d);
   return ok;
 }
@@ -103,10 +100,12 @@ static int write_rank(hid_t f, const prog_rank *pr) {
            attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
            attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
            attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
+  prog_rank sealed = *pr;  /* the CRCs of exactly the bytes written */
+  prog_rank_seal(&sealed);
   for (int a = 0; ok && a < PROG_NARRAYS; a++) {
     size_t bytes;
     const void *buf = prog_array(pr, a, &bytes);
-    ok = write_checked(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf, bytes);
+    ok = write_array(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf) && attr_on(g, names[a], sealed.crc[a]);
   }
   H5Gclose(g);
   return ok;

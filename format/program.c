@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "program.h"
 
 const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
@@ -22,4 +23,12 @@ void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
   free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows); free(pr->cert);
   memset(pr, 0, sizeof *pr);
+}
+
+void prog_rank_seal(prog_rank *pr) {
+  for (int a = 0; a < PROG_NARRAYS; a++) {
+    size_t bytes;
+    const void *p = prog_array(pr, a, &bytes);
+    pr->crc[a] = crc32c(0, p, bytes);
+  }
 }

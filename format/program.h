@@ -104,6 +104,9 @@ typedef struct prog_meta {
   int64_t version_minor;    /* minor version of the file read (writer: PLAN_VERSION_MINOR) */
 } prog_meta;
 
+/* Computes crc[] of a program built in memory (what the writer stores). */
+void prog_rank_seal(prog_rank *pr);
+
 /* Address and byte size of array a of a program. */
 const void *prog_array(const prog_rank *pr, int a, size_t *bytes);
 

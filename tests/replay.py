@@ -58,6 +58,10 @@ def main():
                 if dumped != planned:
                     print(f"FAIL {tag}: planner volumes {planned} != dump volumes {dumped} ({d.stderr.strip()})")
                     failures += 1
+                v = run([os.path.join(tools, "shiro-plan-dump"), plan, "--verify", "--matrix", a.matrix])
+                if v.returncode != 0:
+                    print(f"FAIL {tag}: shiro-plan-dump --verify: {v.stderr.strip()}")
+                    failures += 1
                 s = run([mpirun, "-np", str(ranks), os.path.join(tools, "shiro-spmm"), plan, "--n", a.n,
                          "--dtype", a.dtype, "--iters", "2", "--check", a.matrix])
                 oks = sum(1 for line in s.stdout.splitlines() if line.endswith(" ok"))
@@ -65,7 +69,7 @@ def main():
                     print(f"FAIL {tag}: shiro-spmm exit {s.returncode}, {oks}/{expected} checks ok\n{s.stdout}{s.stderr}")
                     failures += 1
                 else:
-                    print(f"ok   {tag}: {planned['total_rows']} rows/call, {expected} checks passed")
+                    print(f"ok   {tag}: {planned['total_rows']} rows/call, verified, {expected} checks passed")
     return 1 if failures else 0
 
 

@@ -1,0 +1,101 @@
+/* test_verify.c — the plan verifier accepts real plans of every strategy and
+ * rejects tampered ones: a changed value, a nonzero counted twice, a missing
+ * certificate pair, a certificate pair that is not a nonzero, a message whose
+ * sizes disagree, a damaged array (checksum). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks.h"
+#include "mm_read.h"
+#include "plan_build.h"
+#include "plan_verify.h"
+#include "test_util.h"
+
+static sc_csr *A;
+
+static int build(sc_strategy s, int32_t R, int32_t G, sc_plan *plan) {
+  shiro_error err;
+  sc_partition Pr = {0}, Pc = {0};
+  sc_blocks B = {0};
+  int ok = part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK &&
+           blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK && strategy_select(&B, s, G, NULL, NULL, &err) == SHIRO_OK &&
+           plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
+  if (!ok) fprintf(stderr, "build: %s\n", err.message);
+  for (int32_t r = 0; ok && r < R; r++) prog_rank_seal(&plan->ranks[r]);
+  blocks_free(&B); part_free(&Pr); part_free(&Pc);
+  return ok;
+}
+
+static shiro_status verify(sc_plan *plan, const char *what, shiro_error *err) {
+  verify_report rep;
+  for (int32_t r = 0; r < plan->meta.ranks; r++) prog_rank_seal(&plan->ranks[r]);  /* tampering keeps checksums valid */
+  shiro_status st = plan_verify(&plan->meta, plan->ranks, A, &rep, err);
+  if (st != SHIRO_OK) printf("  %-44s -> rejected: %s\n", what, err->message);
+  return st;
+}
+
+/* The first MUL op of rank r with the given tag, or NULL. */
+static int64_t *find_op(prog_rank *pr, int64_t tag) {
+  for (int64_t o = 0; o < pr->nops; o++)
+    if (pr->ops[o * PROG_OP_WIDTH + OPF_KIND] == PROG_OP_MUL && pr->ops[o * PROG_OP_WIDTH + OPF_TAG] == tag)
+      return pr->ops + o * PROG_OP_WIDTH;
+  return NULL;
+}
+
+int main(void) {
+  shiro_error err;
+  if (mm_read("data/ca-GrQc.mtx", &A, NULL, &err) != SHIRO_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
+  sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP};
+  for (int s = 0; s < 6; s++) {
+    sc_plan plan = {0};
+    EXPECT(build(all[s], 6, 4, &plan), "build %s", strategy_name(all[s]));
+    EXPECT(verify(&plan, strategy_name(all[s]), &err) == SHIRO_OK, "%s plan rejected: %s", strategy_name(all[s]), err.message);
+    plan_free(&plan);
+  }
+  for (int s = 3; s < 6; s++) {
+    sc_strategy st = all[s];
+    sc_plan plan = {0};
+    if (!build(st, 6, 4, &plan)) { EXPECT(0, "build"); continue; }
+    prog_rank *p1 = &plan.ranks[1];
+    int64_t *local = find_op(p1, PROG_TAG_LOCAL);
+    /* a changed value */
+    double v = p1->val[p1->ptr[local[OPF_PTR_OFF] + 3]];
+    p1->val[p1->ptr[local[OPF_PTR_OFF] + 3]] = v + 1;
+    EXPECT(verify(&plan, "changed value", &err) == SHIRO_ERR_FORMAT, "%s: changed value accepted", strategy_name(st));
+    p1->val[p1->ptr[local[OPF_PTR_OFF] + 3]] = v;
+    /* a nonzero counted twice: an entry pointing at its row's previous column */
+    int64_t e = -1;
+    for (int64_t i = 0; i < local[OPF_NROWS] && e < 0; i++)
+      if (p1->ptr[local[OPF_PTR_OFF] + i + 1] - p1->ptr[local[OPF_PTR_OFF] + i] >= 2) e = p1->ptr[local[OPF_PTR_OFF] + i] + 1;
+    int32_t c = p1->col[e];
+    p1->col[e] = p1->col[e - 1];
+    EXPECT(verify(&plan, "nonzero counted twice", &err) == SHIRO_ERR_FORMAT, "%s: double count accepted", strategy_name(st));
+    p1->col[e] = c;
+    /* a certificate pair removed: the cover is no longer proven minimum */
+    EXPECT(p1->ncert > 0, "rank 1 has no certificate");
+    p1->ncert--;
+    EXPECT(verify(&plan, "certificate pair removed", &err) == SHIRO_ERR_FORMAT, "%s: short certificate accepted", strategy_name(st));
+    p1->ncert++;
+    /* a certificate pair that is not a nonzero */
+    int64_t j = p1->cert[1];
+    p1->cert[1] = (j + 1) % A->k;
+    EXPECT(verify(&plan, "certificate pair off the matrix", &err) == SHIRO_ERR_FORMAT, "%s: bad pair accepted", strategy_name(st));
+    p1->cert[1] = j;
+    /* a message whose sizes disagree */
+    int64_t *rec = p1->xchg;
+    rec[XF_COUNT]--;
+    EXPECT(verify(&plan, "message sizes disagree", &err) == SHIRO_ERR_FORMAT, "%s: mismatched message accepted", strategy_name(st));
+    rec[XF_COUNT]++;
+    EXPECT(verify(&plan, "restored", &err) == SHIRO_OK, "%s: restored plan rejected: %s", strategy_name(st), err.message);
+    /* a damaged array: checksum mismatch */
+    verify_report rep;
+    p1->col[0] ^= 1;
+    EXPECT(plan_verify(&plan.meta, plan.ranks, A, &rep, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "CRC32C"),
+           "%s: damaged array accepted", strategy_name(st));
+    p1->col[0] ^= 1;
+    plan_free(&plan);
+  }
+  sc_csr_free(A);
+  if (test_failures) fprintf(stderr, "%d failures\n", test_failures);
+  return test_failures != 0;
+}

@@ -1,0 +1,378 @@
+/* plan_verify.c — symbolic execution of every rank's program, and the
+ * certificates of optimality.
+ *
+ * Each row of B is a symbol e_j. Executing the programs of all ranks on
+ * symbols (messages delivered stage by stage, as the runtime does) turns
+ * every C row into a list of terms (j, coefficient, multiplicity, rank that
+ * multiplied it). The plan is right if C row i holds every nonzero (i, j) of
+ * A exactly once, multiplied exactly once (by the owner of row i: column
+ * side, or by the owner of column j: row side). Where each nonzero was
+ * multiplied gives the cover each problem really uses; a stored matching of
+ * the same size in the same problem proves that cover minimum (König). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "plan_file.h"
+#include "plan_verify.h"
+
+typedef struct term { int64_t j; double coef; int32_t mult, at; } term;
+typedef struct trow { term *t; int64_t n, cap; } trow;
+
+typedef struct vstate {
+  const prog_meta *meta;
+  const prog_rank *pr;
+  int32_t R;
+  trow *buf[PROG_NBUF];  /* per rank: rows of C, S, R (B is implicit) — buf[k][r] is an array of rows */
+  trow **bufs;           /* [R * PROG_NBUF] */
+  shiro_error *err;
+  int64_t messages;
+} vstate;
+
+typedef struct pending { int32_t src, dst; int64_t stage, kind, count; trow *rows; } pending;
+
+static shiro_status nomem(shiro_error *err) { return shiro_fail(err, SHIRO_ERR_NOMEM, "verify: out of memory"); }
+
+static int push(trow *r, term t) {
+  if (r->n == r->cap) {
+    int64_t cap = r->cap ? 2 * r->cap : 4;
+    term *p = realloc(r->t, (size_t)cap * sizeof *p);
+    if (!p) return 0;
+    r->t = p;
+    r->cap = cap;
+  }
+  r->t[r->n++] = t;
+  return 1;
+}
+
+static int64_t nrows_of(const prog_rank *p, int b) {
+  return b == PROG_BUF_C ? p->c_rows : b == PROG_BUF_S ? p->s_rows : b == PROG_BUF_R ? p->r_rows : p->b_rows;
+}
+
+static trow *rows_of(vstate *v, int32_t r, int64_t b) { return v->bufs[(int64_t)r * PROG_NBUF + b]; }
+
+/* One MUL op of rank r on symbols. */
+static shiro_status run_mul(vstate *v, int32_t r, const int64_t *op) {
+  const prog_rank *p = &v->pr[r];
+  const int64_t *ptr = p->ptr + op[OPF_PTR_OFF];
+  trow *dst = rows_of(v, r, op[OPF_DST_BUF]) + op[OPF_DST_OFF];
+  trow *src = op[OPF_SRC_BUF] == PROG_BUF_B ? NULL : rows_of(v, r, op[OPF_SRC_BUF]) + op[OPF_SRC_OFF];
+  for (int64_t i = 0; i < op[OPF_NROWS]; i++) {
+    trow *d = dst + (op[OPF_ROWS_OFF] >= 0 ? p->rows[op[OPF_ROWS_OFF] + i] : i);
+    if (!op[OPF_ACCUM]) d->n = 0;
+    for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
+      double scale = op[OPF_HAS_VAL] ? p->val[e] : 1.0;
+      if (!src) {  /* a row of B: the symbol e_j */
+        term t = {p->b_first + p->col[e], scale, 1, op[OPF_HAS_VAL] ? r : -1};
+        if (!push(d, t)) return nomem(v->err);
+        continue;
+      }
+      const trow *s = src + p->col[e];
+      for (int64_t x = 0; x < s->n; x++) {
+        term t = s->t[x];
+        t.coef *= scale;
+        if (op[OPF_HAS_VAL]) {
+          if (t.at >= 0)
+            return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: rank %d multiplies B row %lld a second time (first on rank %d)",
+                              r, (long long)t.j, t.at);
+          t.at = r;
+        }
+        if (!push(d, t)) return nomem(v->err);
+      }
+    }
+  }
+  return SHIRO_OK;
+}
+
+static shiro_status copy_rows(trow *dst, const trow *src, int64_t n, shiro_error *err) {
+  for (int64_t i = 0; i < n; i++) {
+    dst[i].n = 0;
+    for (int64_t x = 0; x < src[i].n; x++)
+      if (!push(&dst[i], src[i].t[x])) return nomem(err);
+  }
+  return SHIRO_OK;
+}
+
+/* START s: snapshot every send of stage s. WAIT s: deliver into the receivers' buffers. */
+static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t *npend) {
+  for (int32_t r = 0; r < v->R; r++) {
+    const prog_rank *p = &v->pr[r];
+    for (int64_t x = 0; x < p->nx; x++) {
+      const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
+      if (rec[XF_STAGE] != stage || rec[XF_DIR] != 0) continue;
+      pending *np = realloc(*pend, (size_t)(*npend + 1) * sizeof *np);
+      if (!np) return nomem(v->err);
+      *pend = np;
+      pending *pe = &np[(*npend)++];
+      *pe = (pending){r, (int32_t)rec[XF_PEER], stage, rec[XF_KIND], rec[XF_COUNT], calloc((size_t)rec[XF_COUNT] + 1, sizeof(trow))};
+      if (!pe->rows) return nomem(v->err);
+      shiro_status st = copy_rows(pe->rows, rows_of(v, r, rec[XF_BUF]) + rec[XF_OFF], rec[XF_COUNT], v->err);
+      if (st != SHIRO_OK) return st;
+    }
+  }
+  return SHIRO_OK;
+}
+
+static shiro_status sync_wait(vstate *v, int64_t stage, pending *pend, int64_t npend) {
+  int64_t used = 0;
+  for (int32_t r = 0; r < v->R; r++) {
+    const prog_rank *p = &v->pr[r];
+    for (int64_t x = 0; x < p->nx; x++) {
+      const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
+      if (rec[XF_STAGE] != stage || rec[XF_DIR] != 1) continue;
+      pending *pe = NULL;
+      for (int64_t y = 0; y < npend && !pe; y++)
+        if (pend[y].src == rec[XF_PEER] && pend[y].dst == r && pend[y].kind == rec[XF_KIND]) pe = &pend[y];
+      if (!pe || pe->count != rec[XF_COUNT])
+        return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d receives %lld rows of kind %lld from rank %lld, which sends %lld",
+                          (long long)stage, r, (long long)rec[XF_COUNT], (long long)rec[XF_KIND], (long long)rec[XF_PEER],
+                          pe ? (long long)pe->count : 0LL);
+      shiro_status st = copy_rows(rows_of(v, r, rec[XF_BUF]) + rec[XF_OFF], pe->rows, pe->count, v->err);
+      if (st != SHIRO_OK) return st;
+      used++;
+      v->messages++;
+    }
+  }
+  if (used != npend)
+    return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: stage %lld: %lld messages are sent, %lld received", (long long)stage,
+                      (long long)npend, (long long)used);
+  return SHIRO_OK;
+}
+
+static void free_pending(pending *pend, int64_t npend) {
+  for (int64_t y = 0; y < npend; y++) {
+    for (int64_t i = 0; i < pend[y].count; i++) free(pend[y].rows[i].t);
+    free(pend[y].rows);
+  }
+  free(pend);
+}
+
+/* Runs all programs in lockstep: every rank runs to its next START/WAIT, which must agree. */
+static shiro_status execute(vstate *v) {
+  int64_t *cur = calloc((size_t)v->R, sizeof *cur);
+  pending *pend = NULL;
+  int64_t npend = 0;
+  shiro_status st = cur ? SHIRO_OK : nomem(v->err);
+  while (st == SHIRO_OK) {
+    int64_t kind = -1, stage = -1;
+    int done = 0;
+    for (int32_t r = 0; r < v->R && st == SHIRO_OK; r++) {
+      const prog_rank *p = &v->pr[r];
+      while (cur[r] < p->nops && p->ops[cur[r] * PROG_OP_WIDTH + OPF_KIND] == PROG_OP_MUL && st == SHIRO_OK)
+        st = run_mul(v, r, p->ops + cur[r]++ * PROG_OP_WIDTH);
+      int64_t k = cur[r] < p->nops ? p->ops[cur[r] * PROG_OP_WIDTH + OPF_KIND] : 0;
+      int64_t s = cur[r] < p->nops ? p->ops[cur[r] * PROG_OP_WIDTH + OPF_STAGE] : -1;
+      if (r == 0) { kind = k; stage = s; }
+      else if (k != kind || s != stage)
+        st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: ranks 0 and %d disagree on the sequence of stages", r);
+      done = (k == 0);
+    }
+    if (st != SHIRO_OK || done) break;
+    if (kind == PROG_OP_START) st = sync_start(v, stage, &pend, &npend);
+    else {
+      st = sync_wait(v, stage, pend, npend);
+      free_pending(pend, npend);
+      pend = NULL;
+      npend = 0;
+    }
+    for (int32_t r = 0; r < v->R; r++) cur[r]++;
+  }
+  free_pending(pend, npend);
+  free(cur);
+  return st;
+}
+
+static int cmp_term(const void *a, const void *b) {
+  const term *x = a, *y = b;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+static int cmp_i64x3(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  for (int k = 0; k < 3; k++)
+    if (x[k] != y[k]) return (x[k] > y[k]) - (x[k] < y[k]);
+  return 0;
+}
+
+/* Owner of B row j, from the ranks' ranges. */
+static int32_t owner(const vstate *v, int64_t j) {
+  int32_t lo = 0, hi = v->R - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo + 1) / 2;
+    if (v->pr[mid].b_first <= j) lo = mid; else hi = mid - 1;
+  }
+  while (lo > 0 && v->pr[lo].b_rows == 0) lo--;  /* empty ranges share b_first */
+  while (lo < v->R - 1 && j >= v->pr[lo].b_first + v->pr[lo].b_rows) lo++;
+  return lo;
+}
+
+/* Problem a nonzero (or certificate pair) of row owner p and column owner q belongs to. */
+static int64_t problem(const vstate *v, int group, int32_t p, int32_t q) {
+  int32_t G = v->meta->gpus_per_node;
+  if (group && p / G != q / G) return (int64_t)v->R * v->R + (int64_t)(p / G) * v->R + q / G;
+  return (int64_t)p * v->R + q;
+}
+
+/* Checks every C row against A (if given) or for single terms, and collects
+ * (problem, side, vertex) triples of the covers really used. */
+static shiro_status check_rows(vstate *v, const sc_csr *A, int optimal, int group, int64_t **cov, int64_t *ncov,
+                               verify_report *rep) {
+  int64_t cap = 0;
+  for (int32_t p = 0; p < v->R; p++) {
+    trow *C = rows_of(v, p, PROG_BUF_C);
+    for (int64_t li = 0; li < v->pr[p].c_rows; li++) {
+      trow *c = &C[li];
+      int64_t i = v->pr[p].c_first + li;
+      qsort(c->t, (size_t)c->n, sizeof *c->t, cmp_term);
+      for (int64_t x = 0; x < c->n; x++) {
+        const term *t = &c->t[x];
+        if ((x > 0 && c->t[x - 1].j == t->j) || t->mult != 1)
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: nonzero (%lld, %lld) reaches C more than once", (long long)i, (long long)t->j);
+        if (t->at < 0)
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: B row %lld reaches C row %lld without a multiplication", (long long)t->j, (long long)i);
+        int32_t q = owner(v, t->j);
+        if (t->at != p && t->at != q)
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: nonzero (%lld, %lld) multiplied on rank %d, which owns neither its row nor its column",
+                            (long long)i, (long long)t->j, t->at);
+        if (!optimal || q == p) continue;
+        if (*ncov == cap) {
+          cap = cap ? 2 * cap : 1024;
+          int64_t *nc = realloc(*cov, (size_t)cap * 3 * sizeof *nc);
+          if (!nc) return nomem(v->err);
+          *cov = nc;
+        }
+        int64_t *tri = *cov + 3 * (*ncov)++;
+        tri[0] = problem(v, group, p, q);
+        tri[1] = t->at == p ? 0 : 1;  /* 0: column side (B row j moved), 1: row side (C row i moved) */
+        tri[2] = t->at == p ? t->j : i;
+      }
+      rep->nonzeros += c->n;
+      if (A) {
+        int64_t a0 = A->Ap[i], len = A->Ap[i + 1] - a0, x = 0;
+        if (len != c->n)
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: C row %lld receives %lld nonzeros, the matrix has %lld", (long long)i,
+                            (long long)c->n, (long long)len);
+        for (; x < len; x++)
+          if (A->Aj[a0 + x] != c->t[x].j || A->Ax[a0 + x] != c->t[x].coef)
+            return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: nonzero (%lld, %lld) of the matrix is not what the plan computes",
+                              (long long)i, (long long)A->Aj[a0 + x]);
+      }
+    }
+  }
+  if (rep->nonzeros != v->meta->nnz)
+    return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: %lld nonzeros reach C, the plan's matrix has %lld", (long long)rep->nonzeros,
+                      (long long)v->meta->nnz);
+  return SHIRO_OK;
+}
+
+/* Is (i, j) a nonzero reaching C (C rows are sorted by now)? */
+static int is_edge(vstate *v, int32_t p, int64_t i, int64_t j) {
+  const trow *c = &rows_of(v, p, PROG_BUF_C)[i - v->pr[p].c_first];
+  int64_t lo = 0, hi = c->n - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (c->t[mid].j == j) return 1;
+    if (c->t[mid].j < j) lo = mid + 1; else hi = mid - 1;
+  }
+  return 0;
+}
+
+/* Each problem's cover (distinct vertices used) must equal its certificate's matched pairs. */
+static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64_t ncov, verify_report *rep) {
+  int64_t ncert = 0;
+  for (int32_t p = 0; p < v->R; p++) ncert += v->pr[p].ncert;
+  int64_t *rows = malloc((size_t)(ncert + 1) * 3 * sizeof *rows), *cols = malloc((size_t)(ncert + 1) * 3 * sizeof *cols);
+  if (!rows || !cols) { free(rows); free(cols); return nomem(v->err); }
+  int64_t n = 0;
+  shiro_status st = SHIRO_OK;
+  for (int32_t p = 0; p < v->R && st == SHIRO_OK; p++)
+    for (int64_t x = 0; x < v->pr[p].ncert; x++, n++) {
+      int64_t i = v->pr[p].cert[2 * x], j = v->pr[p].cert[2 * x + 1];
+      int32_t q = owner(v, j);
+      if (q == p || !is_edge(v, p, i, j)) {
+        st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: certificate pair (%lld, %lld) of rank %d is not an off-diagonal nonzero",
+                        (long long)i, (long long)j, p);
+        break;
+      }
+      int64_t key = problem(v, group, p, q);
+      rows[3 * n] = key; rows[3 * n + 1] = i; rows[3 * n + 2] = 0;
+      cols[3 * n] = key; cols[3 * n + 1] = j; cols[3 * n + 2] = 0;
+    }
+  if (st == SHIRO_OK) {
+    qsort(rows, (size_t)n, 3 * sizeof *rows, cmp_i64x3);
+    qsort(cols, (size_t)n, 3 * sizeof *cols, cmp_i64x3);
+    for (int64_t x = 1; x < n && st == SHIRO_OK; x++)
+      if (!cmp_i64x3(rows + 3 * x, rows + 3 * (x - 1)) || !cmp_i64x3(cols + 3 * x, cols + 3 * (x - 1)))
+        st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: a certificate uses a row or column twice: not a matching");
+  }
+  /* cover sizes per problem (distinct (problem, side, vertex)) vs matched pairs per problem */
+  qsort(cov, (size_t)ncov, 3 * sizeof *cov, cmp_i64x3);
+  int64_t y = 0;
+  for (int64_t x = 0; x < ncov && st == SHIRO_OK;) {
+    int64_t key = cov[3 * x], size = 0;
+    for (; x < ncov && cov[3 * x] == key; x++) size += x == 0 || cmp_i64x3(cov + 3 * x, cov + 3 * (x - 1)) != 0;
+    while (y < n && rows[3 * y] < key) y++;
+    int64_t matched = 0;
+    for (; y < n && rows[3 * y] == key; y++) matched++;
+    rep->problems++;
+    rep->cover_rows += size;
+    if (matched != size)
+      st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: a cover of %lld rows is certified by a matching of %lld pairs: not proven minimum",
+                      (long long)size, (long long)matched);
+    else
+      rep->certified++;
+  }
+  free(rows);
+  free(cols);
+  return st;
+}
+
+shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
+                         shiro_error *err) {
+  memset(rep, 0, sizeof *rep);
+  vstate v = {.meta = meta, .pr = pr, .R = meta->ranks, .err = err};
+  shiro_status st = SHIRO_OK;
+  for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++) {
+    st = plan_verify_checksums(&pr[r], err);
+    if (st == SHIRO_OK) st = plan_check_rank(meta, &pr[r], err);
+    if (st == SHIRO_OK && (pr[r].b_first != (r ? pr[r - 1].b_first + pr[r - 1].b_rows : 0) ||
+                           pr[r].c_first != (r ? pr[r - 1].c_first + pr[r - 1].c_rows : 0)))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", r, r - 1);
+  }
+  if (st == SHIRO_OK && (pr[v.R - 1].b_first + pr[v.R - 1].b_rows != meta->k || pr[v.R - 1].c_first + pr[v.R - 1].c_rows != meta->m))
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
+  if (st == SHIRO_OK && A) {
+    if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
+        shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj) != meta->matrix_digest)
+      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
+    for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
+      if (shiro_pattern_digest(pr[r].c_rows, A->k, A->Ap + pr[r].c_first, A->Aj) != pr[r].pattern_digest)
+        st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", r);
+  }
+  if (st != SHIRO_OK) return st;
+  v.bufs = calloc((size_t)v.R * PROG_NBUF, sizeof *v.bufs);
+  if (!v.bufs) return nomem(err);
+  for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
+    for (int b = PROG_BUF_C; b < PROG_NBUF; b++) {
+      v.bufs[(int64_t)r * PROG_NBUF + b] = calloc((size_t)nrows_of(&pr[r], b) + 1, sizeof(trow));
+      if (!v.bufs[(int64_t)r * PROG_NBUF + b]) st = nomem(err);
+    }
+  int optimal = !strcmp(meta->strategy, "joint") || !strcmp(meta->strategy, "hier") || !strcmp(meta->strategy, "group");
+  int group = !strcmp(meta->strategy, "group");
+  int64_t *cov = NULL, ncov = 0;
+  if (st == SHIRO_OK) st = execute(&v);
+  if (st == SHIRO_OK) st = check_rows(&v, A, optimal, group, &cov, &ncov, rep);
+  if (st == SHIRO_OK && optimal) st = check_certificates(&v, group, cov, ncov, rep);
+  rep->messages = v.messages;
+  rep->matrix_checked = st == SHIRO_OK && A != NULL;
+  free(cov);
+  for (int32_t r = 0; r < v.R; r++)
+    for (int b = PROG_BUF_C; b < PROG_NBUF; b++) {
+      trow *rows = v.bufs[(int64_t)r * PROG_NBUF + b];
+      for (int64_t i = 0; rows && i < nrows_of(&pr[r], b); i++) free(rows[i].t);
+      free(rows);
+    }
+  free(v.bufs);
+  return st;
+}

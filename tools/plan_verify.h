@@ -1,0 +1,33 @@
+/* plan_verify.h — re-checks a whole plan from its own arrays (shiro-plan-dump --verify). */
+#ifndef SHIRO_PLAN_VERIFY_H
+#define SHIRO_PLAN_VERIFY_H
+
+#include <stdint.h>
+
+#include "csr.h"
+#include "program.h"
+#include "shiro.h"
+
+/* What a verification established. */
+typedef struct verify_report {
+  int64_t nonzeros;        /* (i, j) terms reaching C, each exactly once */
+  int64_t problems;        /* cover problems (blocks, or node pairs for group) */
+  int64_t certified;       /* of those, proven optimal by a matching of the cover's size */
+  int64_t cover_rows;      /* total size of the covers */
+  int64_t messages;        /* messages matched sender to receiver */
+  int matrix_checked;      /* 1 if a matrix was given and matched pattern, digests and values */
+} verify_report;
+
+/* Verifies the plan given by meta and all ranks' programs pr[0..R-1]:
+ * checksums and bounds of every array, every message matched by its peer,
+ * and, by executing the programs symbolically (B rows as symbols), that
+ * every C row receives each nonzero of its row of A exactly once, multiplied
+ * once. For joint, hier and group, the cover of every problem (derived from
+ * where each nonzero was multiplied) must be as large as a valid matching
+ * stored in the plan: the certificate of optimality. With A (may be NULL),
+ * also that the plan is the plan of that matrix: digests, pattern and values.
+ * Returns SHIRO_OK, or SHIRO_ERR_FORMAT with the first violation in err. */
+shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
+                         shiro_error *err);
+
+#endif
