@@ -9,7 +9,8 @@
 #include "shiro_config.h"
 
 shiro_ctx_options shiro_ctx_options_default(void) {
-  shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1};
+  shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1,
+                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO};
   return o;
 }
 

@@ -114,14 +114,24 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_check_pattern(shiro_plan *pla
  * Every context made from the plan must be destroyed first. */
 SHIRO_API void shiro_plan_close(shiro_plan **plan);
 
+/* How the CUDA backend moves rows between ranks (the CPU backend always uses MPI). */
+typedef enum shiro_transport {
+  SHIRO_TRANSPORT_AUTO = 0, /* NCCL when every rank has a GPU of its own, else MPI */
+  SHIRO_TRANSPORT_NCCL = 1, /* NCCL grouped send/recv on the context's streams (one GPU per rank) */
+  SHIRO_TRANSPORT_MPI = 2   /* MPI: CUDA-aware when the MPI library is, else staged through pinned host memory */
+} shiro_transport;
+
 /* Options of a context. Start from shiro_ctx_options_default(). */
 typedef struct shiro_ctx_options {
-  shiro_backend backend;   /* CPU (default) or CUDA */
-  shiro_dtype dtype;       /* FLOAT64 (default) or FLOAT32 */
-  int64_t n;               /* columns of B and C (N >= 1); default 1 */
+  shiro_backend backend;     /* CPU (default) or CUDA */
+  shiro_dtype dtype;         /* FLOAT64 (default) or FLOAT32 */
+  int64_t n;                 /* columns of B and C (N >= 1); default 1 */
+  int device;                /* CUDA: device ordinal to use; -1 (default): the rank's index among the
+                              * ranks of its node (MPI_COMM_TYPE_SHARED) modulo the device count */
+  shiro_transport transport; /* CUDA: how rows move between ranks; default SHIRO_TRANSPORT_AUTO */
 } shiro_ctx_options;
 
-/* Returns the default options: CPU backend, float64, N = 1. */
+/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO. */
 SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
 
 /* Creates a context that replays `plan` over `comm` for the given options and
@@ -138,6 +148,15 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_C
  * CUDA backend). C_local is overwritten. Collective over the context's
  * communicator; allocates nothing. On failure the message is in
  * shiro_ctx_last_error(ctx). */
+/* CUDA backend: B_local and C_local are device pointers on the context's
+ * device, and shiro_spmm is synchronous from the caller's view: C_local is
+ * complete on the device when it returns (the call waits for its own
+ * streams). B_local must be complete when the call is made: the context's
+ * streams are blocking streams, so work the calling thread queued on the
+ * legacy default stream is ordered before the call; work on other streams
+ * (or on the per-thread default stream) must be synchronized first. The call
+ * makes the context's device current while it runs and restores the
+ * caller's current device before it returns. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B_local,
                                                    void *C_local);
 
