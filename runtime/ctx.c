@@ -79,25 +79,29 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   if (!ctx) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: ctx is NULL");
   *ctx = NULL;
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: comm is MPI_COMM_NULL");
-  shiro_status st = SHIRO_OK;
-  shiro_ctx *c = NULL;
-  if (!plan || !opts) st = shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL");
-  else st = check_launch(plan, comm, opts, err);
-  if (st == SHIRO_OK) {
-    c = calloc(1, sizeof *c);
-    if (!c) st = shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_ctx_create: out of memory");
-  }
-  if (st == SHIRO_OK) {
+  /* 1. local checks, agreed on before any collective call (MPI_Comm_dup) */
+  shiro_status st = (!plan || !opts) ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL")
+                                     : check_launch(plan, comm, opts, err);
+  st = agree(comm, st, err);
+  if (st != SHIRO_OK) return st;
+  /* 2. every rank: own communicator, traffic, backend set-up; agreed on again */
+  shiro_ctx *c = calloc(1, sizeof *c);
+  if (!c) st = shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_ctx_create: out of memory");
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && st == SHIRO_OK)  /* collective: called on every rank */
+    st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_dup failed");
+  if (c) {
     c->plan = plan;
     c->opts = *opts;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
-    c->comm = MPI_COMM_NULL;
+    c->comm = dup;
 #if SHIRO_HAVE_CUDA
     c->be = opts->backend == SHIRO_BACKEND_CUDA ? &cuda_backend : &cpu_backend;
 #else
     c->be = &cpu_backend;
 #endif
-    if (MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS) st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_dup failed");
+  } else if (dup != MPI_COMM_NULL) {
+    MPI_Comm_free(&dup);
   }
   if (st == SHIRO_OK) {
     count_traffic(c);
@@ -122,6 +126,33 @@ shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
   }
   c->error[0] = 0;
   return c->be->spmm(c, B, C);
+}
+
+shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
+  if (!c) return SHIRO_ERR_ARG;
+  const prog_rank *pr = &c->plan->pr;
+  int rank = 0;
+  MPI_Comm_rank(c->comm, &rank);
+  int bad = 0;
+  if (n != c->opts.n)
+    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
+                   rank, (long long)n, (long long)c->opts.n) > 0;
+  else if (dtype != c->opts.dtype)
+    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
+                   dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64") > 0;
+  else if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0))
+    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local") > 0;
+  int in[2] = {bad ? rank : INT_MAX, bad}, lowest = INT_MAX;
+  if (MPI_Allreduce(&in[0], &lowest, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: MPI_Allreduce failed");
+    return SHIRO_ERR_MPI;
+  }
+  if (bad) return SHIRO_ERR_ARG;
+  if (lowest != INT_MAX) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d misused the call (see its message); nothing was computed", lowest);
+    return SHIRO_ERR_ARG;
+  }
+  return shiro_spmm(c, B, C);
 }
 
 const char *shiro_ctx_last_error(const shiro_ctx *ctx) { return ctx ? ctx->error : ""; }

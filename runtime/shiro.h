@@ -146,8 +146,10 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_C
 /* Computes this rank's rows of C = A·B. B_local: b_rows × N, C_local:
  * c_rows × N, row-major, of the context's dtype (device pointers for the
  * CUDA backend). C_local is overwritten. Collective over the context's
- * communicator; allocates nothing. On failure the message is in
- * shiro_ctx_last_error(ctx). */
+ * communicator; allocates nothing; adds no synchronization of its own. A
+ * NULL buffer is reported on the rank that passed it only (the others would
+ * wait for it): use shiro_spmm_checked while developing. On failure the
+ * message is in shiro_ctx_last_error(ctx). */
 /* CUDA backend: B_local and C_local are device pointers on the context's
  * device, and shiro_spmm is synchronous from the caller's view: C_local is
  * complete on the device when it returns (the call waits for its own
@@ -159,6 +161,14 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_C
  * caller's current device before it returns. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B_local,
                                                    void *C_local);
+
+/* shiro_spmm with the caller's view of the call checked on every rank first:
+ * n and dtype must be those the context was made for, and B/C non-NULL
+ * where the rank owns rows. The ranks agree (one small MPI_Allreduce) before
+ * any data moves, so a misuse on one rank fails on every rank with a message
+ * instead of leaving the others waiting. Collective. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const void *B_local,
+                                                           void *C_local, int64_t n, shiro_dtype dtype);
 
 /* The message of the last failed call on ctx ("" if none). Owned by ctx. */
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);

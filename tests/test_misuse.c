@@ -1,0 +1,120 @@
+/* test_misuse.c — misuse of the runtime gets a clear status on EVERY rank and
+ * never a hang (run under mpirun with 3 ranks): wrong N, wrong value type,
+ * NULL buffers (shiro_spmm_checked), a plan for another matrix, a rank that
+ * opened another rank's part, bad options, a NULL plan on one rank. A correct
+ * call afterwards still gives the right product. */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blocks.h"
+#include "mm_read.h"
+#include "plan_build.h"
+#include "plan_file.h"
+#include "shiro.h"
+#include "test_util.h"
+
+static int rank, size;
+
+/* Every rank must see `want`; prints what each saw on failure. */
+static void expect_all(shiro_status got, shiro_status want, const char *what, const char *msg) {
+  EXPECT(got == want, "rank %d, %s: status %d (%s), expected %d", rank, what, (int)got, msg, (int)want);
+}
+
+static int write_plan(const char *mtx, const char *path) {
+  shiro_error err;
+  sc_csr *A = NULL;
+  sc_partition Pr = {0}, Pc = {0};
+  sc_blocks B = {0};
+  sc_plan plan = {0};
+  int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, size, &Pr, &err) == SHIRO_OK &&
+           part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
+           strategy_select(&B, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK &&
+           plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 1, &plan, &err) == SHIRO_OK &&
+           plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
+  if (!ok) fprintf(stderr, "write_plan: %s\n", err.message);
+  plan_free(&plan); blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/shiro-misuse-%d.h5", (int)getppid());
+  int ok = rank == 0 ? write_plan("data/karate.mtx", path) : 1;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) { MPI_Finalize(); return 1; }
+  shiro_error err = {{0}};
+  shiro_plan *plan = NULL, *other = NULL;
+  EXPECT(shiro_plan_open(path, rank, &plan, &err) == SHIRO_OK, "open: %s", err.message);
+  shiro_plan_info in;
+  EXPECT(shiro_plan_get_info(plan, &in) == SHIRO_OK, "info");
+  shiro_ctx_options o = shiro_ctx_options_default();
+  o.n = 4;
+  shiro_ctx *ctx = NULL;
+
+  /* Bad options on one rank: every rank fails. */
+  o.n = rank == 1 ? 0 : 4;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "N = 0 on rank 1", err.message);
+  EXPECT(ctx == NULL, "ctx set after failure");
+  o.n = 4;
+  /* A NULL plan on one rank. */
+  expect_all(shiro_ctx_create(rank == 2 ? NULL : plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "NULL plan on rank 2", err.message);
+  /* A rank that opened another rank's part. */
+  EXPECT(shiro_plan_open(path, (rank + 1) % size, &other, &err) == SHIRO_OK, "open other: %s", err.message);
+  expect_all(shiro_ctx_create(rank == 0 ? other : plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_MISMATCH,
+             "rank 0 opened rank 1's part", err.message);
+  shiro_plan_close(&other);
+
+  /* The real context, then misused calls. */
+  EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) == SHIRO_OK, "create: %s", err.message);
+  double *B = calloc((size_t)in.b_rows * 4 + 1, sizeof *B), *C = calloc((size_t)in.c_rows * 4 + 1, sizeof *C);
+  for (int64_t i = 0; i < in.b_rows * 4; i++) B[i] = (double)((in.b_first * 4 + i) % 7) - 3;
+  expect_all(shiro_spmm_checked(ctx, B, C, rank == 1 ? 5 : 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "N = 5 on rank 1", shiro_ctx_last_error(ctx));
+  EXPECT(strstr(shiro_ctx_last_error(ctx), rank == 1 ? "N = 5" : "rank 1 misused"), "message: %s", shiro_ctx_last_error(ctx));
+  expect_all(shiro_spmm_checked(ctx, B, C, 4, rank == 2 ? SHIRO_FLOAT32 : SHIRO_FLOAT64), SHIRO_ERR_ARG, "float on rank 2",
+             shiro_ctx_last_error(ctx));
+  expect_all(shiro_spmm_checked(ctx, rank == 0 ? NULL : B, C, 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "NULL B on rank 0",
+             shiro_ctx_last_error(ctx));
+  /* A correct call still computes the product. */
+  EXPECT(shiro_spmm_checked(ctx, B, C, 4, SHIRO_FLOAT64) == SHIRO_OK, "good call: %s", shiro_ctx_last_error(ctx));
+  sc_csr *A = NULL;
+  EXPECT(mm_read("data/karate.mtx", &A, NULL, &err) == SHIRO_OK, "read");
+  double worst = 0;
+  for (int64_t i = 0; A && i < in.c_rows; i++)
+    for (int c = 0; c < 4; c++) {
+      double ref = 0;
+      for (int64_t t = A->Ap[in.c_first + i]; t < A->Ap[in.c_first + i + 1]; t++)
+        ref += A->Ax[t] * ((double)((A->Aj[t] * 4 + c) % 7) - 3);
+      worst = fmax(worst, fabs(ref - C[i * 4 + c]));
+    }
+  EXPECT(worst == 0, "rank %d: product off by %g", rank, worst);
+  shiro_ctx_destroy(&ctx);
+  EXPECT(ctx == NULL, "destroy clears the handle");
+  shiro_ctx_destroy(&ctx);  /* no-op */
+
+  /* A plan for another matrix: the application's rows do not match on rank 1. */
+  uint64_t d = shiro_pattern_digest(in.c_rows, A->k, A->Ap + in.c_first, A->Aj);
+  EXPECT(shiro_plan_check_pattern(plan, rank == 1 ? d + 1 : d, &err) == (rank == 1 ? SHIRO_ERR_MISMATCH : SHIRO_OK),
+         "pattern check on rank %d: %s", rank, err.message);
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_MISMATCH, "plan of another matrix", err.message);
+
+  sc_csr_free(A);
+  free(B);
+  free(C);
+  shiro_plan_close(&plan);
+  shiro_plan_close(&plan);  /* no-op */
+  int fails = 0;
+  MPI_Allreduce(&test_failures, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    unlink(path);
+    printf("%s: %d failures\n", fails ? "FAIL" : "ok", fails);
+  }
+  MPI_Finalize();
+  return fails != 0;
+}
