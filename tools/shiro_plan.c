@@ -4,9 +4,11 @@
  *              [--threads T] [--compare] [--json] [--quiet]
  */
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blocks.h"
 #include "cli.h"
@@ -17,6 +19,16 @@
 #include "strategy.h"
 
 static const char *prog = "shiro-plan";
+
+/* The temporary plan file while it is being written: removed if the run is interrupted,
+ * so that neither the final name nor a half-written file is left behind. */
+static char temp_path[4096];
+
+static void on_signal(int sig) {
+  if (temp_path[0]) unlink(temp_path);  /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 typedef struct options {
   const char *matrix;   /* input path */
@@ -201,7 +213,13 @@ int main(int argc, char **argv) {
   else strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
   have[o.strategy] = 1;
   if (write_plan) {
-    if (plan_file_write(out, &plan.meta, plan.ranks, &err) != SHIRO_OK) goto fail;
+    plan_file_temp_name(out, (long)getpid(), temp_path, sizeof temp_path);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+    shiro_status wst = plan_file_write(out, &plan.meta, plan.ranks, &err);
+    temp_path[0] = 0;
+    if (wst != SHIRO_OK) goto fail;
     t1 = cli_now(); t.write = t1 - t0;
   }
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
