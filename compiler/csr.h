@@ -2,6 +2,7 @@
 #ifndef SHIRO_CSR_H
 #define SHIRO_CSR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shiro.h"
@@ -39,5 +40,26 @@ typedef enum sc_coo_mirror {
 shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
                              const int64_t *Tj, const double *Tx, sc_coo_mirror mirror,
                              sc_csr **out, shiro_error *err);
+
+/* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n; Tx == NULL means 1.0. */
+typedef struct sc_coo_seg {
+  int64_t n;         /* triplets in the run */
+  const int64_t *Ti; /* [n] 0-based rows (borrowed) */
+  const int64_t *Tj; /* [n] 0-based columns (borrowed) */
+  const double *Tx;  /* [n] values, or NULL for all 1.0 (borrowed) */
+} sc_coo_seg;
+
+/* sc_csr_from_coo over the concatenation of nseg runs (triplet numbers in
+ * messages count through the runs), with `threads` threads (<= 0: OpenMP's
+ * current number; the builder uses fewer where there is too little work or
+ * a thread's per-row counters would outweigh the triplets). The result is
+ * bit-identical whatever the number of threads: rows are filled in triplet
+ * order (a counting sort that gives each thread the rows' slots after those
+ * of the threads with earlier triplets), sorted stably and summed in that
+ * order. Requires nseg >= 0 and segs != NULL when nseg > 0. Collective over
+ * the threads it starts; local to the caller. */
+shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_coo_seg *segs,
+                                  sc_coo_mirror mirror, int threads, sc_csr **out,
+                                  shiro_error *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* mm_input.h — bytes and tokens of a Matrix Market file.
  *
  * Byte input: a file opened by path, plain or gzip-compressed (detected by
- * the gzip magic bytes 1f 8b, never by the name), read in caller-sized
+ * the gzip magic bytes 1f 8b, never by the name). A plain regular file can
+ * be memory-mapped whole (mm_input_map) so that ranges of it are parsed in
+ * parallel; otherwise, and always for gzip, it is read in caller-sized
  * blocks; gzip is streamed through zlib's gzread, never unpacked to disk.
  *
  * Tokens: the number scanners used by the reader. A token ends at the first
@@ -27,6 +29,21 @@ typedef struct mm_input mm_input;
  * be opened or read, SHIRO_ERR_NOMEM when out of memory; *in is then NULL. */
 shiro_status mm_input_open(const char *path, mm_input **in, shiro_error *err);
 
+/* Maps the whole file read-only and returns its bytes in *data[0 .. *size-1]
+ * (owned by the handle, valid until mm_input_close). Only a plain (not gzip)
+ * regular, non-empty file is mapped; for anything else, or where mmap fails,
+ * *data is NULL and the caller reads with mm_input_read instead. Local; never
+ * fails (a mapping is an optimisation, not a requirement). */
+void mm_input_map(mm_input *in, const char **data, size_t *size);
+
+/* Hints for bytes [off, off+len) of the mapping: `populate` maps them now
+ * (one system call instead of a page fault per few pages, before parsing
+ * them); `drop` unmaps their pages from this process once parsed, so that
+ * the resident size does not grow with the file (the page cache keeps
+ * them). Both are no-ops without a mapping and ignore failures. */
+void mm_input_populate(mm_input *in, size_t off, size_t len);
+void mm_input_drop(mm_input *in, size_t off, size_t len);
+
 /* Reads the next bytes of the (decompressed) content into buf[0 .. cap-1];
  * *got is the number of bytes stored: less than cap only at the end of the
  * input, 0 once the input is exhausted. `line` is the 1-based line the
@@ -40,7 +57,8 @@ shiro_status mm_input_read(mm_input *in, char *buf, size_t cap, size_t *got, int
 /* True if the input is gzip-compressed. */
 bool mm_input_is_gzip(const mm_input *in);
 
-/* Closes the input and sets *in to NULL; NULL or *in == NULL is a no-op. */
+/* Closes the input (and its mapping) and sets *in to NULL; NULL or *in ==
+ * NULL is a no-op. */
 void mm_input_close(mm_input **in);
 
 /* Result of a number scanner. */
@@ -61,10 +79,93 @@ static inline bool mm_is_delim(char c) {
 mm_scan mm_scan_int64(const char *p, const char **endp, int64_t *v);
 
 /* Scans the token at p as a decimal real [+-]?(d+[.d*]|.d+)([eE][+-]?d+)?
- * into *v, correctly rounded (exact fast path, strtod otherwise). inf, nan,
+ * into *v, correctly rounded (exact fast paths, strtod otherwise). inf, nan,
  * hexadecimal and values beyond the double range are rejected (BAD, BAD,
  * BAD, RANGE); values below it round to a subnormal or zero. *endp is set
- * to the end of the token whatever the result. */
+ * to the end of the token whatever the result. Thread-safe. */
 mm_scan mm_scan_real(const char *p, const char **endp, double *v);
+
+/* The double nearest to w * 10^q (ties to even), for w != 0, in *v; true if
+ * it is certain, false (nothing stored) where the fast algorithm cannot
+ * decide — a result that would be subnormal, infinite, or within the error
+ * of the 128-bit power table from a halfway point — and the caller must
+ * fall back to strtod. Eisel–Lemire; thread-safe. */
+bool mm_decimal_to_double(uint64_t w, int64_t q, double *v);
+
+/* ---- the hot-loop versions (inline, for the reader) ---- */
+
+static inline bool mm_is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+/* Exact powers of ten as doubles (10^22 is the largest exact one). */
+static const double mm_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                          1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                          1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* mm_scan_int64 for the common token (1 to 18 digits, no sign) inline;
+ * anything else through mm_scan_int64, which has the final say. */
+static inline mm_scan mm_scan_int64_fast(const char *s, const char **endp, int64_t *v) {
+  const char *d = s;
+  int64_t x = 0;
+  while (mm_is_digit(*d) && d - s < 18) x = x * 10 + (*d++ - '0');
+  if (d > s && mm_is_delim(*d)) {
+    *endp = d;
+    *v = x;
+    return MM_SCAN_OK;
+  }
+  return mm_scan_int64(s, endp, v);
+}
+
+/* mm_scan_real for the common token inline: an optional sign, at most 19
+ * digits in all, an optional exponent of at most 4 digits; the value from
+ * Clinger's exact path or Eisel–Lemire. Anything else (more digits, a
+ * value the fast paths cannot decide, a bad token) goes through
+ * mm_scan_real, which has the final say, so results are identical. */
+static inline mm_scan mm_scan_real_fast(const char *p, const char **endp, double *v) {
+  const char *s = p, *d0;
+  uint64_t w = 0;
+  int64_t q = 0;
+  int nd;
+  bool neg = false;
+  if (*s == '-' || *s == '+') neg = (*s++ == '-');
+  d0 = s;
+  while (mm_is_digit(*s)) w = w * 10 + (uint64_t)(*s++ - '0');
+  nd = (int)(s - d0);
+  if (*s == '.') {
+    const char *f0 = ++s;
+    while (mm_is_digit(*s)) w = w * 10 + (uint64_t)(*s++ - '0');
+    q = -(int64_t)(s - f0);
+    nd += (int)(s - f0);
+  }
+  if (nd == 0 || nd > 19) goto slow; /* no digits (bad), or w may have wrapped */
+  if ((*s | 0x20) == 'e') {
+    const char *e0;
+    int64_t e = 0;
+    bool eneg = false;
+    s++;
+    if (*s == '-' || *s == '+') eneg = (*s++ == '-');
+    e0 = s;
+    while (mm_is_digit(*s)) e = e * 10 + (*s++ - '0');
+    if (s == e0 || s - e0 > 4) goto slow;
+    q += eneg ? -e : e;
+  }
+  if (!mm_is_delim(*s)) goto slow;
+  {
+    double x;
+    if (w == 0) {
+      x = 0.0;
+    } else if (w <= (UINT64_C(1) << 53) && q >= -22 && q <= 22) {
+      /* Clinger: w and 10^|q| are exact doubles; one operation rounds once. */
+      x = (double)w;
+      x = q < 0 ? x / mm_pow10_exact[-q] : x * mm_pow10_exact[q];
+    } else if (!mm_decimal_to_double(w, q, &x)) {
+      goto slow;
+    }
+    *v = neg ? -x : x;
+    *endp = s;
+    return MM_SCAN_OK;
+  }
+slow:
+  return mm_scan_real(p, endp, v);
+}
 
 #endif

@@ -1,12 +1,22 @@
 /* mm_read.c — Matrix Market (coordinate) reader: banner, size line, entries, then CSR.
  *
- * The file is read in blocks of MM_BLOCK bytes; the partial last line of a
- * block is carried over to the next one, so the parsers below always see
- * whole lines, each ending in '\n' (a sentinel '\n' is added after a last
- * line that lacks one). parse_entries() is a function of a byte range and
- * its first line number only, so that ranges can later be parsed in
- * parallel. */
+ * Two ways in, one grammar. A plain regular file is memory-mapped: the
+ * banner, comments and size line are parsed in order, then the entry lines
+ * are cut into parts at line ends and the parts parsed in parallel, each
+ * into its own entry arrays (parse_part depends on nothing but its bytes,
+ * the header and a limit, and counts its lines from 0). Line numbers and
+ * entry counts of earlier parts are known once all are parsed, so errors
+ * are placed afterwards: the first part, in file order, that failed or
+ * whose entries overflow the size line's count holds the first error of
+ * the file, and its message gets its exact line then (an overflowing part
+ * is parsed again with the exact limit to find the line). gzip and other
+ * inputs are read in blocks of MM_BLOCK bytes, each block's whole lines
+ * parsed as one part appending to common arrays; the partial last line is
+ * carried over. Either way every parsed range ends in '\n' (a last line
+ * without one is copied and given one), the number scanners' requirement.
+ * The triplets then go to sc_csr_from_coo_segs as they lie, part by part. */
 #define _GNU_SOURCE
+#include <omp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,13 +28,41 @@
 #include "mm_input.h"
 #include "mm_read.h"
 
-/* Bytes read per block; also the longest line accepted. */
+/* Bytes read per block; also the longest line accepted (with its '\n'). */
 #define MM_BLOCK ((size_t)4 << 20)
 
 /* First capacity of the entry arrays; they double up to the size line's count. */
 #define MM_FIRST_CAP ((int64_t)1 << 16)
 
+/* Parts of a mapped file: at least this many bytes each, and at most
+ * MM_PART_MAX (a bound on the pages mapped at a time); about eight per
+ * thread for balance on a busy machine. */
+#define MM_PART_MIN ((size_t)1 << 20)
+#define MM_PART_MAX ((size_t)16 << 20)
+
+/* Bytes of a part's message (without "PATH:LINE: "). */
+#define MM_MSG 400
+
 typedef enum mm_state { MM_AT_BANNER, MM_AT_SIZE, MM_AT_ENTRIES } mm_state;
+
+/* Entries in file order. */
+typedef struct mm_ents {
+  int64_t n;          /* entries stored */
+  int64_t cap;        /* capacity of Ti, Tj, Tx */
+  int64_t *Ti, *Tj;   /* [cap] 0-based row and column of each entry */
+  double *Tx;         /* [cap] value of each entry; NULL for pattern files */
+} mm_ents;
+
+/* A range of whole lines parsed on its own. */
+typedef struct mm_part {
+  const char *p, *end; /* borrowed bytes; end is just past a '\n' */
+  size_t off;          /* mapped parts: offset of p in the file (page hints); else SIZE_MAX */
+  int64_t lines;       /* lines parsed, all of them unless st says otherwise */
+  mm_ents E;           /* its entries (stream: the file's, shared by every block) */
+  shiro_status st;     /* the part's first error, or SHIRO_OK */
+  int64_t err_line;    /* lines of the part before the failing one */
+  char msg[MM_MSG];    /* the error, without "PATH:LINE: " */
+} mm_part;
 
 typedef struct mm_parser {
   const char *path;   /* borrowed: names the file in messages */
@@ -32,10 +70,7 @@ typedef struct mm_parser {
   mm_state state;     /* which line is expected next */
   mm_header h;        /* what the banner and size line said */
   int64_t line;       /* 1-based number of the first line not yet parsed */
-  int64_t n;          /* entries stored so far, <= h.entries */
-  int64_t cap;        /* capacity of Ti, Tj, Tx */
-  int64_t *Ti, *Tj;   /* [cap] 0-based row and column of each entry, in file order */
-  double *Tx;         /* [cap] value of each entry; NULL for pattern files */
+  mm_ents E;          /* stream input: the entries so far */
 } mm_parser;
 
 /* Fills the error with "PATH:LINE: <message>" and returns s. */
@@ -190,188 +225,268 @@ static shiro_status parse_size(mm_parser *P, const char *s) {
   return SHIRO_OK;
 }
 
-/* Resizes the entry arrays to cap entries; false (arrays still valid, P->cap
- * unchanged) when out of memory. */
-static bool resize(mm_parser *P, int64_t cap) {
+/* ---- entry lines ---- */
+
+/* Records the part's error at its line `line` (0-based in the part), whose
+ * first byte is ls: "line too long" if that line is over the limit (the
+ * block reader could not have read it, so that is what it says), else the
+ * message given. */
+static void part_fail(mm_part *C, const char *ls, int64_t line, shiro_status s, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
+static void part_fail(mm_part *C, const char *ls, int64_t line, shiro_status s, const char *fmt,
+                      ...) {
+  const char *e = memchr(ls, '\n', (size_t)(C->end - ls));
+  C->st = s;
+  C->err_line = line;
+  if (e && (size_t)(e - ls) >= MM_BLOCK) {
+    C->st = SHIRO_ERR_PARSE;
+    snprintf(C->msg, sizeof C->msg, "line too long (expected at most %zu bytes, found more)",
+             MM_BLOCK);
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(C->msg, sizeof C->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* Resizes E to cap entries (Tx too unless pattern); false (E unchanged but
+ * valid) when out of memory. */
+static bool ents_resize(mm_ents *E, int64_t cap, bool pattern) {
   int64_t *ti, *tj;
   if (cap < 1 || (uint64_t)cap > SIZE_MAX / sizeof(double)) return false;
-  ti = realloc(P->Ti, (size_t)cap * sizeof *ti);
+  ti = realloc(E->Ti, (size_t)cap * sizeof *ti);
   if (!ti) return false;
-  P->Ti = ti;
-  tj = realloc(P->Tj, (size_t)cap * sizeof *tj);
+  E->Ti = ti;
+  tj = realloc(E->Tj, (size_t)cap * sizeof *tj);
   if (!tj) return false;
-  P->Tj = tj;
-  if (P->h.field != MM_PATTERN) {
-    double *tx = realloc(P->Tx, (size_t)cap * sizeof *tx);
+  E->Tj = tj;
+  if (!pattern) {
+    double *tx = realloc(E->Tx, (size_t)cap * sizeof *tx);
     if (!tx) return false;
-    P->Tx = tx;
+    E->Tx = tx;
   }
-  P->cap = cap; /* only once all three hold cap entries */
+  E->cap = cap; /* only once all three hold cap entries */
   return true;
 }
 
-/* Grows the entry arrays (doubling, capped at the size line's count). */
-static shiro_status grow(mm_parser *P) {
-  int64_t cap = P->cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : 2 * P->cap;
-  if (cap > P->h.entries) cap = P->h.entries;
-  if (!resize(P, cap))
-    return fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
-                   (long long)cap);
-  return SHIRO_OK;
+static void ents_free(mm_ents *E) {
+  free(E->Ti);
+  free(E->Tj);
+  free(E->Tx);
+  memset(E, 0, sizeof *E);
 }
 
 /* Message for a bad row or column index token at s (scan result r; valid: 1..hi). */
-static shiro_status index_fail(const mm_parser *P, int64_t line, const char *s, mm_scan r,
-                               const char *what, int64_t hi) {
+static void index_fail(mm_part *C, const char *ls, int64_t line, const char *s, mm_scan r,
+                       const char *what, int64_t hi) {
   char q[200];
   if (r == MM_SCAN_BAD)
-    return fail_at(P, line, SHIRO_ERR_PARSE, "expected %s index, found %s", what, show(s, q));
-  if (r == MM_SCAN_RANGE)
-    return fail_at(P, line, SHIRO_ERR_PARSE, "%s index overflows int64 (found %s)", what,
-                   show(s, q));
-  return fail_at(P, line, SHIRO_ERR_PARSE, "%s index out of range (expected 1..%lld, found %s)",
-                 what, (long long)hi, show(s, q));
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "expected %s index, found %s", what, show(s, q));
+  else if (r == MM_SCAN_RANGE)
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s index overflows int64 (found %s)", what,
+              show(s, q));
+  else
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s index out of range (expected 1..%lld, found %s)",
+              what, (long long)hi, show(s, q));
 }
 
 /* Message for a bad value token at s (scan result r). */
-static shiro_status value_fail(const mm_parser *P, int64_t line, const char *s, mm_scan r) {
+static void value_fail(mm_part *C, const char *ls, int64_t line, const char *s, mm_scan r,
+                       bool real) {
   char q[200];
-  bool real = P->h.field == MM_REAL;
   if (r == MM_SCAN_RANGE)
-    return fail_at(P, line, SHIRO_ERR_PARSE, "%s value overflows %s (found %s)",
-                   real ? "real" : "integer", real ? "double" : "int64", show(s, q));
-  return fail_at(P, line, SHIRO_ERR_PARSE, "expected %s value, found %s",
-                 real ? "real" : "integer", show(s, q));
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s value overflows %s (found %s)",
+              real ? "real" : "integer", real ? "double" : "int64", show(s, q));
+  else
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "expected %s value, found %s",
+              real ? "real" : "integer", show(s, q));
 }
 
-/* Scans the integer token at s: the common case (1 to 18 digits, no sign)
- * inline, everything else through mm_scan_int64, which has the final say. */
-static inline mm_scan scan_int(const char *s, const char **endp, int64_t *v) {
-  const char *d = s;
-  int64_t x = 0;
-  while ((unsigned char)(*d - '0') < 10 && d - s < 18) x = x * 10 + (*d++ - '0');
-  if (d > s && mm_is_delim(*d)) {
-    *endp = d;
-    *v = x;
-    return MM_SCAN_OK;
-  }
-  return mm_scan_int64(s, endp, v);
-}
-
-/* Parses the entry lines in [p, end) (end is just past a '\n'), the first
- * of them being line P->line, and appends the entries to P. Blank lines are
- * skipped. Depends on nothing but the range, the header and the line number
- * of its first line, so that ranges can be parsed in parallel later. */
-static shiro_status parse_entries(mm_parser *P, const char *p, const char *end) {
-  shiro_status st = SHIRO_OK;
-  const int64_t m = P->h.m, k = P->h.k, want = P->h.entries;
-  const mm_field field = P->h.field;
-  const bool skew = P->h.symmetry == MM_SKEW;
-  int64_t line = P->line, n = P->n, cap = P->cap;
-  int64_t *Ti = P->Ti, *Tj = P->Tj; /* local copies: stores through them cannot alias P */
-  double *Tx = P->Tx;
+/* Parses the entry lines of C (blank lines skipped) into C->E, which may
+ * hold at most `limit` entries in all (more is the "more entries" error,
+ * which names h->entries). Stops at the first error. Depends on nothing but
+ * its arguments, so parts are parsed in parallel. `field` and `skew` are
+ * constants in each instance (see parse_part), so the loop tests neither. */
+static inline __attribute__((always_inline)) void parse_part_as(const mm_header *h,
+                                                                int64_t limit, mm_part *C,
+                                                                const mm_field field,
+                                                                const bool skew) {
+  const int64_t m = h->m, k = h->k;
+  const char *p = C->p, *const end = C->end;
+  int64_t line = 0, n = C->E.n, cap = C->E.cap;
+  int64_t *Ti = C->E.Ti, *Tj = C->E.Tj; /* local copies: stores through them cannot alias C */
+  double *Tx = C->E.Tx;
   char q[200];
   while (p < end) {
-    const char *s = skip_blank(p), *t;
+    const char *ls = p, *s = p, *t;
     int64_t i = 0, j = 0, iv = 0;
     double x = 1.0;
     mm_scan r;
+    if (*s == ' ' || *s == '\t') s = skip_blank(s);
     if (at_eol(s)) { /* blank line */
       p = s + (*s == '\r') + 1;
-      line++;
-      continue;
+      goto next;
     }
-    if (n == want) {
-      st = fail_at(P, line, SHIRO_ERR_PARSE,
-                   "more entries than the size line says (expected %lld, found %s)",
-                   (long long)want, show(s, q));
+    if (n == limit) {
+      part_fail(C, ls, line, SHIRO_ERR_PARSE,
+                "more entries than the size line says (expected %lld, found %s)",
+                (long long)h->entries, show(s, q));
       goto done;
     }
-    r = scan_int(s, &t, &i);
+    r = mm_scan_int64_fast(s, &t, &i);
     if (r != MM_SCAN_OK || i < 1 || i > m) {
-      st = index_fail(P, line, s, r, "row", m);
+      index_fail(C, ls, line, s, r, "row", m);
       goto done;
     }
-    s = skip_blank(t);
-    r = scan_int(s, &t, &j);
+    s = *t == ' ' ? t + 1 : t;
+    if (*s == ' ' || *s == '\t') s = skip_blank(s);
+    r = mm_scan_int64_fast(s, &t, &j);
     if (r != MM_SCAN_OK || j < 1 || j > k) {
-      st = index_fail(P, line, s, r, "column", k);
+      index_fail(C, ls, line, s, r, "column", k);
       goto done;
     }
-    s = skip_blank(t);
+    s = t;
     if (field != MM_PATTERN) {
+      s = *s == ' ' ? s + 1 : s;
+      if (*s == ' ' || *s == '\t') s = skip_blank(s);
       if (field == MM_REAL) {
-        r = mm_scan_real(s, &t, &x);
+        r = mm_scan_real_fast(s, &t, &x);
       } else {
-        r = scan_int(s, &t, &iv);
+        r = mm_scan_int64_fast(s, &t, &iv);
         x = (double)iv;
       }
       if (r != MM_SCAN_OK) {
-        st = value_fail(P, line, s, r);
+        value_fail(C, ls, line, s, r, field == MM_REAL);
         goto done;
       }
-      s = skip_blank(t);
+      s = t;
     }
-    if (!at_eol(s)) {
-      st = fail_at(P, line, SHIRO_ERR_PARSE, "%s (expected end of line, found %s)",
-                   field == MM_PATTERN ? "a value in a pattern matrix"
-                                       : "trailing garbage on the entry line",
-                   show(s, q));
-      goto done;
+    if (*s != '\n') {
+      if (*s == ' ' || *s == '\t') s = skip_blank(s);
+      if (!at_eol(s)) {
+        part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s (expected end of line, found %s)",
+                  field == MM_PATTERN ? "a value in a pattern matrix"
+                                      : "trailing garbage on the entry line",
+                  show(s, q));
+        goto done;
+      }
     }
     if (skew && i == j) {
-      st = fail_at(P, line, SHIRO_ERR_PARSE,
-                   "diagonal entry in a skew-symmetric matrix (expected row != column, found "
-                   "%lld %lld)",
-                   (long long)i, (long long)j);
+      part_fail(C, ls, line, SHIRO_ERR_PARSE,
+                "diagonal entry in a skew-symmetric matrix (expected row != column, found "
+                "%lld %lld)",
+                (long long)i, (long long)j);
       goto done;
     }
     if (n == cap) {
-      P->line = line;
-      SHIRO_CHECK_GOTO(grow(P), st);
-      cap = P->cap, Ti = P->Ti, Tj = P->Tj, Tx = P->Tx;
+      int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : 2 * cap;
+      if (c2 > limit) c2 = limit;
+      C->E.n = n;
+      if (!ents_resize(&C->E, c2, field == MM_PATTERN)) {
+        part_fail(C, ls, line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
+                  (long long)c2);
+        goto done;
+      }
+      cap = C->E.cap, Ti = C->E.Ti, Tj = C->E.Tj, Tx = C->E.Tx;
     }
     Ti[n] = i - 1;
     Tj[n] = j - 1;
-    if (Tx) Tx[n] = x;
+    if (field != MM_PATTERN) Tx[n] = x;
     n++;
     p = s + (*s == '\r') + 1;
+  next:
+    if ((size_t)(p - ls) > MM_BLOCK) {
+      part_fail(C, ls, line, SHIRO_ERR_PARSE, "line too long");
+      goto done;
+    }
     line++;
   }
 done:
-  P->line = line;
-  P->n = n;
+  C->lines = line;
+  C->E.n = n;
+}
+
+/* parse_part_as with the field and symmetry as constants. */
+static void parse_part(const mm_header *h, int64_t limit, mm_part *C) {
+  const bool skew = h->symmetry == MM_SKEW;
+  C->st = SHIRO_OK;
+  switch (h->field * 2 + skew) {
+    case MM_REAL * 2: parse_part_as(h, limit, C, MM_REAL, false); break;
+    case MM_REAL * 2 + 1: parse_part_as(h, limit, C, MM_REAL, true); break;
+    case MM_INTEGER * 2: parse_part_as(h, limit, C, MM_INTEGER, false); break;
+    case MM_INTEGER * 2 + 1: parse_part_as(h, limit, C, MM_INTEGER, true); break;
+    case MM_PATTERN * 2: parse_part_as(h, limit, C, MM_PATTERN, false); break;
+    default: parse_part_as(h, limit, C, MM_PATTERN, true); break;
+  }
+}
+
+/* ---- header lines ---- */
+
+/* Parses one header line at p (a whole line): the banner, a comment or
+ * blank line, or the size line. */
+static shiro_status parse_header_line(mm_parser *P, const char *p) {
+  const char *s = skip_blank(p);
+  shiro_status st = SHIRO_OK;
+  if (P->state == MM_AT_BANNER) {
+    st = parse_banner(P, p);
+    if (st == SHIRO_OK) P->state = MM_AT_SIZE;
+  } else if (*s != '%' && !at_eol(s)) {
+    st = parse_size(P, s);
+    if (st == SHIRO_OK) P->state = MM_AT_ENTRIES;
+  }
   return st;
 }
+
+/* The message at the end of the input for what is still missing, or SHIRO_OK. */
+static shiro_status end_of_input(mm_parser *P, int64_t n) {
+  if (P->state == MM_AT_BANNER)
+    return fail_at(P, 1, SHIRO_ERR_PARSE,
+                   "missing Matrix Market banner (expected %s, found end of file)", MM_BANNER);
+  if (P->state == MM_AT_SIZE)
+    return fail_at(P, P->line, SHIRO_ERR_PARSE,
+                   "missing size line (expected 'rows columns entries', found end of file)");
+  if (n < P->h.entries)
+    return fail_at(P, P->line, SHIRO_ERR_PARSE,
+                   "unexpected end of file: fewer entries than the size line says (expected "
+                   "%lld, found %lld)",
+                   (long long)P->h.entries, (long long)n);
+  return SHIRO_OK;
+}
+
+/* ---- stream input (gzip, pipes, ...) ---- */
 
 /* Parses the whole lines in [p, end): header lines one at a time, then entries. */
 static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
   shiro_status st = SHIRO_OK;
   while (p < end && P->state != MM_AT_ENTRIES) {
-    const char *e = memchr(p, '\n', (size_t)(end - p)), *s = skip_blank(p);
-    if (P->state == MM_AT_BANNER) {
-      SHIRO_CHECK_GOTO(parse_banner(P, p), st);
-      P->state = MM_AT_SIZE;
-    } else if (*s != '%' && !at_eol(s)) {
-      SHIRO_CHECK_GOTO(parse_size(P, s), st);
-      P->state = MM_AT_ENTRIES;
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    SHIRO_CHECK_GOTO(parse_header_line(P, p), st);
+    if (P->state == MM_AT_ENTRIES) {
       /* Reserve what the size line announces: no copying while growing. Pages
        * are only touched as entries arrive, so a size line that overstates
        * costs address space, not memory; where even that fails (a bogus
        * count), the arrays grow as entries arrive and the count mismatch is
        * reported as such. */
-      (void)resize(P, P->h.entries);
+      (void)ents_resize(&P->E, P->h.entries, P->h.field == MM_PATTERN);
     }
     p = e + 1;
     P->line++;
   }
-  if (p < end) st = parse_entries(P, p, end);
+  if (p < end) {
+    mm_part C = {.p = p, .end = end, .off = SIZE_MAX, .E = P->E};
+    parse_part(&P->h, P->h.entries, &C);
+    P->E = C.E;
+    if (C.st != SHIRO_OK)
+      st = fail_at(P, P->line + C.err_line, C.st, "%s", C.msg);
+    P->line += C.lines;
+  }
 done:
   return st;
 }
 
 /* Reads the input block by block and parses every line of it. buf: MM_BLOCK + 1 bytes. */
-static shiro_status read_all(mm_parser *P, mm_input *in, char *buf) {
+static shiro_status read_stream(mm_parser *P, mm_input *in, char *buf) {
   shiro_status st = SHIRO_OK;
   size_t fill = 0, got = 0;
   bool eof = false;
@@ -398,45 +513,235 @@ static shiro_status read_all(mm_parser *P, mm_input *in, char *buf) {
     memmove(buf, buf + lim, fill - lim);
     fill -= lim;
   }
-  if (P->state == MM_AT_BANNER) {
-    st = fail_at(P, 1, SHIRO_ERR_PARSE,
-                 "missing Matrix Market banner (expected %s, found end of file)", MM_BANNER);
-  } else if (P->state == MM_AT_SIZE) {
-    st = fail_at(P, P->line, SHIRO_ERR_PARSE,
-                 "missing size line (expected 'rows columns entries', found end of file)");
-  } else if (P->n < P->h.entries) {
-    st = fail_at(P, P->line, SHIRO_ERR_PARSE,
-                 "unexpected end of file: fewer entries than the size line says (expected "
-                 "%lld, found %lld)",
-                 (long long)P->h.entries, (long long)P->n);
-  }
+  st = end_of_input(P, P->E.n);
 done:
   return st;
 }
 
-shiro_status mm_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error *err) {
+/* ---- mapped input ---- */
+
+/* A mapped file being read: the whole lines data[0 .. whole), then the last
+ * line if it has no '\n' (tail, a copy with one added). */
+typedef struct mm_mapped {
+  const char *data;   /* the mapping (borrowed from the mm_input) */
+  size_t whole;       /* bytes up to and including the last '\n' */
+  char *tail;         /* [tail_len + 1] the unterminated last line + '\n', or NULL */
+  size_t tail_len;    /* bytes of that line (tail may be NULL if it is too long to copy) */
+  int64_t nparts;     /* parts of the entry lines */
+  mm_part *parts;     /* [nparts] */
+} mm_mapped;
+
+/* Parses header lines of the mapping from byte *pos on, then of the tail,
+ * until the size line has been read or the input ends. */
+static shiro_status map_header(mm_parser *P, mm_mapped *M, size_t *pos, bool *tail_used) {
+  while (P->state != MM_AT_ENTRIES && *pos < M->whole) {
+    const char *p = M->data + *pos, *e = memchr(p, '\n', M->whole - *pos);
+    if ((size_t)(e - p) >= MM_BLOCK)
+      return fail_at(P, P->line, SHIRO_ERR_PARSE,
+                     "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
+    shiro_status st = parse_header_line(P, p);
+    if (st != SHIRO_OK) return st;
+    *pos = (size_t)(e + 1 - M->data);
+    P->line++;
+  }
+  if (P->state != MM_AT_ENTRIES && M->tail_len > 0) {
+    if (!M->tail)
+      return fail_at(P, P->line, SHIRO_ERR_PARSE,
+                     "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
+    *tail_used = true;
+    shiro_status st = parse_header_line(P, M->tail);
+    if (st != SHIRO_OK) return st;
+    P->line++;
+  }
+  return SHIRO_OK;
+}
+
+/* Cuts the entry lines data[pos .. whole) (and the tail unless used) into
+ * parts of about `cut` bytes ending at line ends. */
+static shiro_status map_cut(mm_parser *P, mm_mapped *M, size_t pos, bool tail_used, size_t cut) {
+  size_t left = M->whole - pos;
+  int64_t max = (int64_t)(left / cut) + 2, n = 0;
+  M->parts = calloc((size_t)max, sizeof *M->parts);
+  if (!M->parts)
+    return fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %lld parts", (long long)max);
+  while (pos < M->whole) {
+    size_t b = pos + cut;
+    mm_part *C = &M->parts[n++];
+    if (b >= M->whole) {
+      b = M->whole;
+    } else {
+      const char *e = memchr(M->data + b - 1, '\n', M->whole - (b - 1));
+      b = (size_t)(e + 1 - M->data);
+    }
+    C->p = M->data + pos;
+    C->end = M->data + b;
+    C->off = pos;
+    pos = b;
+  }
+  if (!tail_used && M->tail_len > 0) {
+    mm_part *C = &M->parts[n++];
+    C->off = SIZE_MAX;
+    if (M->tail) {
+      C->p = M->tail;
+      C->end = M->tail + M->tail_len + 1;
+    } else { /* too long to copy: fails as the block reader would */
+      C->p = C->end = "";
+      C->st = SHIRO_ERR_PARSE;
+      snprintf(C->msg, sizeof C->msg, "line too long (expected at most %zu bytes, found more)",
+               MM_BLOCK);
+    }
+  }
+  M->nparts = n;
+  return SHIRO_OK;
+}
+
+/* Parses part u of M: maps its pages in first, unmaps them after. */
+static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u) {
+  mm_part *C = &M->parts[u];
+  size_t bytes = (size_t)(C->end - C->p);
+  if (C->st != SHIRO_OK) return; /* decided when cut */
+  if (C->off != SIZE_MAX) mm_input_populate(in, C->off, bytes);
+  /* First capacity: a guess of one entry per 8 bytes (lines are rarely
+   * shorter); the arrays double if it is short, and untouched pages cost
+   * nothing. */
+  int64_t cap = (int64_t)(bytes / 8) + 16;
+  if (cap > P->h.entries) cap = P->h.entries;
+  if (cap > 0 && !ents_resize(&C->E, cap, P->h.field == MM_PATTERN)) {
+    part_fail(C, C->p, 0, SHIRO_ERR_NOMEM, "out of memory storing %lld entries", (long long)cap);
+  } else {
+    parse_part(&P->h, P->h.entries, C);
+  }
+  if (C->off != SIZE_MAX) mm_input_drop(in, C->off, bytes);
+}
+
+/* Finds the first error of the file from the parts' results, in file order,
+ * and fills P->line with the line after the last; SHIRO_OK if none. */
+static shiro_status map_first_error(mm_parser *P, mm_mapped *M, int64_t *n) {
+  int64_t before = 0;
+  for (int64_t u = 0; u < M->nparts; u++) {
+    mm_part *C = &M->parts[u];
+    if (before + C->E.n > P->h.entries) {
+      /* The entry that overflows the count is in this part, before any
+       * error of its own: parse it again with the exact limit to find the
+       * line (its arrays already hold more than that: no allocation). */
+      C->E.n = 0;
+      parse_part(&P->h, P->h.entries - before, C);
+    }
+    if (C->st != SHIRO_OK) return fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
+    before += C->E.n;
+    P->line += C->lines;
+  }
+  *n = before;
+  return SHIRO_OK;
+}
+
+/* Reads a mapped file into *Mp (whose parts the caller frees, whatever the
+ * result): header in order, entry parts in parallel on o->threads threads
+ * (<= 0: OpenMP's number); *n is the number of entries. */
+static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, size_t size,
+                                const mm_read_options *o, mm_mapped *Mp, int64_t *n) {
   shiro_status st = SHIRO_OK;
+  mm_mapped M;
+  const char *last = memrchr(data, '\n', size);
+  size_t pos = 0, cut;
+  bool tail_used = false;
+  int T = o->threads > 0 ? o->threads : omp_get_max_threads();
+  memset(&M, 0, sizeof M);
+  *n = 0;
+  M.data = data;
+  M.whole = last ? (size_t)(last - data) + 1 : 0;
+  M.tail_len = size - M.whole;
+  if (M.tail_len > 0 && M.tail_len < MM_BLOCK) {
+    M.tail = malloc(M.tail_len + 1);
+    if (!M.tail) {
+      st = fail_at(P, 1, SHIRO_ERR_NOMEM, "out of memory for the last line");
+      goto done;
+    }
+    memcpy(M.tail, data + M.whole, M.tail_len);
+    M.tail[M.tail_len] = '\n';
+  }
+  SHIRO_CHECK_GOTO(map_header(P, &M, &pos, &tail_used), st);
+  if (P->state == MM_AT_ENTRIES) {
+    size_t left = M.whole - pos;
+    if (T < 1) T = 1;
+    cut = o->chunk_bytes ? o->chunk_bytes : left / (8 * (size_t)T);
+    if (!o->chunk_bytes && cut < MM_PART_MIN) cut = MM_PART_MIN;
+    if (!o->chunk_bytes && cut > MM_PART_MAX) cut = MM_PART_MAX;
+    SHIRO_CHECK_GOTO(map_cut(P, &M, pos, tail_used, cut), st);
+    if (T > M.nparts) T = (int)M.nparts;
+    if (T > 1) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T)
+      for (int64_t u = 0; u < M.nparts; u++) map_parse_part(P, in, &M, u);
+    } else {
+      for (int64_t u = 0; u < M.nparts; u++) map_parse_part(P, in, &M, u);
+    }
+    SHIRO_CHECK_GOTO(map_first_error(P, &M, n), st);
+  }
+  st = end_of_input(P, *n);
+done:
+  free(M.tail);
+  M.tail = NULL;
+  *Mp = M; /* the parts' arrays are the triplets: the caller frees them */
+  return st;
+}
+
+/* ---- the reader ---- */
+
+shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **out,
+                        mm_header *hdr, shiro_error *err) {
+  shiro_status st = SHIRO_OK;
+  mm_read_options o = {0};
   mm_parser P;
+  mm_mapped M;
   mm_input *in = NULL;
   char *buf = NULL;
+  const char *data = NULL;
+  size_t size = 0;
   sc_csr *A = NULL;
+  sc_coo_seg *segs = NULL;
+  int64_t nseg = 0, n = 0;
   sc_coo_mirror mirror = SC_COO_AS_IS;
   memset(&P, 0, sizeof P);
+  memset(&M, 0, sizeof M);
   if (!out || !path) return shiro_fail(err, SHIRO_ERR_ARG, "mm_read: path or out is NULL");
   *out = NULL;
+  if (opt) o = *opt;
   P.path = path;
   P.err = err;
   P.line = 1;
   SHIRO_CHECK_GOTO(mm_input_open(path, &in, err), st);
-  buf = malloc(MM_BLOCK + 1);
-  if (!buf) {
-    st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory for the read buffer", path);
+  mm_input_map(in, &data, &size);
+  if (data) {
+    SHIRO_CHECK_GOTO(read_mapped(&P, in, data, size, &o, &M, &n), st);
+    nseg = M.nparts;
+  } else {
+    buf = malloc(MM_BLOCK + 1);
+    if (!buf) {
+      st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory for the read buffer", path);
+      goto done;
+    }
+    SHIRO_CHECK_GOTO(read_stream(&P, in, buf), st);
+    nseg = 1;
+  }
+  mm_input_close(&in); /* the mapping is no longer needed */
+  free(buf);
+  buf = NULL;
+  segs = malloc((size_t)(nseg > 0 ? nseg : 1) * sizeof *segs);
+  if (!segs) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
     goto done;
   }
-  SHIRO_CHECK_GOTO(read_all(&P, in, buf), st);
+  if (data) {
+    for (int64_t u = 0; u < nseg; u++) {
+      const mm_ents *E = &M.parts[u].E;
+      segs[u] = (sc_coo_seg){E->n, E->Ti, E->Tj, E->Tx};
+    }
+  } else {
+    segs[0] = (sc_coo_seg){P.E.n, P.E.Ti, P.E.Tj, P.E.Tx};
+  }
   if (P.h.symmetry == MM_SYMMETRIC || P.h.symmetry == MM_HERMITIAN) mirror = SC_COO_SYMMETRIC;
   if (P.h.symmetry == MM_SKEW) mirror = SC_COO_SKEW;
-  st = sc_csr_from_coo(P.h.m, P.h.k, P.n, P.Ti, P.Tj, P.Tx, mirror, &A, err);
+  st = sc_csr_from_coo_segs(P.h.m, P.h.k, nseg, segs, mirror, o.threads, &A, err);
   if (st != SHIRO_OK && err) { /* name the file in the builder's message */
     char msg[sizeof err->message];
     memcpy(msg, err->message, sizeof msg);
@@ -445,12 +750,17 @@ shiro_status mm_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error
 done:
   mm_input_close(&in);
   free(buf);
-  free(P.Ti);
-  free(P.Tj);
-  free(P.Tx);
+  free(segs);
+  for (int64_t u = 0; u < M.nparts; u++) ents_free(&M.parts[u].E);
+  free(M.parts);
+  ents_free(&P.E);
   if (st == SHIRO_OK) {
     *out = A;
     if (hdr) *hdr = P.h;
   }
   return st;
+}
+
+shiro_status mm_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error *err) {
+  return mm_read_ex(path, NULL, out, hdr, err);
 }

@@ -26,4 +26,21 @@ typedef struct mm_header {
  * SHIRO_ERR_NOMEM, *out is NULL and err says "path:line: what was wrong". */
 shiro_status mm_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error *err);
 
+/* How mm_read_ex reads. Zero-initialise, then set what matters. */
+typedef struct mm_read_options {
+  int threads;        /* threads that parse and build; <= 0: OpenMP's current number, and
+                         one thread for inputs too small to gain from more */
+  size_t chunk_bytes; /* bytes of file per parallel part; 0: automatic (tests make it
+                         small so that small files have many parts) */
+} mm_read_options;
+
+/* mm_read with options (opt may be NULL: the defaults, as mm_read). A plain
+ * regular file is memory-mapped, cut into parts at line ends and the parts
+ * parsed in parallel; gzip and other inputs are streamed and parsed in
+ * order. The matrix, the header and any error message (the first error in
+ * file order, with its exact line) are the same whatever the options.
+ * Collective over the OpenMP threads it starts; local to the caller. */
+shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **out,
+                        mm_header *hdr, shiro_error *err);
+
 #endif

@@ -1,6 +1,8 @@
 /* partition.c — contiguous row partitions. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "csr.h"
 #include "error.h"
 #include "partition.h"
 
@@ -34,4 +36,31 @@ void part_free(sc_partition *P) {
   if (!P) return;
   free(P->first);
   P->first = NULL;
+}
+
+shiro_status part_copy(const sc_partition *in, sc_partition *out, shiro_error *err) {
+  int64_t *first = malloc(((size_t)in->parts + 1) * sizeof *first);
+  if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
+  memcpy(first, in->first, ((size_t)in->parts + 1) * sizeof *first);
+  *out = *in;
+  out->first = first;
+  return SHIRO_OK;
+}
+
+shiro_status part_nnz(const sc_csr *A, int32_t parts, sc_partition *out, shiro_error *err) {
+  if (parts < 1) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %d parts", parts);
+  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
+  int64_t i = 0;
+  first[0] = 0;
+  for (int32_t p = 1; p < parts; p++) {
+    int64_t target = (int64_t)(((__int128)p * A->nnz + parts - 1) / parts);
+    while (i < A->m && A->Ap[i] < target) i++;  /* first row whose prefix reaches the target */
+    first[p] = i;
+  }
+  first[parts] = A->m;
+  out->parts = parts;
+  out->n = A->m;
+  out->first = first;
+  return SHIRO_OK;
 }

@@ -17,6 +17,24 @@ typedef struct sc_partition {
  * computed in 64-bit (128-bit intermediate) arithmetic. */
 shiro_status part_block(int64_t n, int32_t parts, sc_partition *out, shiro_error *err);
 
+struct sc_csr;
+
+/* The `nnz` partition: contiguous ranges of A's rows with balanced nonzeros:
+ * part p starts at the first row whose nonzero prefix reaches ⌈p·nnz/R⌉
+ * (deterministic; a row is never split, so one dense row can unbalance it). */
+shiro_status part_nnz(const struct sc_csr *A, int32_t parts, sc_partition *out, shiro_error *err);
+
+/* The `metis` partition (square A): METIS k-way on the symmetrized pattern
+ * (A + Aᵀ, no diagonal), vertices weighted by their row's nonzeros + 1, fixed
+ * seed. Returns the permutation *newof (newof[old] = new id: the rows of part
+ * 0 first, then part 1, ..., each part in increasing old id) and the
+ * contiguous partition *out of the permuted rows. */
+shiro_status part_metis(const struct sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out,
+                        shiro_error *err);
+
+/* Copies a partition. */
+shiro_status part_copy(const sc_partition *in, sc_partition *out, shiro_error *err);
+
 /* Owner of row i (0 <= i < n) by binary search. */
 int32_t part_owner(const sc_partition *P, int64_t i);
 

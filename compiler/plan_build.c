@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "error.h"
 #include "plan_build.h"
 #include "prog_builder.h"
@@ -282,6 +283,38 @@ done:
   return st;
 }
 
+uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n) {
+  digest64 d;
+  digest_init(&d);
+  digest_add(&d, n);
+  digest_add(&d, A->k);
+  for (int64_t x = 0; x < n; x++) {
+    int64_t i = list ? list[x] : first + x;
+    digest_add(&d, A->Ap[i + 1] - A->Ap[i]);
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) digest_add(&d, A->Aj[t]);
+  }
+  return d.h;
+}
+
+shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
+                                shiro_error *err) {
+  memset(P->meta.partition, 0, sizeof P->meta.partition);
+  strncpy(P->meta.partition, partition, sizeof P->meta.partition - 1);
+  P->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
+  for (int32_t r = 0; r < P->meta.ranks; r++) {
+    prog_rank *pr = &P->ranks[r];
+    pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
+    pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
+    if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+    for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
+    for (int64_t i = 0; i < pr->b_rows; i++) pr->b_global[i] = oldof[pr->b_first + i];
+    pr->ncglobal = pr->c_rows;
+    pr->nbglobal = pr->b_rows;
+    pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
+  }
+  return SHIRO_OK;
+}
+
 void plan_volumes(const sc_plan *P, sc_volumes *v) {
   memset(v, 0, sizeof *v);
   for (int32_t r = 0; r < P->meta.ranks; r++) {
@@ -302,7 +335,7 @@ static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, 
   out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
   for (int32_t p = 0; p < Prow->parts; p++) {
     prog_rank *pr = &out->ranks[p];
-    pr->pattern_digest = shiro_pattern_digest(pr->c_rows, A->k, A->Ap + pr->c_first, A->Aj);
+    pr->pattern_digest = plan_rows_digest(A, NULL, pr->c_first, pr->c_rows);
     int64_t n = 0;
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
       if (B->b[t].rmatch) n += B->b[t].mu;

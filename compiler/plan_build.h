@@ -35,6 +35,17 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err);
 
+/* For a plan of the permuted matrix P·A·Pᵀ (metis partition): records each
+ * rank's original row ids (oldof[new] = old), the partition's name, and the
+ * digests of the ORIGINAL matrix A (whole, and each rank's rows in its local
+ * order), which is what applications hold. */
+shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
+                                shiro_error *err);
+
+/* shiro_pattern_digest of rows list[0..n-1] of A in that order (list NULL:
+ * rows first .. first+n-1): the digest applications compute over their rows. */
+uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n);
+
 /* Rows each plan moves per call, from its exchange records (every hop counted). */
 void plan_volumes(const sc_plan *P, sc_volumes *v);
 

@@ -88,6 +88,14 @@ shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_e
   }
   free(mark);
   if (st == SHIRO_OK) st = check_xchg(meta, pr, err);
+  if (st == SHIRO_OK && ((pr->ncglobal != 0 && pr->ncglobal != pr->c_rows) || (pr->nbglobal != 0 && pr->nbglobal != pr->b_rows)))
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d: row lists of the wrong length", pr->rank);
+  for (int64_t x = 0; x < pr->ncglobal && st == SHIRO_OK; x++)
+    if (pr->c_global[x] < 0 || pr->c_global[x] >= meta->m || (x && pr->c_global[x] <= pr->c_global[x - 1]))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d: C row list is not increasing within 0..m-1", pr->rank);
+  for (int64_t x = 0; x < pr->nbglobal && st == SHIRO_OK; x++)
+    if (pr->b_global[x] < 0 || pr->b_global[x] >= meta->k || (x && pr->b_global[x] <= pr->b_global[x - 1]))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d: B row list is not increasing within 0..k-1", pr->rank);
   for (int64_t x = 0; x < pr->ncert && st == SHIRO_OK; x++)
     if (pr->cert[2 * x] < pr->c_first || pr->cert[2 * x] >= pr->c_first + pr->c_rows || pr->cert[2 * x + 1] < 0 ||
         pr->cert[2 * x + 1] >= meta->k)

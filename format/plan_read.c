@@ -184,7 +184,8 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   map->addr = addr;
   map->len = (size_t)(hi - start);
   void **dst[PROG_NARRAYS] = {(void **)&pr->ops, (void **)&pr->xchg, (void **)&pr->ptr, (void **)&pr->col,
-                              (void **)&pr->val, (void **)&pr->rows, (void **)&pr->cert};
+                              (void **)&pr->val, (void **)&pr->rows, (void **)&pr->cert, (void **)&pr->c_global,
+                              (void **)&pr->b_global};
   for (int i = 0; i < nds; i++) {
     if (ds[i].n == 0) { *dst[i] = NULL; continue; }
     if ((ds[i].off - start) % 8 != 0) {
@@ -196,7 +197,7 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   return SHIRO_OK;
 }
 
-static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert"};
+static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global"};
 
 /* Compares the CRC32C of array a with the stored one. */
 static shiro_status verify_array(const prog_rank *pr, int a, const char *path, shiro_error *err) {
@@ -249,10 +250,12 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
                                {"col", H5T_NATIVE_INT32, 1, 0, 0, 0, 0},
                                {"val", H5T_NATIVE_DOUBLE, 1, 0, 0, 0, 0},
                                {"rows", H5T_NATIVE_INT32, 1, 0, 0, 0, 0},
-                               {"cert", H5T_NATIVE_INT64, 2, 0, 0, 0, 0}};
+                               {"cert", H5T_NATIVE_INT64, 2, 0, 0, 0, 0},
+                               {"c_global", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
+                               {"b_global", H5T_NATIVE_INT64, 1, 0, 0, 0, 0}};
   for (int i = 0; i < PROG_NARRAYS; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
   pr->nops = ds[0].n; pr->nx = ds[1].n; pr->nptr = ds[2].n; pr->ncol = ds[3].n; pr->nval = ds[4].n; pr->nrowidx = ds[5].n;
-  pr->ncert = ds[6].n;
+  pr->ncert = ds[6].n; pr->ncglobal = ds[7].n; pr->nbglobal = ds[8].n;
   for (int i = 0; i < PROG_NARRAYS; i++) pr->crc[i] = ds[i].crc;
   H5Gclose(g);
   g = -1;

@@ -14,6 +14,8 @@ const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
     case PA_VAL: *bytes = (size_t)pr->nval * sizeof(double); return pr->val;
     case PA_ROWS: *bytes = (size_t)pr->nrowidx * sizeof(int32_t); return pr->rows;
     case PA_CERT: *bytes = (size_t)pr->ncert * 2 * sizeof(int64_t); return pr->cert;
+    case PA_CGLOBAL: *bytes = (size_t)pr->ncglobal * sizeof(int64_t); return pr->c_global;
+    case PA_BGLOBAL: *bytes = (size_t)pr->nbglobal * sizeof(int64_t); return pr->b_global;
   }
   *bytes = 0;
   return NULL;
@@ -22,6 +24,7 @@ const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
 void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
   free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows); free(pr->cert);
+  free(pr->c_global); free(pr->b_global);
   memset(pr, 0, sizeof *pr);
 }
 

@@ -64,12 +64,12 @@ enum {
 };
 
 /* The arrays of a rank, in file order. */
-enum { PA_OPS = 0, PA_XCHG, PA_PTR, PA_COL, PA_VAL, PA_ROWS, PA_CERT, PROG_NARRAYS };
+enum { PA_OPS = 0, PA_XCHG, PA_PTR, PA_COL, PA_VAL, PA_ROWS, PA_CERT, PA_CGLOBAL, PA_BGLOBAL, PROG_NARRAYS };
 
 typedef struct prog_rank {
   int32_t rank;       /* rank this program runs on */
   int32_t nstages;    /* stages 0 .. nstages-1 */
-  int64_t c_first;    /* first global row of C owned */
+  int64_t c_first;    /* first row of C owned, in the plan's numbering (= original unless c_global is given) */
   int64_t c_rows;     /* rows of C owned (buffer C) */
   int64_t b_first;    /* first global row of B owned */
   int64_t b_rows;     /* rows of B owned (buffer B) */
@@ -89,7 +89,11 @@ typedef struct prog_rank {
   int32_t *rows;      /* [nrowidx] destination rows (relative to the op's DST_OFF) */
   int64_t ncert;      /* optimality certificate: matched (row, column) pairs */
   int64_t *cert;      /* [ncert × 2] global (i, j) of A: a matching per cover problem (DESIGN: its certificate) */
-  uint64_t pattern_digest;  /* shiro_pattern_digest of this rank's rows of A */
+  int64_t ncglobal;   /* c_rows when the partition lists rows (metis), else 0 */
+  int64_t *c_global;  /* [ncglobal] original global id of each local C row, increasing */
+  int64_t nbglobal;   /* b_rows when the partition lists rows (metis), else 0 */
+  int64_t *b_global;  /* [nbglobal] original global id of each local B row, increasing */
+  uint64_t pattern_digest;  /* shiro_pattern_digest of this rank's rows of A (original ids, local order) */
   uint32_t crc[PROG_NARRAYS];  /* CRC32C of each array, in prog_array order (filled by writer and reader) */
 } prog_rank;
 

@@ -34,6 +34,9 @@ shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info) 
   info->c_first = plan->pr.c_first;
   info->b_first = plan->pr.b_first;
   info->strategy = plan->meta.strategy;
+  info->partition = plan->meta.partition;
+  info->c_global = plan->pr.ncglobal ? plan->pr.c_global : NULL;
+  info->b_global = plan->pr.nbglobal ? plan->pr.b_global : NULL;
   return SHIRO_OK;
 }
 

@@ -80,9 +80,13 @@ typedef struct shiro_plan_info {
   int64_t m, k, nnz;       /* global shape and nonzeros of A */
   int64_t c_rows;          /* rows of C (and A) owned by this rank */
   int64_t b_rows;          /* rows of B owned by this rank */
-  int64_t c_first;         /* first global row of C owned (rows c_first .. c_first+c_rows-1) */
-  int64_t b_first;         /* first global row of B owned */
-  const char *strategy;    /* "block", "col", "row", "joint", ... (owned by the plan) */
+  int64_t c_first;         /* first global row of C owned (rows c_first .. c_first+c_rows-1), if c_global is NULL */
+  int64_t b_first;         /* first global row of B owned, if b_global is NULL */
+  const char *strategy;    /* "block", "col", "row", "joint", "hier", "group" (owned by the plan) */
+  const char *partition;   /* "block", "nnz" (contiguous ranges) or "metis" (row lists) */
+  const int64_t *c_global; /* metis: [c_rows] global id of each local C row (increasing); NULL when the
+                              rows are c_first .. c_first+c_rows-1 (owned by the plan) */
+  const int64_t *b_global; /* metis: [b_rows] global id of each local B row; NULL when contiguous */
 } shiro_plan_info;
 
 /* Opens rank `rank`'s part of the plan file at `path` and maps its arrays.

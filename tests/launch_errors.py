@@ -51,6 +51,7 @@ def main():
         for args, needle in [(["--ranks", "0"], "--ranks"), (["--ranks", "x4"], "--ranks"),
                              (["--ranks", "4", "--strategy", "magic"], "unknown strategy 'magic'"),
                              (["--ranks", "4", "--bogus"], "unknown option '--bogus'"),
+                             (["--ranks", "4", "--partition", "random"], "unknown partition 'random'"),
                              (["--ranks", "4", "--gpus-per-node"], "--gpus-per-node needs a value")]:
             p = run([plan_exe, matrix] + args)
             expect(p.returncode == 2 and needle in p.stderr, f"shiro-plan {' '.join(args)} -> {needle}", p)
@@ -65,6 +66,12 @@ def main():
         expect(p.returncode == 1 and "bad.mtx:4" in p.stderr and not os.path.exists(out), "bad matrix: file:line, no output", p)
         left = [f for f in os.listdir(tmp) if ".tmp." in f]
         expect(not left, f"no temporary files left ({left})")
+        # metis needs a square matrix: a clear error, no file.
+        rect = os.path.join(tmp, "rect.mtx")
+        with open(rect, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.0\n2 3 2.0\n")
+        p = run([plan_exe, rect, "--ranks", "2", "--partition", "metis", "-o", out])
+        expect(p.returncode == 1 and "square" in p.stderr and not os.path.exists(out), "metis on a rectangular matrix", p)
         # --check against another matrix is refused up front.
         s = run([mpirun, "-np", "4", spmm, plan, "--check", bad])
         expect(s.returncode != 0 and "bad.mtx" in s.stderr, "--check with a broken matrix", s)

@@ -29,6 +29,7 @@ def main():
     ap.add_argument("--strategies", default="block,col,row,joint")
     ap.add_argument("--n", default="1,7,32")
     ap.add_argument("--dtype", default="float,double")
+    ap.add_argument("--partition", default="block")
     a = ap.parse_args()
     tools = os.path.join(a.build, "tools")
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -45,9 +46,9 @@ def main():
         for strategy in a.strategies.split(","):
             for entry in a.ranks.split(","):
                 ranks, gpn = (int(x) for x in (entry.split(":") if ":" in entry else (entry, a.gpn)))
-                tag = f"{os.path.basename(a.matrix)} strategy={strategy} ranks={ranks} gpn={gpn}"
+                tag = f"{os.path.basename(a.matrix)} strategy={strategy} partition={a.partition} ranks={ranks} gpn={gpn}"
                 p = run([os.path.join(tools, "shiro-plan"), a.matrix, "--ranks", str(ranks), "--gpus-per-node",
-                         str(gpn), "--strategy", strategy, "-o", plan, "--json", "--quiet"])
+                         str(gpn), "--strategy", strategy, "--partition", a.partition, "-o", plan, "--json", "--quiet"])
                 if p.returncode != 0:
                     print(f"FAIL {tag}: shiro-plan exit {p.returncode}: {p.stderr.strip()}")
                     failures += 1

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "error.h"
+#include "permute.h"
+#include "plan_build.h"
 #include "plan_file.h"
 #include "plan_verify.h"
 
@@ -347,10 +349,21 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
         shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj) != meta->matrix_digest)
       st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
     for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
-      if (shiro_pattern_digest(pr[r].c_rows, A->k, A->Ap + pr[r].c_first, A->Aj) != pr[r].pattern_digest)
+      if (plan_rows_digest(A, pr[r].ncglobal ? pr[r].c_global : NULL, pr[r].c_first, pr[r].c_rows) != pr[r].pattern_digest)
         st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", r);
   }
   if (st != SHIRO_OK) return st;
+  sc_csr *Aperm = NULL;  /* row lists (metis): the programs index the permuted matrix */
+  if (A && pr[0].ncglobal) {
+    int64_t *newof = malloc((size_t)(A->m ? A->m : 1) * sizeof *newof);
+    if (!newof) return nomem(err);
+    for (int32_t r = 0; r < v.R; r++)
+      for (int64_t i = 0; i < pr[r].ncglobal; i++) newof[pr[r].c_global[i]] = pr[r].c_first + i;
+    st = sc_csr_permute(A, newof, &Aperm, err);
+    free(newof);
+    if (st != SHIRO_OK) return st;
+    A = Aperm;
+  }
   v.bufs = calloc((size_t)v.R * PROG_NBUF, sizeof *v.bufs);
   if (!v.bufs) return nomem(err);
   for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
@@ -374,5 +387,6 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
       free(rows);
     }
   free(v.bufs);
+  sc_csr_free(Aperm);
   return st;
 }

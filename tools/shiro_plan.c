@@ -12,8 +12,10 @@
 
 #include "blocks.h"
 #include "cli.h"
+#include "error.h"
 #include "mm_read.h"
 #include "partition.h"
+#include "permute.h"
 #include "plan_build.h"
 #include "plan_file.h"
 #include "strategy.h"
@@ -35,6 +37,7 @@ typedef struct options {
   const char *out;      /* plan path (NULL: default name) */
   int32_t ranks, gpn;   /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
+  const char *partition; /* "block", "nnz" or "metis" */
   int threads;          /* 0: OpenMP default */
   int compare, json, quiet;
 } options;
@@ -43,10 +46,12 @@ typedef struct timings { double read, partition, cover, plan, write, total; } ti
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: shiro-plan MATRIX.mtx[.gz] --ranks R [--gpus-per-node G] [--strategy S]\n"
+          "usage: shiro-plan MATRIX.mtx[.gz] --ranks R [--gpus-per-node G] [--strategy S] [--partition P]\n"
           "                  [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
+          "  --partition P      block (default) | nnz (contiguous, balanced nonzeros) |\n"
+          "                     metis (square matrices: METIS k-way, ranks own row lists)\n"
           "  --strategy S       block | col | row | joint | hier | group (default: group when\n"
           "                     1 < G < R, else joint, which then moves the same rows)\n"
           "  -o FILE            plan file (default: the matrix's base name + .shiro.h5)\n"
@@ -60,6 +65,7 @@ static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->gpn = 1;
   o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
+  o->partition = "block";
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
@@ -80,6 +86,13 @@ static int parse(int argc, char **argv, options *o) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+    } else if (!strcmp(a, "--partition")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "metis")) {
+        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz or metis)\n", prog, val);
+        return 0;
+      }
+      o->partition = val;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!(o->out = cli_value(prog, argc, argv, &i))) return 0;
     } else if (a[0] == '-' && a[1] != 0) {
@@ -127,6 +140,44 @@ static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc
   return st;
 }
 
+/* Row partitions of A/C and B; metis replaces *A by the permuted matrix (the
+ * caller keeps the original) and returns oldof. B rows follow C rows for
+ * square matrices under nnz and metis, so that one layer's C is the next
+ * layer's B. */
+static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_partition *Prow, sc_partition *Pcol,
+                              shiro_error *err) {
+  const sc_csr *M = *A;
+  if (!strcmp(o->partition, "block")) {
+    shiro_status st = part_block(M->m, o->ranks, Prow, err);
+    return st != SHIRO_OK ? st : part_block(M->k, o->ranks, Pcol, err);
+  }
+  if (!strcmp(o->partition, "nnz")) {
+    shiro_status st = part_nnz(M, o->ranks, Prow, err);
+    if (st != SHIRO_OK) return st;
+    return M->m == M->k ? part_copy(Prow, Pcol, err) : part_block(M->k, o->ranks, Pcol, err);
+  }
+  int64_t *newof = NULL;
+  sc_csr *P = NULL;
+  shiro_status st = part_metis(M, o->ranks, &newof, Prow, err);
+  if (st == SHIRO_OK) st = part_copy(Prow, Pcol, err);
+  if (st == SHIRO_OK) st = sc_csr_permute(M, newof, &P, err);
+  if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  free(newof);
+  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
+  *A = P;
+  return SHIRO_OK;
+}
+
+/* max / mean nonzeros over the ranks' rows. */
+static double load_balance(const sc_csr *A, const sc_partition *Prow) {
+  int64_t most = 0;
+  for (int32_t p = 0; p < Prow->parts; p++) {
+    int64_t n = A->Ap[Prow->first[p + 1]] - A->Ap[Prow->first[p]];
+    if (n > most) most = n;
+  }
+  return A->nnz ? (double)most * Prow->parts / (double)A->nnz : 1.0;
+}
+
 static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare) {
   printf("\"volumes\": {");
   int first = 1;
@@ -141,7 +192,7 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
 }
 
 static void report(const options *o, const sc_csr *A, const sc_blocks *B, const sc_volumes *v, const int *have,
-                   const timings *t, const char *out) {
+                   const timings *t, const char *out, double balance) {
   int64_t covers = B ? B->n : 0;
   if (!o->quiet) {
     fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; %lld off-diagonal blocks\n",
@@ -151,6 +202,7 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
       if (have[s])
         fprintf(stderr, "  %-8s %14lld %16lld %16lld%s\n", strategy_name((sc_strategy)s), (long long)v[s].total_rows,
                 (long long)v[s].inter_node_rows, (long long)v[s].intra_node_rows, s == (int)o->strategy && out ? "  <- plan" : "");
+    fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f\n", o->partition, balance);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
     if (out) fprintf(stderr, "  wrote %s\n", out);
@@ -160,8 +212,8 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     cli_json_string(stdout, o->matrix);
     printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, ",
            (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn);
-    printf("\"strategy\": \"%s\", \"threads\": %d, \"blocks\": %lld, \"plan\": ", strategy_name(o->strategy),
-           omp_get_max_threads(), (long long)covers);
+    printf("\"strategy\": \"%s\", \"partition\": \"%s\", \"load_balance\": %.6f, \"threads\": %d, \"blocks\": %lld, \"plan\": ",
+           strategy_name(o->strategy), o->partition, balance, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
     printf(", ");
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
@@ -186,6 +238,8 @@ int main(int argc, char **argv) {
   int have[STRAT_COUNT] = {0};
   timings t = {0};
   char *out = NULL;
+  int64_t *oldof = NULL;  /* metis: the planned matrix is permuted; oldof[new] = original row */
+  sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
   if (write_plan) {
     out = o.out ? strdup(o.out) : default_output(o.matrix);
@@ -194,7 +248,9 @@ int main(int argc, char **argv) {
   double t0 = cli_now(), t1;
   if (mm_read(o.matrix, &A, NULL, &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.read = t1 - t0; t0 = t1;
-  if (part_block(A->m, o.ranks, &Prow, &err) != SHIRO_OK || part_block(A->k, o.ranks, &Pcol, &err) != SHIRO_OK) goto fail;
+  sc_csr *read = A;
+  if (partition(&o, &A, &oldof, &Prow, &Pcol, &err) != SHIRO_OK) goto fail;
+  if (A != read) A0 = read;  /* metis: A is now the permuted matrix; the original is kept for the digests */
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks. */
@@ -207,6 +263,10 @@ int main(int argc, char **argv) {
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
     if (plan_build(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
+    if (strcmp(o.partition, "block") &&
+        (oldof ? plan_set_row_lists(&plan, A0, oldof, o.partition, &err) != SHIRO_OK
+               : (strcpy(plan.meta.partition, o.partition), 0)))
+      goto fail;
     t1 = cli_now(); t.plan = t1 - t0; t0 = t1;
   }
   if (strategy_is_two_tier(o.strategy)) plan_volumes(&plan, &vol[o.strategy]);
@@ -223,7 +283,7 @@ int main(int argc, char **argv) {
     t1 = cli_now(); t.write = t1 - t0;
   }
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
-  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL);
+  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow));
   rc = 0;
   goto done;
 fail:
@@ -234,6 +294,8 @@ done:
   part_free(&Prow);
   part_free(&Pcol);
   sc_csr_free(A);
+  sc_csr_free(A0);
+  free(oldof);
   free(out);
   return rc;
 }

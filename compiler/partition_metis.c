@@ -1,0 +1,90 @@
+/* partition_metis.c — METIS k-way partition of a square matrix's symmetrized pattern. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr.h"
+#include "error.h"
+#include "partition.h"
+#include "shiro_config.h"
+
+#if !SHIRO_HAVE_METIS
+shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out, shiro_error *err) {
+  (void)A; (void)parts; (void)out;
+  *newof = NULL;
+  return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: this shiro was built without METIS (install libmetis-dev)");
+}
+#else
+#include <metis.h>
+
+/* The graph of A + Aᵀ without the diagonal, in METIS's 32-bit CSR. */
+static shiro_status sym_graph(const sc_csr *A, idx_t **xadj, idx_t **adj, shiro_error *err) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < A->m; i++)
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) n += A->Aj[t] != i;
+  int64_t *Ti = malloc((size_t)(n ? n : 1) * sizeof *Ti), *Tj = malloc((size_t)(n ? n : 1) * sizeof *Tj);
+  sc_csr *S = NULL;
+  shiro_status st = (Ti && Tj) ? SHIRO_OK : SHIRO_ERR_NOMEM;
+  n = 0;
+  for (int64_t i = 0; st == SHIRO_OK && i < A->m; i++)
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++)
+      if (A->Aj[t] != i) { Ti[n] = i; Tj[n] = A->Aj[t]; n++; }
+  if (st == SHIRO_OK) st = sc_csr_from_coo(A->m, A->m, n, Ti, Tj, NULL, SC_COO_SYMMETRIC, &S, err);
+  free(Ti);
+  free(Tj);
+  if (st != SHIRO_OK) return st == SHIRO_ERR_NOMEM ? shiro_fail(err, st, "metis: out of memory") : st;
+  if (S->nnz > INT32_MAX) {
+    sc_csr_free(S);
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "metis: the symmetrized graph has %lld edges; this METIS has 32-bit indices",
+                      (long long)S->nnz);
+  }
+  *xadj = malloc(((size_t)A->m + 1) * sizeof **xadj);
+  *adj = malloc((size_t)(S->nnz ? S->nnz : 1) * sizeof **adj);
+  if (!*xadj || !*adj) { sc_csr_free(S); return shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); }
+  for (int64_t i = 0; i <= A->m; i++) (*xadj)[i] = (idx_t)S->Ap[i];
+  for (int64_t t = 0; t < S->nnz; t++) (*adj)[t] = (idx_t)S->Aj[t];
+  sc_csr_free(S);
+  return SHIRO_OK;
+}
+
+shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out, shiro_error *err) {
+  *newof = NULL;
+  if (A->m != A->k) return shiro_fail(err, SHIRO_ERR_ARG, "--partition metis needs a square matrix (this one is %lld x %lld)",
+                                      (long long)A->m, (long long)A->k);
+  if (A->m > INT32_MAX) return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "metis: more than 2^31-1 rows");
+  idx_t *xadj = NULL, *adj = NULL, *vwgt = NULL, *part = NULL;
+  int64_t *first = NULL, *map = NULL;
+  shiro_status st = sym_graph(A, &xadj, &adj, err);
+  if (st != SHIRO_OK) goto done;
+  vwgt = malloc(((size_t)A->m + 1) * sizeof *vwgt);
+  part = calloc((size_t)A->m + 1, sizeof *part);
+  first = calloc((size_t)parts + 1, sizeof *first);
+  map = malloc(((size_t)A->m + 1) * sizeof *map);
+  if (!vwgt || !part || !first || !map) { st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); goto done; }
+  for (int64_t i = 0; i < A->m; i++) vwgt[i] = (idx_t)(A->Ap[i + 1] - A->Ap[i] + 1 > INT32_MAX / parts ? INT32_MAX / parts : A->Ap[i + 1] - A->Ap[i] + 1);
+  if (parts > 1 && A->m > 0) {
+    idx_t nv = (idx_t)A->m, ncon = 1, np = parts, objval = 0;
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED] = 1;  /* fixed seed: the same partition every run */
+    options[METIS_OPTION_NUMBERING] = 0;
+    int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, vwgt, NULL, NULL, &np, NULL, NULL, options, &objval, part);
+    if (rc != METIS_OK) { st = shiro_fail(err, SHIRO_ERR_INTERNAL, "metis: METIS_PartGraphKway failed (%d)", rc); goto done; }
+  }
+  for (int64_t i = 0; i < A->m; i++) first[part[i] + 1]++;
+  for (int32_t p = 0; p < parts; p++) first[p + 1] += first[p];
+  int64_t *next = malloc(((size_t)parts + 1) * sizeof *next);
+  if (!next) { st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); goto done; }
+  memcpy(next, first, ((size_t)parts + 1) * sizeof *next);
+  for (int64_t i = 0; i < A->m; i++) map[i] = next[part[i]]++;  /* stable: increasing old id within a part */
+  free(next);
+  out->parts = parts;
+  out->n = A->m;
+  out->first = first;
+  first = NULL;
+  *newof = map;
+  map = NULL;
+done:
+  free(xadj); free(adj); free(vwgt); free(part); free(first); free(map);
+  return st;
+}
+#endif
