@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -48,4 +49,23 @@ void cli_json_string(FILE *f, const char *s) {
     else fputc(*c, f);
   }
   fputc('"', f);
+}
+
+static int progress_on, line_open;
+
+void cli_progress_enable(int on) {
+  if (!on && line_open) fputc('\n', stderr);  /* close a bar left open by a failure */
+  line_open = 0;
+  progress_on = on && isatty(2);
+}
+
+void cli_progress(const char *phase, int64_t done, int64_t total) {
+  if (!progress_on) return;
+  int width = 30, fill = total > 0 ? (int)((double)done / (double)total * width) : width;
+  char bar[64];
+  for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+  bar[width] = 0;
+  fprintf(stderr, "\r  %-9s [%s] %lld/%lld%s", phase, bar, (long long)done, (long long)total, done >= total ? "\n" : "");
+  line_open = done < total;
+  fflush(stderr);
 }

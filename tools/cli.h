@@ -18,6 +18,11 @@ double cli_now(void);
 #include <stdio.h>
 void cli_json_string(FILE *f, const char *s);
 
+/* Progress of a planner phase on stderr, redrawn in place: only when stderr
+ * is a terminal and enabled (cli_progress_enable); done == total ends the line. */
+void cli_progress_enable(int on);
+void cli_progress(const char *phase, int64_t done, int64_t total);
+
 /* Peak resident set size of this process in bytes (0 if unknown). */
 int64_t cli_peak_rss(void);
 

@@ -178,6 +178,8 @@ static double load_balance(const sc_csr *A, const sc_partition *Prow) {
   return A->nnz ? (double)most * Prow->parts / (double)A->nnz : 1.0;
 }
 
+static void cover_progress(int64_t done, int64_t total, void *arg) { cli_progress((const char *)arg, done, total); }
+
 static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare) {
   printf("\"volumes\": {");
   int first = 1;
@@ -228,6 +230,7 @@ int main(int argc, char **argv) {
   options o;
   if (!parse(argc, argv, &o)) return 2;
   if (o.threads) omp_set_num_threads(o.threads);
+  cli_progress_enable(!o.quiet);
   int rc = 1;
   shiro_error err = {{0}};
   sc_csr *A = NULL;
@@ -246,23 +249,29 @@ int main(int argc, char **argv) {
     if (!out) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
   }
   double t0 = cli_now(), t1;
+  cli_progress("read", 0, 1);
   if (mm_read(o.matrix, &A, NULL, &err) != SHIRO_OK) goto fail;
+  cli_progress("read", 1, 1);
   t1 = cli_now(); t.read = t1 - t0; t0 = t1;
   sc_csr *read = A;
   if (partition(&o, &A, &oldof, &Prow, &Pcol, &err) != SHIRO_OK) goto fail;
   if (A != read) A0 = read;  /* metis: A is now the permuted matrix; the original is kept for the digests */
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
+  cli_progress("blocks", 0, 1);
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
+  cli_progress("blocks", 1, 1);
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks. */
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (s == (int)o.strategy || !o.compare) continue;
     if (evaluate(A, &Prow, &Pcol, &B, (sc_strategy)s, o.gpn, &vol[s], &err) != SHIRO_OK) goto fail;
     have[s] = 1;
   }
-  if (strategy_select(&B, o.strategy, o.gpn, NULL, NULL, &err) != SHIRO_OK) goto fail;
+  if (strategy_select(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
+    cli_progress("programs", 0, o.ranks);
     if (plan_build(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
+    cli_progress("programs", o.ranks, o.ranks);
     if (strcmp(o.partition, "block") &&
         (oldof ? plan_set_row_lists(&plan, A0, oldof, o.partition, &err) != SHIRO_OK
                : (strcpy(plan.meta.partition, o.partition), 0)))
@@ -277,7 +286,9 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
+    cli_progress("write", 0, 1);
     shiro_status wst = plan_file_write(out, &plan.meta, plan.ranks, &err);
+    cli_progress("write", 1, 1);
     temp_path[0] = 0;
     if (wst != SHIRO_OK) goto fail;
     t1 = cli_now(); t.write = t1 - t0;
@@ -287,6 +298,7 @@ int main(int argc, char **argv) {
   rc = 0;
   goto done;
 fail:
+  cli_progress_enable(0);
   fprintf(stderr, "%s: %s\n", prog, err.message);
 done:
   plan_free(&plan);
