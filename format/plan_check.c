@@ -32,7 +32,7 @@ static shiro_status check_mul(const prog_rank *pr, int64_t o, const int64_t *op,
   if (ptr[0] < 0 || ptr[nrows] > pr->ncol) BAD("entries out of range");
   int64_t span = sn - soff;
   for (int64_t i = 0; i < nrows; i++) {
-    if (ptr[i + 1] < ptr[i]) BAD("row pointers decrease");
+    if (ptr[i + 1] < ptr[i] || ptr[i + 1] > pr->ncol) BAD("row pointers decrease or run past the entries");
     for (int64_t e = ptr[i]; e < ptr[i + 1]; e++)
       if (pr->col[e] < 0 || pr->col[e] >= span) BAD("source row out of range");
   }
