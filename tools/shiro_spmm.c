@@ -2,6 +2,7 @@
  *
  *   mpirun -np R shiro-spmm PLAN.h5 --n N[,N...] --dtype float|double[,...]
  *                           --iters K [--check MATRIX.mtx]
+ *                           [--backend cpu|cuda] [--transport auto|nccl|mpi] [--device D]
  *
  * Each rank fills its B rows with b(g, c) (a deterministic function of the
  * global row g and column c), runs K calls of shiro_spmm, and rank 0 prints
@@ -12,7 +13,12 @@
  *
  * u = 2^-24 (float) or 2^-53 (double), nnz_i the nonzeros of row i: the
  * classical bound for a sum of nnz_i products in any order, plus the rounding
- * of A's values to the value type. A violation exits with status 1. */
+ * of A's values to the value type. A violation exits with status 1.
+ *
+ * --backend cuda: B and C live on the GPU (cudaMalloc); B is filled on the
+ * host and copied up, C is copied back for --check. Without a usable CUDA
+ * device (or with a libshiro built without CUDA) every rank prints why and
+ * the program exits with status 77, which test harnesses read as "skipped". */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -22,6 +28,20 @@
 #include "cli.h"
 #include "mm_read.h"
 #include "shiro.h"
+#include "shiro_config.h"
+
+/* The CUDA runtime, for the device copies of B and C (needs the CUDA dependency on this program). */
+#if SHIRO_HAVE_CUDA && defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>)
+#include <cuda_runtime_api.h>
+#define SPMM_CUDART 1
+#endif
+#endif
+#ifndef SPMM_CUDART
+#define SPMM_CUDART 0
+#endif
+
+#define EXIT_SKIP 77  /* no CUDA device: skipped */
 
 static const char *prog = "shiro-spmm";
 
@@ -34,6 +54,9 @@ typedef struct options {
   shiro_dtype dt[MAX_LIST];
   int ndt;
   int64_t iters, warmup;
+  shiro_backend backend;
+  shiro_transport transport;
+  int64_t device;   /* -1: the library's choice */
 } options;
 
 /* The value of B at global row g, column c: ±(1 + h/256), exact in float and double. */
@@ -65,6 +88,9 @@ static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->iters = 10;
   o->warmup = 1;
+  o->backend = SHIRO_BACKEND_CPU;
+  o->transport = SHIRO_TRANSPORT_AUTO;
+  o->device = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     if (!strcmp(a, "--n")) { if (!(v = cli_value(prog, argc, argv, &i)) || !parse_list(a, v, o, 1)) return 0; }
@@ -72,12 +98,26 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--iters")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 1, 1000000, &o->iters)) return 0; }
     else if (!strcmp(a, "--warmup")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 1000000, &o->warmup)) return 0; }
     else if (!strcmp(a, "--check")) { if (!(o->check = cli_value(prog, argc, argv, &i))) return 0; }
+    else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
+    else if (!strcmp(a, "--backend")) {
+      if (!(v = cli_value(prog, argc, argv, &i))) return 0;
+      if (!strcmp(v, "cpu")) o->backend = SHIRO_BACKEND_CPU;
+      else if (!strcmp(v, "cuda")) o->backend = SHIRO_BACKEND_CUDA;
+      else { fprintf(stderr, "%s: --backend: expected cpu or cuda, found '%s'\n", prog, v); return 0; }
+    } else if (!strcmp(a, "--transport")) {
+      if (!(v = cli_value(prog, argc, argv, &i))) return 0;
+      if (!strcmp(v, "auto")) o->transport = SHIRO_TRANSPORT_AUTO;
+      else if (!strcmp(v, "nccl")) o->transport = SHIRO_TRANSPORT_NCCL;
+      else if (!strcmp(v, "mpi")) o->transport = SHIRO_TRANSPORT_MPI;
+      else { fprintf(stderr, "%s: --transport: expected auto, nccl or mpi, found '%s'\n", prog, v); return 0; }
+    }
     else if (a[0] == '-') { fprintf(stderr, "%s: unknown option '%s'\n", prog, a); return 0; }
     else if (!o->plan) o->plan = a;
     else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a); return 0; }
   }
   if (!o->plan) {
-    fprintf(stderr, "usage: mpirun -np R %s PLAN.h5 --n N[,N...] --dtype float|double[,...] --iters K [--check MATRIX.mtx]\n", prog);
+    fprintf(stderr, "usage: mpirun -np R %s PLAN.h5 --n N[,N...] --dtype float|double[,...] --iters K [--check MATRIX.mtx]\n"
+                    "       [--backend cpu|cuda] [--transport auto|nccl|mpi] [--device D]\n", prog);
     return 0;
   }
   if (!o->nn) o->n[o->nn++] = 32;
@@ -106,27 +146,79 @@ static double check_rows(const sc_csr *A, const shiro_plan_info *in, shiro_dtype
   return worst;
 }
 
-/* One (dtype, N) configuration: create, fill, run, time, check. Returns 0 if fine. */
+/* Device copies of B and C for the CUDA backend; B is uploaded from hB. Returns 0 on success. */
+static int gpu_alloc(const void *hB, size_t b_bytes, size_t c_bytes, void **dB, void **dC, int rank) {
+#if SPMM_CUDART
+  cudaError_t e = cudaMalloc(dB, b_bytes ? b_bytes : 1);
+  if (e == cudaSuccess) e = cudaMalloc(dC, c_bytes ? c_bytes : 1);
+  if (e == cudaSuccess) e = cudaMemcpy(*dB, hB, b_bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) return 0;
+  fprintf(stderr, "%s: rank %d: device copies of B and C: %s\n", prog, rank, cudaGetErrorString(e));
+#else
+  (void)hB; (void)b_bytes; (void)c_bytes; (void)dB; (void)dC;
+  fprintf(stderr, "%s: rank %d: this shiro-spmm was built without the CUDA runtime, so it cannot allocate B and C on "
+                  "the device (tools/meson.build: give shiro-spmm the gpu_deps)\n", prog, rank);
+#endif
+  return 1;
+}
+
+/* Copies the device C back to hC. Returns 0 on success. */
+static int gpu_download(void *hC, const void *dC, size_t bytes, int rank) {
+#if SPMM_CUDART
+  cudaError_t e = cudaMemcpy(hC, dC, bytes, cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) return 0;
+  fprintf(stderr, "%s: rank %d: copying C back: %s\n", prog, rank, cudaGetErrorString(e));
+#else
+  (void)hC; (void)dC; (void)bytes; (void)rank;
+#endif
+  return 1;
+}
+
+static void gpu_free(void *dB, void *dC) {
+#if SPMM_CUDART
+  if (dB) cudaFree(dB);
+  if (dC) cudaFree(dC);
+#else
+  (void)dB; (void)dC;
+#endif
+}
+
+/* 1 when a failed context creation means "no CUDA here" (skip), not an error. */
+static int no_cuda(shiro_status st, const char *message) {
+  return st == SHIRO_ERR_UNSUPPORTED || (st == SHIRO_ERR_CUDA && strstr(message, "no CUDA device"));
+}
+
+/* One (dtype, N) configuration: create, fill, run, time, check. Returns 0 if
+ * fine, EXIT_SKIP if the CUDA backend has no device (on every rank), 1 else. */
 static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o, shiro_dtype dt, int64_t n,
                    const sc_csr *A, int rank) {
   shiro_ctx_options co = shiro_ctx_options_default();
   co.dtype = dt;
   co.n = n;
+  co.backend = o->backend;
+  co.transport = o->transport;
+  co.device = (int)o->device;
   shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
   size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
-  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &ctx, &err) != SHIRO_OK) {
-    fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err.message);
-    return 1;
+  shiro_status cs = shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &ctx, &err);
+  if (cs != SHIRO_OK) {
+    int skip = o->backend == SHIRO_BACKEND_CUDA && no_cuda(cs, err.message), anyskip = 0;
+    MPI_Allreduce(&skip, &anyskip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    fprintf(stderr, "%s: rank %d: %s%s\n", prog, rank, err.message, anyskip ? " (skipped)" : "");
+    return anyskip ? EXIT_SKIP : 1;
   }
-  void *B = malloc((size_t)(in->b_rows ? in->b_rows : 1) * (size_t)n * esz);
-  void *C = malloc((size_t)(in->c_rows ? in->c_rows : 1) * (size_t)n * esz);
-  int bad = !B || !C;
+  size_t b_bytes = (size_t)in->b_rows * (size_t)n * esz, c_bytes = (size_t)in->c_rows * (size_t)n * esz;
+  void *hB = malloc(b_bytes ? b_bytes : 1), *hC = malloc(c_bytes ? c_bytes : 1), *dB = NULL, *dC = NULL;
+  int bad = !hB || !hC;
   for (int64_t i = 0; !bad && i < in->b_rows; i++)
     for (int64_t c = 0; c < n; c++) {
       double v = b_value(in->b_global ? in->b_global[i] : in->b_first + i, c);
-      if (dt == SHIRO_FLOAT32) ((float *)B)[i * n + c] = (float)v; else ((double *)B)[i * n + c] = v;
+      if (dt == SHIRO_FLOAT32) ((float *)hB)[i * n + c] = (float)v; else ((double *)hB)[i * n + c] = v;
     }
+  const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
+  if (!bad && on_gpu) bad = gpu_alloc(hB, b_bytes, c_bytes, &dB, &dC, rank);
+  void *B = on_gpu ? dB : hB, *C = on_gpu ? dC : hC;
   double t = 0;
   for (int64_t it = 0; !bad && it < o->warmup + o->iters; it++) {
     if (it == o->warmup) { MPI_Barrier(MPI_COMM_WORLD); t = MPI_Wtime(); }
@@ -136,7 +228,8 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
     }
   }
   t = MPI_Wtime() - t;
-  double worst = (!bad && A) ? check_rows(A, in, dt, n, C) : 0, tmax = 0, wmax = 0;
+  if (!bad && on_gpu && A) bad = gpu_download(hC, dC, c_bytes, rank);
+  double worst = (!bad && A) ? check_rows(A, in, dt, n, hC) : 0, tmax = 0, wmax = 0;
   shiro_traffic tr = {0};
   if (shiro_ctx_get_traffic(ctx, &tr) != SHIRO_OK) memset(&tr, 0, sizeof tr);
   int64_t mine[2] = {tr.bytes_sent, tr.inter_node_rows_sent * n * (int64_t)esz}, all[2] = {0, 0};
@@ -147,14 +240,15 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   int fail = anybad || !(wmax <= 1.0);
   if (rank == 0) {
-    printf("shiro-spmm: %s, %d ranks, %s, N=%lld %s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
-           o->plan, in->ranks, in->strategy, (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double",
+    printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
+           o->plan, in->ranks, in->strategy, on_gpu ? "cuda" : "cpu", (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double",
            1e3 * tmax / (double)o->iters, (long long)o->iters, (double)all[0] / 1e6, (double)all[1] / 1e6);
     if (A) printf("; check: max error/bound %.3g %s", wmax, fail ? "FAILED" : "ok");
     printf("\n");
   }
-  free(B);
-  free(C);
+  gpu_free(dB, dC);
+  free(hB);
+  free(hC);
   shiro_ctx_destroy(&ctx);
   return fail;
 }

@@ -1,0 +1,81 @@
+/* cuda_ops.h — the compute ops of a rank's program, prepared once on the device.
+ *
+ * cuda_ops_setup uploads every MUL op's operator to one device arena (row
+ * pointers rebased to 0, columns, values in the context's type, destination
+ * rows) and decides how each op runs:
+ *   - CUDA_OP_SPARSE: values and a contiguous destination (the local product,
+ *     products with received B rows): cuSPARSE SpMM, CSR × row-major dense,
+ *     with CUSPARSE_SPMM_CSR_ALG3, one of the cuSPARSE SpMM algorithms
+ *     documented as giving the same bits on every run (beta = 1 when the op
+ *     accumulates, 0 when it assigns); descriptors and a workspace per op;
+ *   - CUDA_OP_KERNEL: everything else (gathers of B rows, partial C rows
+ *     with row lists, sums of rows), and any op cuSPARSE declines:
+ *     cuda_mul_launch (cuda_kernels.h), deterministic as well.
+ * cuda_ops_run then enqueues one op, allocating nothing. */
+#ifndef SHIRO_CUDA_OPS_H
+#define SHIRO_CUDA_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include "program.h"
+#include "shiro.h"
+
+/* The cuSPARSE algorithm of CUDA_OP_SPARSE ops (deterministic, see above). */
+#define CUDA_OPS_SPMM_ALG CUSPARSE_SPMM_CSR_ALG3
+
+enum { CUDA_OP_NONE = 0, CUDA_OP_SPARSE = 1, CUDA_OP_KERNEL = 2 };
+
+typedef struct cuda_op {
+  int how;                   /* CUDA_OP_* (NONE: not a MUL op, or a MUL op without rows) */
+  int dst_buf, src_buf;      /* PROG_BUF_* */
+  int64_t dst_off, src_off;  /* first rows addressed in dst / src */
+  int64_t nrows, nnz, span;  /* rows and entries of the operator; rows of src it may address */
+  int accum;                 /* 1: dst += M·src */
+  int32_t *ptr;              /* device [nrows+1] row pointers from 0 (NULL: one entry per row, entry i = row i) */
+  int32_t *col;              /* device [nnz] source rows relative to src_off */
+  void *val;                 /* device [nnz] values of the context's type (NULL: all ones) */
+  int32_t *rows;             /* device [nrows] destination rows relative to dst_off (NULL: contiguous) */
+  /* CUDA_OP_SPARSE only */
+  cusparseSpMatDescr_t A;    /* nrows × span CSR over ptr/col/val */
+  cusparseDnMatDescr_t X, Y; /* src (span × N) and dst (nrows × N), row-major; values set per call */
+  void *work;                /* device workspace of cusparseSpMM (kept: it holds the preprocessing) */
+  int prepared;              /* 1 once cusparseSpMM_preprocess ran (at the op's first run) */
+  double alpha_d, beta_d;    /* scalars for double contexts */
+  float alpha_f, beta_f;     /* scalars for float contexts */
+} cuda_op;
+
+typedef struct cuda_ops {
+  int64_t nops;              /* = the program's nops; op[o] for every o */
+  cuda_op *op;               /* [nops] (host) */
+  void *arena;               /* device memory of every operator (owned) */
+  size_t arena_bytes;        /* its size */
+  int is_double;             /* value type */
+  int64_t n;                 /* values per row */
+  cusparseHandle_t sparse;   /* borrowed: must outlive the ops */
+} cuda_ops;
+
+/* Prepares every op of pr for N = n values per row: one host staging copy,
+ * one upload, cuSPARSE descriptors and workspaces. buf_rows gives the rows
+ * of B, C, S and R (PROG_BUF_* order). use_sparse = 0 sends every op to
+ * the own kernels (tests, comparisons). The current device is used. On
+ * failure msg (CUDA_MSG_LEN bytes) says why; call cuda_ops_destroy either
+ * way. The program must have passed plan_check_rank. */
+shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
+                            cusparseHandle_t sparse, int use_sparse, char *msg);
+
+/* Enqueues op `idx` (a MUL op) on stream with the buffers bufs[PROG_BUF_*]
+ * (device pointers of B, C, S, R). Allocates nothing; the first run of a
+ * cuSPARSE op also runs its preprocessing. */
+shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], cudaStream_t stream, char *msg);
+
+/* "cusparse", "kernel" or "-" for op idx: how it runs. */
+const char *cuda_ops_how(const cuda_ops *o, int64_t idx);
+
+/* Frees what cuda_ops_setup made (also after a partial setup) and zeroes o. */
+void cuda_ops_destroy(cuda_ops *o);
+
+#endif
