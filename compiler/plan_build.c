@@ -231,6 +231,8 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
   }
   prog_builder pb;
   pb_init(&pb, pr);
+  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16,
+             f->A->Ap[pr->c_first + pr->c_rows] - f->A->Ap[pr->c_first] + pr->s_rows + pr->r_rows);
   emit_sends(f, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
@@ -332,17 +334,25 @@ void plan_volumes(const sc_plan *P, sc_volumes *v) {
 /* Each rank's optimality certificate (the matchings of the cover problems
  * whose rows it owns) and the digests of the pattern. */
 static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, sc_plan *out) {
+  int32_t R = Prow->parts;
   out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
-  for (int32_t p = 0; p < Prow->parts; p++) {
+  /* node-level pairs (group) bucketed by the rank owning their row, in their order */
+  int64_t *start = calloc((size_t)R + 1, sizeof *start), *order = malloc((size_t)(B->ncert + 1) * sizeof *order);
+  int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
+  if (!start || !order || !own) { free(start); free(order); free(own); return SHIRO_ERR_NOMEM; }
+  for (int64_t x = 0; x < B->ncert; x++) start[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
+  for (int32_t p = 0; p < R; p++) start[p + 1] += start[p];
+  for (int64_t x = 0; x < B->ncert; x++) order[start[own[x]]++] = x;
+  shiro_status st = SHIRO_OK;
+  for (int32_t p = 0; p < R && st == SHIRO_OK; p++) {  /* start[p] is now the end of p's bucket */
     prog_rank *pr = &out->ranks[p];
     pr->pattern_digest = plan_rows_digest(A, NULL, pr->c_first, pr->c_rows);
-    int64_t n = 0;
+    int64_t lo = p ? start[p - 1] : 0, hi = start[p], n = hi - lo;
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
       if (B->b[t].rmatch) n += B->b[t].mu;
-    for (int64_t x = 0; x < B->ncert; x++) n += part_owner(Prow, B->cert[2 * x]) == p;
     if (!n) continue;
     pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
-    if (!pr->cert) return SHIRO_ERR_NOMEM;
+    if (!pr->cert) { st = SHIRO_ERR_NOMEM; break; }
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
       const sc_block *b = &B->b[t];
       for (int32_t i = 0; b->rmatch && i < b->nr; i++)
@@ -352,15 +362,17 @@ static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, 
           pr->ncert++;
         }
     }
-    for (int64_t x = 0; x < B->ncert; x++)
-      if (part_owner(Prow, B->cert[2 * x]) == p) {
-        pr->cert[2 * pr->ncert] = B->cert[2 * x];
-        pr->cert[2 * pr->ncert + 1] = B->cert[2 * x + 1];
-        pr->ncert++;
-      }
-    if (pr->ncert != n) return SHIRO_ERR_INTERNAL;
+    for (int64_t y = lo; y < hi; y++) {
+      pr->cert[2 * pr->ncert] = B->cert[2 * order[y]];
+      pr->cert[2 * pr->ncert + 1] = B->cert[2 * order[y] + 1];
+      pr->ncert++;
+    }
+    if (pr->ncert != n) st = SHIRO_ERR_INTERNAL;
   }
-  return SHIRO_OK;
+  free(start);
+  free(order);
+  free(own);
+  return st;
 }
 
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,

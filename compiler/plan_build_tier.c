@@ -367,6 +367,8 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
   pr->r_rows = t->r_rows[r];
   prog_builder pb;
   pb_init(&pb, pr);
+  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16,
+             t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first] + pr->s_rows + pr->r_rows);
   emit_sends(t, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);

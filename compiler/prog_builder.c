@@ -23,6 +23,19 @@ void pb_init(prog_builder *b, prog_rank *pr) {
   b->cur = -1;
 }
 
+void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol) {
+  prog_rank *pr = b->pr;
+  if (!grow(b, (void **)&pr->ptr, &b->cap_ptr, nptr, sizeof *pr->ptr)) return;
+  if (ncol > b->cap_col) {
+    int64_t cap = b->cap_col;
+    if (!grow(b, (void **)&pr->col, &cap, ncol, sizeof *pr->col)) return;
+    double *v = realloc(pr->val, (size_t)cap * sizeof *v);
+    if (!v) { b->failed = 1; return; }
+    pr->val = v;
+    b->cap_col = cap;
+  }
+}
+
 static int64_t *new_op(prog_builder *b) {
   prog_rank *pr = b->pr;
   if (!grow(b, (void **)&pr->ops, &b->cap_ops, (pr->nops + 1) * PROG_OP_WIDTH, sizeof *pr->ops)) return NULL;

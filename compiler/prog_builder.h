@@ -19,6 +19,10 @@ typedef struct prog_builder {
 /* Starts filling *pr (which must be zeroed). */
 void pb_init(prog_builder *b, prog_rank *pr);
 
+/* Reserves room for about nptr row pointers and ncol entries (fewer
+ * reallocations and page faults on big plans; a hint, not a limit). */
+void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol);
+
 /* Appends a START or WAIT of `stage`. */
 void pb_sync(prog_builder *b, int64_t kind, int64_t stage);
 
