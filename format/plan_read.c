@@ -45,7 +45,7 @@ static int read_str(hid_t loc, const char *name, char *buf, size_t cap) {
   if (a < 0) return 0;
   hid_t t = H5Aget_type(a);
   int ok = 0;
-  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) <= cap) {
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) <= cap && H5Aget_storage_size(a) == H5Tget_size(t)) {
     memset(buf, 0, cap);
     ok = H5Aread(a, t, buf) >= 0;
     buf[cap - 1] = 0;
