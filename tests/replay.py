@@ -5,7 +5,10 @@ as shiro-plan reports them equal those shiro-plan-dump recomputes from the file.
 
 usage: replay.py BUILD_DIR MATRIX [--ranks 1,2,3,4,8 | --ranks 8:4,6:4] [--gpn 2]
                  [--strategies block,col,row,joint] [--n 1,7,32] [--dtype float,double]
+                 [--backend cpu|cuda] [--transport auto|nccl|mpi]
 Exit status 0 when every run passed, 1 otherwise (each failure is printed).
+With --backend cuda, exit status 77 (skipped) when shiro-spmm finds no CUDA
+device (it exits 77 itself then).
 """
 import argparse
 import json
@@ -30,6 +33,8 @@ def main():
     ap.add_argument("--n", default="1,7,32")
     ap.add_argument("--dtype", default="float,double")
     ap.add_argument("--partition", default="block")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--transport", default="auto", choices=["auto", "nccl", "mpi"])
     a = ap.parse_args()
     tools = os.path.join(a.build, "tools")
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -40,6 +45,7 @@ def main():
         print(f"SKIP: {a.matrix} not present")
         return 77
     expected = len(a.n.split(",")) * len(a.dtype.split(","))
+    backend = [] if a.backend == "cpu" else ["--backend", a.backend, "--transport", a.transport]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         plan = os.path.join(tmp, "plan.shiro.h5")
@@ -64,13 +70,18 @@ def main():
                     print(f"FAIL {tag}: shiro-plan-dump --verify: {v.stderr.strip()}")
                     failures += 1
                 s = run([mpirun, "-np", str(ranks), os.path.join(tools, "shiro-spmm"), plan, "--n", a.n,
-                         "--dtype", a.dtype, "--iters", "2", "--check", a.matrix])
+                         "--dtype", a.dtype, "--iters", "2", "--check", a.matrix] + backend)
+                if s.returncode == 77 and a.backend != "cpu":
+                    why = s.stderr.strip().splitlines()[0] if s.stderr.strip() else ""
+                    print(f"SKIP {tag}: shiro-spmm --backend {a.backend} found no device: {why}")
+                    return 77
                 oks = sum(1 for line in s.stdout.splitlines() if line.endswith(" ok"))
                 if s.returncode != 0 or oks != expected:
                     print(f"FAIL {tag}: shiro-spmm exit {s.returncode}, {oks}/{expected} checks ok\n{s.stdout}{s.stderr}")
                     failures += 1
                 else:
-                    print(f"ok   {tag}: {planned['total_rows']} rows/call, verified, {expected} checks passed")
+                    print(f"ok   {tag}{'' if a.backend == 'cpu' else ' backend=' + a.backend + '/' + a.transport}: "
+                          f"{planned['total_rows']} rows/call, verified, {expected} checks passed")
     return 1 if failures else 0
 
 

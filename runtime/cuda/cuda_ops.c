@@ -35,6 +35,11 @@ static int plan_op(const prog_rank *pr, const int64_t *rec, const int64_t buf_ro
   if (op->nnz > INT32_MAX || nrows >= INT32_MAX) return 0;
   const int has_val = (int)rec[OPF_HAS_VAL], listed = rec[OPF_ROWS_OFF] >= 0;
   op->how = (use_sparse && has_val && !listed && op->nnz > 0 && op->span > 0) ? CUDA_OP_SPARSE : CUDA_OP_KERNEL;
+  /* cuSPARSE gets canonical CSR only (columns strictly increasing in each row): its summation order is
+   * its own either way, but duplicates and unsorted rows are outside what its CSR routines document. */
+  for (int64_t i = 0; op->how == CUDA_OP_SPARSE && i < nrows; i++)
+    for (int64_t e = ptr[i] + 1; e < ptr[i + 1]; e++)
+      if (pr->col[e] <= pr->col[e - 1]) { op->how = CUDA_OP_KERNEL; break; }
   int one_per_row = op->nnz == nrows;
   for (int64_t i = 0; one_per_row && i < nrows; i++) one_per_row = ptr[i + 1] - ptr[i] == 1;
   if (op->how == CUDA_OP_SPARSE || !one_per_row) { lay->ptr = *end; *end = align_up(*end + (size_t)(nrows + 1) * 4); }
@@ -63,8 +68,25 @@ static void stage_op(const prog_rank *pr, const int64_t *rec, int is_double, con
   if (lay->rows != SIZE_MAX) memcpy(host + lay->rows, pr->rows + rec[OPF_ROWS_OFF], (size_t)nrows * sizeof(int32_t));
 }
 
+/* 1 for the statuses with which cuSPARSE declines a shape or an algorithm
+ * (the op then runs on the own kernel, which takes every shape). */
+static int declined(cusparseStatus_t cs) { return cs == CUSPARSE_STATUS_NOT_SUPPORTED || cs == CUSPARSE_STATUS_INVALID_VALUE; }
+
+/* Turns a cuSPARSE op into an own-kernel op (its ptr/col/val stay: the kernel reads them). */
+static void to_kernel(cuda_op *op, cusparseStatus_t why) {
+  if (op->A) cusparseDestroySpMat(op->A);
+  if (op->X) cusparseDestroyDnMat(op->X);
+  if (op->Y) cusparseDestroyDnMat(op->Y);
+  if (op->work) cudaFree(op->work);
+  op->A = NULL;
+  op->X = op->Y = NULL;
+  op->work = NULL;
+  op->how = CUDA_OP_KERNEL;
+  op->declined = (int)why;
+}
+
 /* Descriptors and workspace of a cuSPARSE op. If cuSPARSE declines the
- * shape (CUSPARSE_STATUS_NOT_SUPPORTED), the op falls back to the own kernel. */
+ * shape, the op falls back to the own kernel. */
 static shiro_status setup_sparse(cuda_ops *o, cuda_op *op, char *msg) {
   shiro_status st = SHIRO_OK;
   const cudaDataType t = o->is_double ? CUDA_R_64F : CUDA_R_32F;
@@ -82,13 +104,8 @@ static shiro_status setup_sparse(cuda_ops *o, cuda_op *op, char *msg) {
   CUSPARSECHECKGOTO(cusparseCreateDnMat(&op->Y, op->nrows, o->n, o->n, o->arena, t, CUSPARSE_ORDER_ROW), st, msg);
   cusparseStatus_t cs = cusparseSpMM_bufferSize(o->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                 alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, &bytes);
-  if (cs == CUSPARSE_STATUS_NOT_SUPPORTED) {  /* a shape the deterministic algorithm does not take */
-    cusparseDestroySpMat(op->A);
-    cusparseDestroyDnMat(op->X);
-    cusparseDestroyDnMat(op->Y);
-    op->A = NULL;
-    op->X = op->Y = NULL;
-    op->how = CUDA_OP_KERNEL;
+  if (declined(cs)) {  /* a shape the deterministic algorithm does not take */
+    to_kernel(op, cs);
     return SHIRO_OK;
   }
   CUSPARSECHECKGOTO(cs, st, msg);
@@ -162,12 +179,7 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
   const void *src = row_addr(o, bufs[op->src_buf], op->src_off);
   if (!dst || (!src && op->nnz > 0))
     return cuda_notef(msg, SHIRO_ERR_ARG, __FILE__, __LINE__, "op %lld: a buffer it uses is NULL", (long long)idx);
-  if (op->how == CUDA_OP_KERNEL) {
-    cuda_mul m = {dst, src, op->ptr, op->col, op->val, op->rows, op->nrows, o->n, o->is_double, op->accum};
-    CUDACHECKGOTO(cuda_mul_launch(&m, stream), st, msg);
-    return SHIRO_OK;
-  }
-  {
+  if (op->how == CUDA_OP_SPARSE) {
     const cudaDataType t = o->is_double ? CUDA_R_64F : CUDA_R_32F;
     const void *alpha = o->is_double ? (const void *)&op->alpha_d : (const void *)&op->alpha_f;
     const void *beta = o->is_double ? (const void *)&op->beta_d : (const void *)&op->beta_f;
@@ -176,11 +188,29 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->X, (void *)(uintptr_t)src), st, msg);  /* read only */
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->Y, dst), st, msg);
     if (!op->prepared) {
-      CUSPARSECHECKGOTO(cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work),
-                        st, msg);
-      op->prepared = 1;
+      /* First run: preprocessing, and the first SpMM, may still decline (then the op moves to the
+       * own kernel for good, before anything of it ran, so every call computes the same way). */
+      cusparseStatus_t cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG,
+                                                    op->work);
+      if (cs == CUSPARSE_STATUS_SUCCESS) {
+        cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
+        if (cs == CUSPARSE_STATUS_SUCCESS) {
+          op->prepared = 1;
+          return SHIRO_OK;
+        }
+      }
+      if (!declined(cs)) CUSPARSECHECKGOTO(cs, st, msg);
+      CUDACHECKGOTO(cudaStreamSynchronize(stream), st, msg);  /* nothing of the declined op still runs */
+      to_kernel(op, cs);
+    } else {
+      CUSPARSECHECKGOTO(cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work), st,
+                        msg);
+      return SHIRO_OK;
     }
-    CUSPARSECHECKGOTO(cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work), st, msg);
+  }
+  {
+    cuda_mul m = {dst, src, op->ptr, op->col, op->val, op->rows, op->nrows, o->n, o->is_double, op->accum};
+    CUDACHECKGOTO(cuda_mul_launch(&m, stream), st, msg);
   }
 done:
   return st;

@@ -44,6 +44,7 @@ typedef struct cuda_op {
   cusparseDnMatDescr_t X, Y; /* src (span × N) and dst (nrows × N), row-major; values set per call */
   void *work;                /* device workspace of cusparseSpMM (kept: it holds the preprocessing) */
   int prepared;              /* 1 once cusparseSpMM_preprocess ran (at the op's first run) */
+  int declined;              /* cusparseStatus_t with which cuSPARSE declined the op (how is then KERNEL), or 0 */
   double alpha_d, beta_d;    /* scalars for double contexts */
   float alpha_f, beta_f;     /* scalars for float contexts */
 } cuda_op;
@@ -72,7 +73,8 @@ shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, int is_double, int
  * cuSPARSE op also runs its preprocessing. */
 shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], cudaStream_t stream, char *msg);
 
-/* "cusparse", "kernel" or "-" for op idx: how it runs. */
+/* "cusparse", "kernel" or "-" for op idx: how it runs (now: a cuSPARSE op can still
+ * fall back to the kernel at its first run, if cuSPARSE declines it then). */
 const char *cuda_ops_how(const cuda_ops *o, int64_t idx);
 
 /* Frees what cuda_ops_setup made (also after a partial setup) and zeroes o. */
