@@ -187,25 +187,21 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
     CUSPARSECHECKGOTO(cusparseSetStream(o->sparse, stream), st, msg);
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->X, (void *)(uintptr_t)src), st, msg);  /* read only */
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->Y, dst), st, msg);
+    /* The first run also preprocesses. cuSPARSE may still decline the op: at its first run the op
+     * moves to the own kernel for good; later (other buffer addresses) that call runs on it. */
+    cusparseStatus_t cs = CUSPARSE_STATUS_SUCCESS;
+    if (!op->prepared)
+      cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
+    if (cs == CUSPARSE_STATUS_SUCCESS)
+      cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
+    if (cs == CUSPARSE_STATUS_SUCCESS) {
+      op->prepared = 1;
+      return SHIRO_OK;
+    }
+    if (!declined(cs)) CUSPARSECHECKGOTO(cs, st, msg);
     if (!op->prepared) {
-      /* First run: preprocessing, and the first SpMM, may still decline (then the op moves to the
-       * own kernel for good, before anything of it ran, so every call computes the same way). */
-      cusparseStatus_t cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG,
-                                                    op->work);
-      if (cs == CUSPARSE_STATUS_SUCCESS) {
-        cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
-        if (cs == CUSPARSE_STATUS_SUCCESS) {
-          op->prepared = 1;
-          return SHIRO_OK;
-        }
-      }
-      if (!declined(cs)) CUSPARSECHECKGOTO(cs, st, msg);
       CUDACHECKGOTO(cudaStreamSynchronize(stream), st, msg);  /* nothing of the declined op still runs */
       to_kernel(op, cs);
-    } else {
-      CUSPARSECHECKGOTO(cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work), st,
-                        msg);
-      return SHIRO_OK;
     }
   }
   {

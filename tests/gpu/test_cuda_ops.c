@@ -23,6 +23,7 @@
 #include "cuda_backend.h"
 #include "cuda_ops.h"
 #include "internal.h"
+#include "plan_file.h"
 
 static int failures = 0;
 
@@ -392,8 +393,28 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   }
 }
 
+/* The synthetic programs obey the format's rules (plan_check_rank), like a plan read from a file. */
+static void check_programs(const prog_rank *a, const prog_rank *b) {
+  prog_meta meta;
+  shiro_error err = {{0}};
+  memset(&meta, 0, sizeof meta);
+  meta.ranks = 1;
+  meta.gpus_per_node = 1;
+  meta.m = NC;
+  meta.k = NB;
+  EXPECT(plan_check_rank(&meta, a, &err) == SHIRO_OK, "program with R: %s", err.message);
+  EXPECT(plan_check_rank(&meta, b, &err) == SHIRO_OK, "program without R: %s", err.message);
+}
+
 int main(int argc, char **argv) {
   int ndev = 0;
+  {  /* host-only part first: it runs without a device too */
+    prog_rank a = make_program(1), b = make_program(0);
+    check_programs(&a, &b);
+    prog_rank_free(&a);
+    prog_rank_free(&b);
+    if (failures) return 1;
+  }
   cudaError_t e = cudaGetDeviceCount(&ndev);
   if (e != cudaSuccess || ndev <= 0) {
     printf("SKIP: no CUDA device (cudaGetDeviceCount: %s, %d devices)\n", cudaGetErrorString(e), ndev);
