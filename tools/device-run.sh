@@ -58,6 +58,12 @@ say "machine: $(head -3 "$OUT/env.txt" | tail -1)"
 
 # ---- 1. build --------------------------------------------------------------------------
 say "build"
+# shiro-spmm needs the CUDA runtime for its device copies of B and C (gpu_deps in
+# tools/meson.build). If this checkout does not give it yet, patch this copy only.
+if ! grep -A1 "executable('shiro-spmm'" tools/meson.build | grep -q gpu_deps; then
+  sed -i "/executable('shiro-spmm'/{n;s/cli_dep\]/cli_dep] + gpu_deps/}" tools/meson.build
+  note "patched tools/meson.build (this copy only): shiro-spmm gets gpu_deps: $(grep -A1 "executable('shiro-spmm'" tools/meson.build | tail -1)"
+fi
 SETUP_ARGS=(-Dcuda=enabled -Dgpu_arch=9.0 -Dbuildtype=release)
 grep -q "option('metis'" meson_options.txt 2>/dev/null && SETUP_ARGS+=(-Dmetis=disabled)
 {
