@@ -76,20 +76,29 @@ shiro_status cuda_agree(shiro_ctx *c, shiro_status st);
 /* cuda_stages.c: builds s->xs, s->stages and s->ranges from the program. Local. */
 shiro_status cuda_stages_build(shiro_ctx *c, cuda_state *s);
 
-/* cuda_mpi.c: persistent requests (on device buffers when the MPI library is
- * CUDA-aware, else on pinned host copies). Local. */
+/* cuda_mpi.c: makes the persistent requests of every exchange record (on the
+ * device S and R when the MPI library is CUDA-aware, else on pinned host copies
+ * it allocates) and the row datatype. Needs cuda_stages_build first. Local. */
 shiro_status cuda_mpi_setup(shiro_ctx *c, cuda_state *s);
+/* START stage: staged, copies the stage's send rows down on the compute stream;
+ * if the stage sends, waits for the compute stream; then MPI_Startall. */
 shiro_status cuda_mpi_start(shiro_ctx *c, cuda_state *s, int64_t stage);
+/* WAIT stage: MPI_Waitall; staged, then copies the received rows up on the compute stream. */
 shiro_status cuda_mpi_wait(shiro_ctx *c, cuda_state *s, int64_t stage);
+/* Frees the requests, the datatype and the pinned buffers (also after a partial setup). */
 void cuda_mpi_destroy(cuda_state *s);
 /* 1 if the MPI library says it takes device pointers (MPIX_Query_cuda_support). */
 int cuda_mpi_is_cuda_aware(void);
 
 /* cuda_nccl.c: one communicator over c->comm (ncclGetUniqueId on rank 0,
- * MPI_Bcast). Collective. */
+ * MPI_Bcast, ncclCommInitRank) and the events of the stages. Collective. */
 shiro_status cuda_nccl_setup(shiro_ctx *c, cuda_state *s);
+/* START stage: event on the compute stream, waited for by the communication
+ * stream, then one group of the stage's sends and receives. Never blocks. */
 shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int64_t stage);
+/* WAIT stage: event on the communication stream, waited for by the compute stream. */
 shiro_status cuda_nccl_wait(shiro_ctx *c, cuda_state *s, int64_t stage);
+/* Destroys the communicator and the events (also after a partial setup). Local. */
 void cuda_nccl_destroy(cuda_state *s);
 
 /* backend_cuda.c, for the benchmark and tests (not exported by libshiro):

@@ -27,6 +27,7 @@ typedef struct bench_csr {
   double *Ax;    /* [nnz] */
 } bench_csr;
 
+/* Frees A's arrays and zeroes it; a zeroed A is a no-op. */
 void bench_csr_free(bench_csr *A);
 
 /* R-MAT graph of 2^scale vertices and edge_factor · 2^scale generated edges
