@@ -103,6 +103,7 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   } else if (dup != MPI_COMM_NULL) {
     MPI_Comm_free(&dup);
   }
+  st = agree(comm, st, err);  /* backends' set-up is collective: enter it on every rank or none */
   if (st == SHIRO_OK) {
     count_traffic(c);
     st = c->be->setup(c, err);
