@@ -4,11 +4,7 @@
 
 #include "blocks.h"
 #include "error.h"
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
+#include "sorted.h"
 
 static void block_free(sc_block *b) {
   free(b->rows); free(b->cols); free(b->Gp); free(b->Gj); free(b->Ge);
@@ -27,7 +23,7 @@ static shiro_status compact_columns(sc_block *b, const int64_t *gcol, int64_t ba
     int64_t j = gcol[e] - base;
     if (mark[j] < 0) { mark[j] = 0; uniq[nc++] = gcol[e]; }
   }
-  qsort(uniq, (size_t)nc, sizeof *uniq, cmp_i64);
+  qsort(uniq, (size_t)nc, sizeof *uniq, sc_cmp_i64);
   for (int64_t t = 0; t < nc; t++) mark[uniq[t] - base] = (int32_t)t;
   for (int64_t e = 0; e < b->ne; e++) b->Gj[e] = mark[gcol[e] - base];
   for (int64_t t = 0; t < nc; t++) mark[uniq[t] - base] = -1;

@@ -16,31 +16,12 @@
 
 #include "cover.h"
 #include "error.h"
+#include "sorted.h"
 #include "strategy.h"
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Index of v in the sorted a[0..n-1] (v must be there). */
-static int64_t find(const int64_t *a, int64_t n, int64_t v) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < v) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
-static int32_t rail(int32_t node, int32_t r, int32_t G, int32_t R) {
-  int32_t size = R - node * G < G ? R - node * G : G;
-  return node * G + (r % G) % size;
-}
 
 /* Sorted, unique union of lists; *out malloc'ed. */
 static shiro_status sorted_union(int64_t *tmp, int64_t n, int64_t **out, int64_t *nout) {
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_i64);
+  qsort(tmp, (size_t)n, sizeof *tmp, sc_cmp_i64);
   int64_t u = 0;
   for (int64_t x = 0; x < n; x++)
     if (u == 0 || tmp[u - 1] != tmp[x]) tmp[u++] = tmp[x];
@@ -148,13 +129,13 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
   for (int64_t y = 0; y < np->nt; y++) {
     const sc_block *b = &B->b[np->tlist[y]];
     int32_t xp = b->p - N * G, xq = b->q - H * G;
-    int g_hop = b->q != rail(H, b->p, G, R), f_hop = b->p != rail(N, b->q, G, R);
+    int g_hop = b->q != sc_rail(H, b->p, G, R), f_hop = b->p != sc_rail(N, b->q, G, R);
     for (int32_t i = 0; i < b->nr; i++) {
-      int64_t ci = np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i]);
+      int64_t ci = np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i]);
       np->Gp[ci + 1] += b->Gp[i + 1] - b->Gp[i];
       np->rw[ci] += g_hop;
     }
-    for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + find(np->cols[xq], np->ncols[xq], b->cols[j])] += f_hop;
+    for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + sc_find(np->cols[xq], np->ncols[xq], b->cols[j])] += f_hop;
   }
   for (int64_t i = 0; i < np->nr; i++) np->Gp[i + 1] += np->Gp[i];
   int64_t *fill = malloc((size_t)(np->nr ? np->nr : 1) * sizeof *fill);
@@ -164,9 +145,9 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
     const sc_block *b = &B->b[np->tlist[y]];
     int32_t xp = b->p - N * G, xq = b->q - H * G;
     for (int32_t i = 0; i < b->nr; i++) {
-      int64_t ci = np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i]);
+      int64_t ci = np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i]);
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
-        np->Gj[fill[ci]++] = (int32_t)(np->coff[xq] + find(np->cols[xq], np->ncols[xq], b->cols[b->Gj[e]]));
+        np->Gj[fill[ci]++] = (int32_t)(np->coff[xq] + sc_find(np->cols[xq], np->ncols[xq], b->cols[b->Gj[e]]));
     }
   }
   free(fill);
@@ -184,7 +165,7 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
     sc_block *b = &B->b[np->tlist[y]];
     int32_t xp = b->p - np->N * G;
     uint8_t *rc = b->rsel, *cc = b->csel;
-    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + find(np->rows[xp], np->nrows[xp], b->rows[i])];
+    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i])];
     for (int32_t j = 0; j < b->nc; j++) cc[j] = 0;
     for (int32_t i = 0; i < b->nr; i++)  /* a column is needed only for nonzeros of unselected rows */
       if (!rc[i])

@@ -128,6 +128,15 @@ static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
     }
 }
 
+void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol) {
+  memset(pr, 0, sizeof *pr);
+  pr->rank = r;
+  pr->c_first = Prow->first[r];
+  pr->c_rows = Prow->first[r + 1] - pr->c_first;
+  pr->b_first = Pcol->first[r];
+  pr->b_rows = Pcol->first[r + 1] - pr->b_first;
+}
+
 void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
                      prog_builder *pb) {
   int64_t c_first = Prow->first[r], c_rows = Prow->first[r + 1] - c_first;
@@ -218,12 +227,7 @@ done:
 }
 
 static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
-  memset(pr, 0, sizeof *pr);
-  pr->rank = r;
-  pr->c_first = f->Prow->first[r];
-  pr->c_rows = f->Prow->first[r + 1] - pr->c_first;
-  pr->b_first = f->Pcol->first[r];
-  pr->b_rows = f->Pcol->first[r + 1] - pr->b_first;
+  plan_rank_init(pr, r, f->Prow, f->Pcol);
   for (int32_t o = 0; o < f->R; o++) {
     if (o == r) continue;
     pr->s_rows += f->sg[(int64_t)o * f->R + r].nb + f->sg[(int64_t)o * f->R + r].nc;

@@ -49,6 +49,9 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
 /* Rows each plan moves per call, from its exchange records (every hop counted). */
 void plan_volumes(const sc_plan *P, sc_volumes *v);
 
+/* Zeroes *pr and sets rank r's owned rows of C and B from the partitions. */
+void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol);
+
 /* Appends rank r's local product op, C = A(r, r) · B (shared by the builders). */
 struct prog_builder;
 void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,

@@ -28,6 +28,7 @@
 #include "error.h"
 #include "plan_build.h"
 #include "prog_builder.h"
+#include "sorted.h"
 
 enum { K = PROG_MSG_KINDS };
 
@@ -55,24 +56,7 @@ typedef struct tier {
 
 static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
 
-static int32_t rail(const tier *t, int32_t node, int32_t r) {
-  int32_t size = t->R - node * t->G < t->G ? t->R - node * t->G : t->G;
-  return node * t->G + (r % t->G) % size;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-static int64_t find(const int64_t *a, int64_t n, int64_t v) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < v) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
+static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(node, r, t->G, t->R); }
 
 /* Selected ranks within each block, and the per-(rank, node) unions U and V. */
 static shiro_status selections(tier *t) {
@@ -108,8 +92,8 @@ static shiro_status selections(tier *t) {
       if (bv >= 0)
         for (int32_t i = 0; i < B->b[bv].nr; i++) if (B->b[bv].rsel[i]) v[nv++] = B->b[bv].rows[i];
     }
-    qsort(u, (size_t)nu, sizeof *u, cmp_i64);
-    qsort(v, (size_t)nv, sizeof *v, cmp_i64);
+    qsort(u, (size_t)nu, sizeof *u, sc_cmp_i64);
+    qsort(v, (size_t)nv, sizeof *v, sc_cmp_i64);
     int64_t a = 0, c = 0;
     for (int64_t y = 0; y < nu; y++) if (!a || u[a - 1] != u[y]) u[a++] = u[y];
     for (int64_t y = 0; y < nv; y++) if (!c || v[c - 1] != v[y]) v[c++] = v[y];
@@ -128,7 +112,7 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(v
     const sc_block *k = &t->B->b[b];
     int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)];
     for (int32_t j = 0; j < k->nc; j++)
-      if (t->cpos[b][j] >= 0) fn(arg, t->secF[b] + t->cpos[b][j], src + find(t->U[x], t->nU[x], k->cols[j]));
+      if (t->cpos[b][j] >= 0) fn(arg, t->secF[b] + t->cpos[b][j], src + sc_find(t->U[x], t->nU[x], k->cols[j]));
   }
 }
 
@@ -277,7 +261,7 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
       if (q == r || b < 0) continue;
       int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b];
       for (int32_t i = 0; i < B->b[b].nr; i++)
-        if (t->rpos[b][i] >= 0) coll_add(&c, dst + find(t->V[x], t->nV[x], B->b[b].rows[i]), (int32_t)(src + t->rpos[b][i]), 1.0);
+        if (t->rpos[b][i] >= 0) coll_add(&c, dst + sc_find(t->V[x], t->nV[x], B->b[b].rows[i]), (int32_t)(src + t->rpos[b][i]), 1.0);
     }
   }
   pb_mul_begin(pb, PROG_TAG_AGGREGATE_C, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 1);
@@ -306,7 +290,7 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, prog_buil
           int32_t pos = t->cpos[b][k->Gj[e]];
           if (pos < 0) continue;
           int64_t src = !inter ? t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos
-                      : rep == r ? t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + find(t->U[x], t->nU[x], k->cols[k->Gj[e]])
+                      : rep == r ? t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + sc_find(t->U[x], t->nU[x], k->cols[k->Gj[e]])
                                  : t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos;
           coll_add(&cb, k->rows[i] - c_first, (int32_t)src, t->A->Ax[k->Ge[e]]);
         }
@@ -357,12 +341,7 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
 }
 
 static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
-  memset(pr, 0, sizeof *pr);
-  pr->rank = r;
-  pr->c_first = t->Prow->first[r];
-  pr->c_rows = t->Prow->first[r + 1] - pr->c_first;
-  pr->b_first = t->Pcol->first[r];
-  pr->b_rows = t->Pcol->first[r + 1] - pr->b_first;
+  plan_rank_init(pr, r, t->Prow, t->Pcol);
   pr->s_rows = t->s_rows[r];
   pr->r_rows = t->r_rows[r];
   prog_builder pb;
