@@ -1,17 +1,32 @@
 /* csr.c — lifetime of the compiler's CSR matrix, and its construction from triplets.
  *
- * The construction is a counting sort by row, parallel over contiguous
- * ranges ("parts") of the triplets, then a stable sort and summation of
- * each row, parallel over ranges of rows. Part t counts its triplets' rows
- * in its own counters H[t]; a prefix sum over (row, part) in that order
- * gives part t the slots of row i after those of parts < t, so every row
- * holds its entries in triplet order whatever the number of parts, and the
- * result is bit-identical for any thread count. */
+ * The construction is a two-level counting sort by row, then a stable
+ * sort by column and summation of duplicates in each row:
+ *
+ *   1. The rows are cut into buckets of 2^sh consecutive rows, sized so
+ *      that one bucket's entries fit in a core's L2 cache. Contiguous
+ *      ranges ("parts") of the triplets count, in parallel, their entries
+ *      per bucket; a prefix sum over (bucket, part) in that order gives
+ *      part t the slots of bucket b after those of parts < t.
+ *   2. Each part puts its triplets (and their mirrored copies) into their
+ *      buckets' slots: column and value in Aj/Ax, the row within the bucket
+ *      in the high 32 bits of Aj when the columns fit the low 32 (else in
+ *      an array Rb). Few buckets, so the writes stream, not scatter.
+ *   3. Buckets are finished in parallel, each in a thread's workspace while
+ *      it sits in cache: counting sort by row (stable), stable sort of each
+ *      row by column, duplicates summed in order; then, in bucket order,
+ *      each is given its final place right after the previous one and
+ *      copied there (the place never overlaps a bucket not yet read).
+ *
+ * Every step keeps triplet order among equal keys, so a row holds its
+ * entries in triplet order and sums them in that order whatever the number
+ * of threads or buckets: the result is bit-identical for any thread count. */
 #include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "csr.h"
 #include "error.h"
@@ -47,25 +62,73 @@ static void sort_insert(int64_t *j, double *x, int64_t n) {
 static void merge(const int64_t *sj, const double *sx, int64_t *dj, double *dx, int64_t lo,
                   int64_t mid, int64_t hi) {
   int64_t a = lo, b = mid, o = lo;
-  while (a < mid && b < hi) {
-    if (sj[b] < sj[a]) {
-      dj[o] = sj[b];
-      dx[o++] = sx[b++];
-    } else {
-      dj[o] = sj[a];
-      dx[o++] = sx[a++];
-    }
+  while (a < mid && b < hi) { /* branch-free: a data-dependent branch mispredicts half the time */
+    bool tb = sj[b] < sj[a];
+    int64_t from = tb ? b : a;
+    dj[o] = sj[from];
+    dx[o++] = sx[from];
+    b += tb;
+    a += !tb;
   }
   for (; a < mid; a++, o++) dj[o] = sj[a], dx[o] = sx[a];
   for (; b < hi; b++, o++) dj[o] = sj[b], dx[o] = sx[b];
 }
 
-/* Stable sort of j[0..n) with x[] alongside (bottom-up merge sort, no
+/* Rows of at least this many entries are sorted by radix when their
+ * columns span at most SC_RADIX_BITS bits. */
+#define SC_RADIX_MIN 256
+#define SC_RADIX_DIGIT 11
+#define SC_RADIX_BITS (3 * SC_RADIX_DIGIT)
+
+/* Stable LSD radix sort of j[0..n) by j - min(j), SC_RADIX_DIGIT bits per
+ * pass, x[] alongside; tj/tx: workspace of n entries. False (nothing
+ * changed) if the columns span more than SC_RADIX_BITS bits. */
+static bool sort_radix(int64_t *j, double *x, int64_t n, int64_t *tj, double *tx) {
+  enum { R = 1 << SC_RADIX_DIGIT };
+  uint32_t cnt[R];
+  int64_t lo = j[0], hi = j[0], *sj = j, *dj = tj;
+  double *sx = x, *dx = tx;
+  int bits;
+  if (n >= ((int64_t)1 << 32)) return false;
+  for (int64_t a = 1; a < n; a++) {
+    lo = j[a] < lo ? j[a] : lo;
+    hi = j[a] > hi ? j[a] : hi;
+  }
+  bits = 64 - __builtin_clzll((uint64_t)(hi - lo) | 1);
+  if (bits > SC_RADIX_BITS) return false;
+  for (int sh = 0; sh < bits; sh += SC_RADIX_DIGIT) {
+    uint32_t run = 0;
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t a = 0; a < n; a++) cnt[((uint64_t)(sj[a] - lo) >> sh) & (R - 1)]++;
+    for (int d = 0; d < R; d++) {
+      uint32_t c = cnt[d];
+      cnt[d] = run;
+      run += c;
+    }
+    for (int64_t a = 0; a < n; a++) {
+      uint32_t q = cnt[((uint64_t)(sj[a] - lo) >> sh) & (R - 1)]++;
+      dj[q] = sj[a];
+      dx[q] = sx[a];
+    }
+    int64_t *t = sj;
+    double *u = sx;
+    sj = dj, sx = dx, dj = t, dx = u;
+  }
+  if (sj != j) {
+    memcpy(j, sj, (size_t)n * sizeof *j);
+    memcpy(x, sx, (size_t)n * sizeof *x);
+  }
+  return true;
+}
+
+/* Stable sort of j[0..n) with x[] alongside: radix for long rows of narrow
+ * column range, else a bottom-up merge sort of insertion-sorted runs (no
  * recursion). tj/tx: workspace of n entries. Stability keeps duplicates in
  * triplet order, which fixes the order of their summation. */
 static void sort_row(int64_t *j, double *x, int64_t n, int64_t *tj, double *tx) {
   int64_t *sj = j, *dj = tj;
   double *sx = x, *dx = tx;
+  if (n >= SC_RADIX_MIN && sort_radix(j, x, n, tj, tx)) return;
   for (int64_t lo = 0; lo < n; lo += SC_RUN)
     sort_insert(j + lo, x + lo, n - lo < SC_RUN ? n - lo : SC_RUN);
   for (int64_t w = SC_RUN; w < n; w *= 2) {
@@ -97,28 +160,25 @@ static size_t bytes_of(int64_t n, size_t size) {
   return n == 0 ? size : (size_t)n * size;
 }
 
-/* malloc for the big arrays: where transparent huge pages are on request
- * (madvise mode), asks for them, so that filling the array takes a page
- * fault per 2 MiB instead of per 4 KiB. NULL when nbytes is 0 (bytes_of's
- * overflow) or out of memory. */
-static void *big_malloc(size_t nbytes) {
-  void *p = nbytes ? malloc(nbytes) : NULL;
-#ifdef MADV_HUGEPAGE
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  if (p && nbytes >= 4 * huge) {
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + nbytes) & ~(huge - 1);
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-  }
+void sc_big_populate(void *p, size_t off, size_t len) {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t lo = ((uintptr_t)p + off) & ~(pg - 1), hi = (uintptr_t)p + off + len;
+  if (p && len >= 64 * pg) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+  (void)p, (void)off, (void)len;
 #endif
-  return p;
 }
 
 /* Most parts of a build (fixed arrays on the stack). */
 #define SC_MAX_PARTS 256
 
-/* Automatic thread counts: below these sizes one thread does the work. */
+/* Entries per bucket aimed at: their columns and values (16 bytes each),
+ * twice, fit in a 1 MiB L2 cache. */
+#define SC_BUCKET_ENTRIES ((int64_t)1 << 14)
+
+/* Automatic thread count: below this many triplets one thread does the work. */
 #define SC_PAR_TRIPLETS ((int64_t)1 << 16)
-#define SC_PAR_ENTRIES ((int64_t)1 << 16)
 
 typedef struct sc_build {
   int64_t m, k;               /* matrix size */
@@ -127,34 +187,26 @@ typedef struct sc_build {
   const int64_t *seg0;        /* [nseg+1] number of the first triplet of each run */
   int64_t n;                  /* triplets in all */
   sc_coo_mirror mirror;       /* how off-diagonal triplets are mirrored */
-  int parts;                  /* T: triplet parts, 1..SC_MAX_PARTS */
-  int64_t *H[SC_MAX_PARTS];   /* [T][m] per-part row counters, then next slots; H[T-1] = Ap+1 */
+  int parts;                  /* T: triplet parts and threads, 1..SC_MAX_PARTS */
+  int sh;                     /* bucket b holds rows [b << sh, (b+1) << sh) */
+  int64_t nb;                 /* buckets */
+  int64_t *cnt;               /* [T][nb] entries per (part, bucket), then next slots */
+  int64_t *bs;                /* [nb+1] first slot of each bucket (before summing) */
+  bool packed;                /* rows within buckets in Aj's high 32 bits (k <= 2^32) */
+  uint32_t *Rb;               /* [nz] row within its bucket of each slot, unless packed */
   int64_t bad[SC_MAX_PARTS];  /* first out-of-range triplet of each part, or -1 */
-  int rparts;                 /* R: row parts of the sort, 1..SC_MAX_PARTS */
-  int64_t r0[SC_MAX_PARTS + 1];   /* first row of each row part (row parts of the prefix, then of the sort) */
-  int64_t sum[SC_MAX_PARTS + 1];  /* prefix: entries of each row part; sort: start of its entries */
-  int64_t len[SC_MAX_PARTS];      /* sort: entries of each row part after summing duplicates */
-  int64_t nomem[SC_MAX_PARTS];    /* sort: length of a row whose workspace failed, or 0 */
+  int64_t run;                /* end of the buckets finished so far (in bucket order) */
+  int64_t nomem;              /* 1 + entries of a bucket whose workspace failed, or 0 */
   sc_csr *A;                  /* the matrix being built */
 } sc_build;
 
-typedef void (*sc_task)(sc_build *B, int u);
-
-/* Runs f(B, u) for u = 0 .. parts-1, on up to `threads` OpenMP threads;
- * with one thread no parallel region is entered at all (so that tiny
- * inputs start no threads and allocate nothing in the OpenMP runtime).
- * Parts are dealt out by stride, so fewer threads than asked still do all. */
-static void run_parts(int parts, int threads, sc_task f, sc_build *B) {
-  if (threads <= 1 || parts <= 1) {
-    for (int u = 0; u < parts; u++) f(B, u);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    for (int u = id; u < parts; u += nt) f(B, u);
-  }
-}
+/* A thread's workspace for finishing buckets, grown to the largest bucket. */
+typedef struct sc_ws {
+  int64_t cap;        /* entries of wj, wx, sj, sx */
+  int64_t *wj, *sj;   /* [cap] bucket columns sorted by row; sort_row's workspace */
+  double *wx, *sx;    /* [cap] their values; sort_row's workspace */
+  int64_t *rc;        /* [2^sh + 1] row counters of a bucket */
+} sc_ws;
 
 /* First triplet of part t of T over n. */
 static int64_t part_lo(int64_t n, int t, int T) {
@@ -172,172 +224,290 @@ static int64_t seg_of(const sc_build *B, int64_t g) {
   return lo;
 }
 
-/* Part t: checks its triplets and counts their rows (mirrored ones too). */
+/* The loops over triplets go run by run; each *_as function is inlined
+ * with the run's index width, the mirroring and the presence of values as
+ * constants, so the inner loops test nothing per triplet that a run fixes. */
+
+/* Counts the entries of triplets [o, e) of run S per bucket into C; returns
+ * the first out-of-range triplet's offset in the run, or -1. */
+static inline __attribute__((always_inline)) int64_t count_run_as(
+    const sc_build *B, const sc_coo_seg *S, int64_t o, int64_t e, int64_t *C, const bool w32,
+    const bool mir) {
+  const uint64_t m = (uint64_t)B->m, k = (uint64_t)B->k;
+  const int sh = B->sh;
+  for (; o < e; o++) {
+    int64_t i = w32 ? S->Ti32[o] : S->Ti[o], j = w32 ? S->Tj32[o] : S->Tj[o];
+    if ((uint64_t)i >= m || (uint64_t)j >= k) return o;
+    C[i >> sh]++;
+    if (mir && i != j) C[j >> sh]++;
+  }
+  return -1;
+}
+
+/* Part t: checks its triplets and counts their entries (mirrored ones too)
+ * per bucket. */
 static void count_part(sc_build *B, int t) {
   const bool mir = B->mirror != SC_COO_AS_IS;
-  const uint64_t m = (uint64_t)B->m, k = (uint64_t)B->k;
   int64_t a = part_lo(B->n, t, B->parts), b = part_lo(B->n, t + 1, B->parts);
-  int64_t *H = B->H[t];
+  int64_t *C = B->cnt + (size_t)t * (size_t)B->nb;
   B->bad[t] = -1;
   for (int64_t s = a < b ? seg_of(B, a) : 0, g = a; g < b; s++) {
     const sc_coo_seg *S = &B->segs[s];
-    const int64_t *Ti = S->Ti, *Tj = S->Tj;
-    int64_t o = g - B->seg0[s], e = S->n - o < b - g ? S->n : o + (b - g);
-    for (; o < e; o++, g++) {
-      int64_t i = Ti[o], j = Tj[o];
-      if ((uint64_t)i >= m || (uint64_t)j >= k) {
-        B->bad[t] = g;
-        return;
+    int64_t o = g - B->seg0[s], e = S->n - o < b - g ? S->n : o + (b - g), bad;
+    bool w32 = !S->Ti;
+    if (w32)
+      bad = mir ? count_run_as(B, S, o, e, C, true, true)
+                : count_run_as(B, S, o, e, C, true, false);
+    else
+      bad = mir ? count_run_as(B, S, o, e, C, false, true)
+                : count_run_as(B, S, o, e, C, false, false);
+    if (bad >= 0) {
+      B->bad[t] = B->seg0[s] + bad;
+      return;
+    }
+    g += e - o;
+  }
+}
+
+/* Puts triplets [o, e) of run S (and mirrored copies) into their buckets'
+ * slots, C holding the next slot of each bucket. */
+static inline __attribute__((always_inline)) void scatter_run_as(
+    sc_build *B, const sc_coo_seg *S, int64_t o, int64_t e, int64_t *C, const bool w32,
+    const sc_coo_mirror mirror, const bool values, const bool packed) {
+  const int sh = B->sh;
+  const int64_t mask = ((int64_t)1 << sh) - 1;
+  int64_t *Aj = B->A->Aj;
+  double *Ax = B->A->Ax;
+  uint32_t *Rb = B->Rb;
+  for (; o < e; o++) {
+    int64_t i = w32 ? S->Ti32[o] : S->Ti[o], j = w32 ? S->Tj32[o] : S->Tj[o], p = C[i >> sh]++;
+    double v = values ? S->Tx[o] : 1.0;
+    if (packed) {
+      Aj[p] = (int64_t)((uint64_t)(i & mask) << 32 | (uint64_t)j);
+    } else {
+      Aj[p] = j;
+      Rb[p] = (uint32_t)(i & mask);
+    }
+    Ax[p] = v;
+    if (mirror != SC_COO_AS_IS && i != j) {
+      p = C[j >> sh]++;
+      if (packed) {
+        Aj[p] = (int64_t)((uint64_t)(j & mask) << 32 | (uint64_t)i);
+      } else {
+        Aj[p] = i;
+        Rb[p] = (uint32_t)(j & mask);
       }
-      H[i]++;
-      if (mir && i != j) H[j]++;
+      Ax[p] = mirror == SC_COO_SKEW ? -v : v;
     }
   }
 }
 
-/* Row part r of the prefix: the entries of its rows over all parts. */
-static void prefix_sum_part(sc_build *B, int r) {
-  int64_t c = 0;
-  for (int64_t i = B->r0[r]; i < B->r0[r + 1]; i++)
-    for (int t = 0; t < B->parts; t++) c += B->H[t][i];
-  B->sum[r] = c;
-}
-
-/* Row part r of the prefix: turns counts into first slots, row by row and
- * within a row part by part (sum[r]: the first slot of the row part). */
-static void prefix_slot_part(sc_build *B, int r) {
-  int64_t run = B->sum[r];
-  for (int64_t i = B->r0[r]; i < B->r0[r + 1]; i++)
-    for (int t = 0; t < B->parts; t++) {
-      int64_t c = B->H[t][i];
-      B->H[t][i] = run;
-      run += c;
-    }
-}
-
-/* Part t: puts its triplets (and mirrored copies) into their rows' slots. */
+/* Part t: puts its triplets (and mirrored copies) into their buckets' slots. */
 static void scatter_part(sc_build *B, int t) {
-  const bool mir = B->mirror != SC_COO_AS_IS, skew = B->mirror == SC_COO_SKEW;
   int64_t a = part_lo(B->n, t, B->parts), b = part_lo(B->n, t + 1, B->parts);
-  int64_t *H = B->H[t], *Aj = B->A->Aj;
-  double *Ax = B->A->Ax;
+  int64_t *C = B->cnt + (size_t)t * (size_t)B->nb;
   for (int64_t s = a < b ? seg_of(B, a) : 0, g = a; g < b; s++) {
     const sc_coo_seg *S = &B->segs[s];
-    const int64_t *Ti = S->Ti, *Tj = S->Tj;
-    const double *Tx = S->Tx;
     int64_t o = g - B->seg0[s], e = S->n - o < b - g ? S->n : o + (b - g);
-    for (; o < e; o++, g++) {
-      int64_t i = Ti[o], j = Tj[o], p = H[i]++;
-      double v = Tx ? Tx[o] : 1.0;
-      Aj[p] = j;
-      Ax[p] = v;
-      if (mir && i != j) {
-        p = H[j]++;
-        Aj[p] = i;
-        Ax[p] = skew ? -v : v;
-      }
+    int kind = (((!S->Ti) * 3 + (int)B->mirror) * 2 + (S->Tx != NULL)) * 2 + B->packed;
+    switch (kind) {
+#define SC_CASE(w, y, v, k) \
+  case (((w) * 3 + (y)) * 2 + (v)) * 2 + (k): scatter_run_as(B, S, o, e, C, w, y, v, k); break;
+#define SC_CASES(w, y) \
+  SC_CASE(w, y, 0, 0) SC_CASE(w, y, 0, 1) SC_CASE(w, y, 1, 0) SC_CASE(w, y, 1, 1)
+      SC_CASES(0, SC_COO_AS_IS)
+      SC_CASES(0, SC_COO_SYMMETRIC)
+      SC_CASES(0, SC_COO_SKEW)
+      SC_CASES(1, SC_COO_AS_IS)
+      SC_CASES(1, SC_COO_SYMMETRIC)
+      SC_CASES(1, SC_COO_SKEW)
+#undef SC_CASES
+#undef SC_CASE
     }
+    g += e - o;
   }
 }
 
-/* Row part r of the sort: sorts each of its rows by column and sums
- * duplicates, packing its rows from its first slot on; Ap[i+1] becomes the
- * packed end of row i and len[r] the packed size. */
-static void sort_part(sc_build *B, int r) {
-  int64_t *tj = NULL, *Ap = B->A->Ap, *Aj = B->A->Aj;
-  double *tx = NULL, *Ax = B->A->Ax;
-  int64_t wcap = 0, p0 = B->sum[r], w = p0;
-  B->nomem[r] = 0;
-  for (int64_t i = B->r0[r]; i < B->r0[r + 1]; i++) {
-    int64_t p1 = Ap[i + 1], len = p1 - p0, rs = w;
-    if (!is_sorted(Aj + p0, len)) {
-      if (len > SC_RUN && len > wcap) {
-        free(tj);
-        free(tx);
-        tj = malloc(bytes_of(len, sizeof *tj));
-        tx = malloc(bytes_of(len, sizeof *tx));
-        wcap = len;
-        if (!tj || !tx) {
-          B->nomem[r] = len;
-          goto done;
-        }
-      }
-      sort_row(Aj + p0, Ax + p0, len, tj, tx);
-    }
-    for (int64_t p = p0; p < p1; p++) {
-      if (w > rs && Aj[w - 1] == Aj[p]) {
-        Ax[w - 1] += Ax[p];
+/* Grows W to hold a bucket of n entries; false when out of memory (W stays
+ * valid for ws_free). */
+static bool ws_reserve(sc_ws *W, int64_t n, int sh) {
+  if (!W->rc && !(W->rc = malloc(bytes_of(((int64_t)1 << sh) + 1, sizeof *W->rc)))) return false;
+  if (n <= W->cap) return true;
+  free(W->wj), free(W->wx), free(W->sj), free(W->sx);
+  W->wj = malloc(bytes_of(n, sizeof *W->wj));
+  W->wx = malloc(bytes_of(n, sizeof *W->wx));
+  W->sj = malloc(bytes_of(n, sizeof *W->sj));
+  W->sx = malloc(bytes_of(n, sizeof *W->sx));
+  W->cap = (W->wj && W->wx && W->sj && W->sx) ? n : 0;
+  return W->cap > 0;
+}
+
+static void ws_free(sc_ws *W) {
+  free(W->wj), free(W->wx), free(W->sj), free(W->sx), free(W->rc);
+  memset(W, 0, sizeof *W);
+}
+
+/* Rows of bucket b (all but the last bucket have 2^sh). */
+static int64_t bucket_rows(const sc_build *B, int64_t b) {
+  int64_t r0 = b << B->sh, full = (int64_t)1 << B->sh;
+  return B->m - r0 < full ? B->m - r0 : full;
+}
+
+/* Bucket b, in W: sorts its entries by row (counting sort, stable), each row
+ * by column (stable), and sums duplicates, packing the rows at W's start;
+ * W->rc[r] becomes the packed end of the bucket's row r. Returns the packed
+ * entries, or -1 when out of memory for the workspace. */
+static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B, int64_t b,
+                                                                     sc_ws *W,
+                                                                     const bool packed) {
+  const int64_t s0 = B->bs[b], s1 = B->bs[b + 1], n = s1 - s0;
+  const int64_t nr = bucket_rows(B, b);
+  const int64_t *Aj = B->A->Aj + s0;
+  const double *Ax = B->A->Ax + s0;
+  const uint32_t *Rb = packed ? NULL : B->Rb + s0;
+  int64_t *rc, *wj, w = 0, lo = 0;
+  double *wx;
+  if (!ws_reserve(W, n, B->sh)) return -1;
+  rc = W->rc, wj = W->wj, wx = W->wx;
+  memset(rc, 0, (size_t)(nr + 1) * sizeof *rc);
+  for (int64_t p = 0; p < n; p++) rc[(packed ? (uint64_t)Aj[p] >> 32 : Rb[p]) + 1]++;
+  for (int64_t r = 0; r < nr; r++) rc[r + 1] += rc[r]; /* rc[r] = first slot of row r */
+  for (int64_t p = 0; p < n; p++) {
+    int64_t q = rc[packed ? (uint64_t)Aj[p] >> 32 : Rb[p]]++; /* then rc[r] = end of row r */
+    wj[q] = packed ? (int64_t)((uint64_t)Aj[p] & UINT32_MAX) : Aj[p];
+    wx[q] = Ax[p];
+  }
+  for (int64_t r = 0; r < nr; r++) {
+    int64_t hi = rc[r], len = hi - lo, rs = w;
+    if (!is_sorted(wj + lo, len)) sort_row(wj + lo, wx + lo, len, W->sj, W->sx);
+    for (int64_t p = lo; p < hi; p++) {
+      if (w > rs && wj[w - 1] == wj[p]) {
+        wx[w - 1] += wx[p];
       } else {
-        Aj[w] = Aj[p];
-        Ax[w++] = Ax[p];
+        wj[w] = wj[p];
+        wx[w++] = wx[p];
       }
     }
-    Ap[i + 1] = w;
-    p0 = p1;
+    rc[r] = w;
+    lo = hi;
   }
-done:
-  B->len[r] = w - B->sum[r];
-  free(tj);
-  free(tx);
+  return w;
 }
 
-/* Splits rows [0, m) into R parts of about equal entries (Ap: row starts
- * before packing) into r0[0..R]. */
-static void split_rows(sc_build *B, int R) {
-  const int64_t *Ap = B->A->Ap, m = B->m, nz = Ap[m];
-  B->rparts = R;
-  B->r0[0] = 0;
-  for (int r = 1; r < R; r++) { /* first row starting at or after the r-th share */
-    int64_t goal = part_lo(nz, r, R), lo = B->r0[r - 1], hi = m;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if (Ap[mid] < goal) lo = mid + 1;
-      else hi = mid;
+static int64_t bucket_sort(sc_build *B, int64_t b, sc_ws *W) {
+  return B->packed ? bucket_sort_as(B, b, W, true) : bucket_sort_as(B, b, W, false);
+}
+
+/* Copies bucket b's packed entries from W to their final place at slot d
+ * and sets the row pointers of its rows. */
+static void bucket_commit(sc_build *B, int64_t b, const sc_ws *W, int64_t len, int64_t d) {
+  const int64_t r0 = b << B->sh, nr = bucket_rows(B, b);
+  int64_t *Ap = B->A->Ap;
+  if (len > 0) {
+    memcpy(B->A->Aj + d, W->wj, (size_t)len * sizeof *W->wj);
+    memcpy(B->A->Ax + d, W->wx, (size_t)len * sizeof *W->wx);
+  }
+  for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] = d + W->rc[r];
+}
+
+/* Finishes every bucket on `threads` threads; buckets are committed in
+ * bucket order (an ordered section hands out the final places). */
+static void finish_buckets(sc_build *B, int threads) {
+  B->run = 0;
+  B->nomem = 0;
+  if (threads <= 1 || B->nb <= 1) {
+    sc_ws W = {0};
+    for (int64_t b = 0; b < B->nb; b++) {
+      int64_t len = bucket_sort(B, b, &W);
+      if (len < 0) {
+        B->nomem = B->bs[b + 1] - B->bs[b] + 1;
+        break;
+      }
+      bucket_commit(B, b, &W, len, B->run);
+      B->run += len;
     }
-    B->r0[r] = lo;
+    ws_free(&W);
+    return;
   }
-  B->r0[R] = m;
-}
-
-/* Sorts rows and sums duplicates on `threads` threads; packs the row parts
- * together. */
-static shiro_status sort_and_sum(sc_build *B, int threads, shiro_error *err) {
-  sc_csr *A = B->A;
-  int64_t *Ap = A->Ap, w = 0;
-  split_rows(B, threads);
-  for (int r = 0; r < B->rparts; r++) B->sum[r] = Ap[B->r0[r]];
-  run_parts(B->rparts, threads, sort_part, B);
-  for (int r = 0; r < B->rparts; r++)
-    if (B->nomem[r])
-      return shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory sorting a row of %lld entries",
-                        (long long)B->nomem[r]);
-  /* Pack: each part moves left to the end of the previous one, in order
-   * (a part's target may overlap the unmoved data of the one before). */
-  for (int r = 0; r < B->rparts; r++) {
-    int64_t from = B->sum[r], shift = from - w;
-    if (shift) {
-      memmove(A->Aj + w, A->Aj + from, (size_t)B->len[r] * sizeof *A->Aj);
-      memmove(A->Ax + w, A->Ax + from, (size_t)B->len[r] * sizeof *A->Ax);
-      for (int64_t i = B->r0[r]; i < B->r0[r + 1]; i++) Ap[i + 1] -= shift;
+#pragma omp parallel num_threads(threads)
+  {
+    sc_ws W = {0};
+#pragma omp for ordered schedule(dynamic, 1)
+    for (int64_t b = 0; b < B->nb; b++) {
+      int64_t len = -1, d = 0, failed;
+#pragma omp atomic read
+      failed = B->nomem;
+      if (!failed) len = bucket_sort(B, b, &W);
+      if (len < 0 && !failed) {
+#pragma omp atomic write
+        B->nomem = B->bs[b + 1] - B->bs[b] + 1;
+      }
+#pragma omp ordered
+      {
+        d = B->run;
+        if (len > 0) B->run += len;
+      }
+      if (len >= 0) bucket_commit(B, b, &W, len, d);
     }
-    w += B->len[r];
+    ws_free(&W);
   }
-  A->nnz = w;
-  return SHIRO_OK;
 }
 
-/* Triplet parts and row-sort threads for `threads` asked (<= 0: automatic). */
-static void choose_parts(sc_build *B, int threads, int *rthreads) {
-  int64_t T = threads > 0 ? threads : omp_get_max_threads();
-  int64_t R = T;
-  if (T > SC_MAX_PARTS) T = R = SC_MAX_PARTS;
-  if (T < 1) T = R = 1;
-  if (threads <= 0 && B->n < SC_PAR_TRIPLETS) T = 1;
-  if (threads <= 0 && B->n < SC_PAR_ENTRIES) R = 1;
-  /* T-1 counter arrays of m entries each: no more than the triplets themselves. */
-  if (T > 1 + B->n / (B->m + 1)) T = 1 + B->n / (B->m + 1);
+/* Asks for transparent huge pages on the 2 MiB-aligned interior of the
+ * block p of nbytes (where they are on request): the scatter writes to as
+ * many places at once as there are buckets, and with 4 KiB pages those
+ * writes miss the TLB. */
+static void want_huge(void *p, size_t nbytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t hi = ((uintptr_t)p + nbytes) & ~(huge - 1);
+  if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p, (void)nbytes;
+#endif
+}
+
+/* Part t: maps its share of the output arrays in (see sc_big_populate). */
+static void populate_part(sc_build *B, int t) {
+  int64_t nz = B->bs[B->nb], a = part_lo(nz, t, B->parts), b = part_lo(nz, t + 1, B->parts);
+  sc_big_populate(B->A->Aj, (size_t)a * sizeof *B->A->Aj, (size_t)(b - a) * sizeof *B->A->Aj);
+  sc_big_populate(B->A->Ax, (size_t)a * sizeof *B->A->Ax, (size_t)(b - a) * sizeof *B->A->Ax);
+  if (B->Rb) sc_big_populate(B->Rb, (size_t)a * sizeof *B->Rb, (size_t)(b - a) * sizeof *B->Rb);
+  a = part_lo(B->m + 1, t, B->parts), b = part_lo(B->m + 1, t + 1, B->parts);
+  sc_big_populate(B->A->Ap, (size_t)a * sizeof *B->A->Ap, (size_t)(b - a) * sizeof *B->A->Ap);
+}
+
+/* Runs f(B, t) for the T parts, one per thread; with one part no parallel
+ * region is entered at all (tiny inputs start no threads and allocate
+ * nothing in the OpenMP runtime). Parts are dealt out by stride, so fewer
+ * threads than asked still do them all. */
+static void run_parts(sc_build *B, void (*f)(sc_build *, int)) {
+  if (B->parts <= 1) {
+    f(B, 0);
+    return;
+  }
+#pragma omp parallel num_threads(B->parts)
+  {
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    for (int t = id; t < B->parts; t += nt) f(B, t);
+  }
+}
+
+/* Parts (threads) for `threads` asked (<= 0: OpenMP's number, one for tiny
+ * inputs), and the bucket size for nz entries. */
+static void choose_shape(sc_build *B, int threads, int64_t nz) {
+  int64_t T = threads > 0 ? threads : omp_get_max_threads(), rows;
+  if (T > SC_MAX_PARTS) T = SC_MAX_PARTS;
+  if (T < 1 || (threads <= 0 && B->n < SC_PAR_TRIPLETS)) T = 1;
   B->parts = (int)T;
-  *rthreads = (int)R;
+  /* Rows per bucket: about SC_BUCKET_ENTRIES entries, a power of two; a
+   * row index within a bucket must fit Rb's 32 bits. */
+  rows = nz > 0 ? (int64_t)((unsigned __int128)(B->m + 1) * SC_BUCKET_ENTRIES / (uint64_t)nz)
+                : B->m;
+  B->sh = 0;
+  while (B->sh < 32 && ((int64_t)1 << (B->sh + 1)) <= rows) B->sh++;
+  B->nb = B->m > 0 ? ((B->m - 1) >> B->sh) + 1 : 0;
 }
 
 shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_coo_seg *segs,
@@ -346,15 +516,15 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   shiro_status st = SHIRO_OK;
   sc_build *B = NULL;
   sc_csr *A = NULL;
-  int64_t *seg0 = NULL, bad = -1, nz;
-  int R = 1;
+  int64_t *seg0 = NULL, bad = -1, nz = 0, nest;
   bool mir = (mirror == SC_COO_SYMMETRIC || mirror == SC_COO_SKEW), args_ok;
   if (!out) return shiro_fail(err, SHIRO_ERR_ARG, "sc_csr_from_coo: out is NULL");
   *out = NULL;
   args_ok = m >= 0 && k >= 0 && nseg >= 0 && (nseg == 0 || segs) && !(mir && m != k) &&
             (mirror == SC_COO_AS_IS || mir);
   for (int64_t s = 0; args_ok && s < nseg; s++)
-    args_ok = segs[s].n >= 0 && (segs[s].n == 0 || (segs[s].Ti && segs[s].Tj));
+    args_ok = segs[s].n >= 0 && (segs[s].n == 0 || (segs[s].Ti && segs[s].Tj) ||
+                                 (!segs[s].Ti && !segs[s].Tj && segs[s].Ti32 && segs[s].Tj32));
   if (!args_ok) {
     int64_t n = 0;
     for (int64_t s = 0; segs && s < nseg && n >= 0; s++) n += segs[s].n;
@@ -373,27 +543,27 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   for (int64_t s = 0; s < nseg; s++) seg0[s + 1] = seg0[s] + segs[s].n;
   B->m = m, B->k = k, B->nseg = nseg, B->segs = segs, B->seg0 = seg0, B->n = seg0[nseg];
   B->mirror = mirror;
-  choose_parts(B, threads, &R);
+  nest = mir && B->n <= INT64_MAX / 2 ? 2 * B->n : B->n; /* entries, at most */
+  choose_shape(B, threads, nest);
   A = calloc(1, sizeof *A);
-  if (!A || m == INT64_MAX || !bytes_of(m + 1, sizeof *A->Ap) ||
-      !(A->Ap = calloc(1, bytes_of(m + 1, sizeof *A->Ap)))) {
+  if (!A || m == INT64_MAX || !(A->Ap = malloc(bytes_of(m + 1, sizeof *A->Ap)))) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for the row pointers of %lld rows",
                     (long long)m);
     goto done;
   }
+  A->Ap[0] = 0; /* the rest is set bucket by bucket */
   A->m = m;
   A->k = k;
   B->A = A;
-  for (int t = 0; t + 1 < B->parts; t++) {
-    if (!(B->H[t] = calloc(1, bytes_of(m, sizeof *B->H[t])))) {
-      st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for the row counters of %lld rows",
-                      (long long)m);
-      goto done;
-    }
+  B->cnt = calloc(1, bytes_of((int64_t)B->parts * B->nb, sizeof *B->cnt));
+  B->bs = malloc(bytes_of(B->nb + 1, sizeof *B->bs));
+  if (!B->cnt || !B->bs) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for the counters of %lld buckets",
+                    (long long)B->nb);
+    goto done;
   }
-  B->H[B->parts - 1] = A->Ap + 1;
-  /* Count the entries of each row, per part. */
-  run_parts(B->parts, B->parts, count_part, B);
+  /* 1. Count the entries of each bucket, per part. */
+  run_parts(B, count_part);
   for (int t = 0; t < B->parts && bad < 0; t++) bad = B->bad[t];
   if (bad >= 0) {
     const sc_coo_seg *S = &segs[seg_of(B, bad)];
@@ -401,41 +571,43 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
     st = shiro_fail(err, SHIRO_ERR_ARG,
                     "sc_csr_from_coo: triplet %lld is (%lld, %lld), outside the %lld x %lld "
                     "matrix",
-                    (long long)bad, (long long)S->Ti[o], (long long)S->Tj[o], (long long)m,
-                    (long long)k);
+                    (long long)bad, (long long)(S->Ti ? S->Ti[o] : S->Ti32[o]),
+                    (long long)(S->Tj ? S->Tj[o] : S->Tj32[o]), (long long)m, (long long)k);
     goto done;
   }
-  /* H[t][i] = first slot of part t in row i; row i then ends at H[T-1][i] = Ap[i+1]. */
-  if (B->parts == 1) {
-    nz = 0;
-    for (int64_t i = 0; i < m; i++) {
-      int64_t c = A->Ap[i + 1];
-      A->Ap[i + 1] = nz;
-      nz += c;
+  /* cnt[t][b] = first slot of part t in bucket b; bs[b] = first of bucket b. */
+  for (int64_t b = 0; b < B->nb; b++) {
+    B->bs[b] = nz;
+    for (int t = 0; t < B->parts; t++) {
+      int64_t *c = &B->cnt[(size_t)t * (size_t)B->nb + (size_t)b], v = *c;
+      *c = nz;
+      nz += v;
     }
-  } else {
-    int RP = B->parts;
-    B->r0[0] = 0;
-    for (int r = 1; r <= RP; r++) B->r0[r] = part_lo(m, r, RP);
-    run_parts(RP, B->parts, prefix_sum_part, B);
-    nz = 0;
-    for (int r = 0; r < RP; r++) {
-      int64_t c = B->sum[r];
-      B->sum[r] = nz;
-      nz += c;
-    }
-    run_parts(RP, B->parts, prefix_slot_part, B);
   }
-  A->Aj = big_malloc(bytes_of(nz, sizeof *A->Aj));
-  A->Ax = big_malloc(bytes_of(nz, sizeof *A->Ax));
-  if (!A->Aj || !A->Ax) {
+  B->bs[B->nb] = nz;
+  A->Aj = malloc(bytes_of(nz, sizeof *A->Aj));
+  A->Ax = malloc(bytes_of(nz, sizeof *A->Ax));
+  B->packed = k <= ((int64_t)1 << 32) && B->sh <= 31;
+  if (!B->packed) B->Rb = malloc(bytes_of(nz, sizeof *B->Rb));
+  if (!A->Aj || !A->Ax || (!B->packed && !B->Rb)) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for a CSR matrix of %lld entries",
                     (long long)nz);
     goto done;
   }
-  /* Scatter in triplet order: a stable counting sort by row. */
-  run_parts(B->parts, B->parts, scatter_part, B);
-  SHIRO_CHECK_GOTO(sort_and_sum(B, R, err), st);
+  want_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
+  want_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
+  if (B->Rb) want_huge(B->Rb, (size_t)nz * sizeof *B->Rb);
+  run_parts(B, populate_part);
+  /* 2. Scatter in triplet order into the buckets. */
+  run_parts(B, scatter_part);
+  /* 3. Rows within buckets, columns within rows, duplicates summed. */
+  finish_buckets(B, B->parts);
+  if (B->nomem) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory sorting a bucket of %lld entries",
+                    (long long)(B->nomem - 1));
+    goto done;
+  }
+  A->nnz = B->run;
   if (A->nnz < nz) { /* give back what summing duplicates freed; keep the arrays if that fails */
     int64_t *j2 = realloc(A->Aj, bytes_of(A->nnz, sizeof *j2));
     if (j2) A->Aj = j2;
@@ -443,8 +615,11 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
     if (x2) A->Ax = x2;
   }
 done:
-  if (B)
-    for (int t = 0; t + 1 < B->parts; t++) free(B->H[t]);
+  if (B) {
+    free(B->cnt);
+    free(B->bs);
+    free(B->Rb);
+  }
   free(B);
   free(seg0);
   if (st != SHIRO_OK) {
@@ -458,7 +633,7 @@ done:
 shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
                              const int64_t *Tj, const double *Tx, sc_coo_mirror mirror,
                              sc_csr **out, shiro_error *err) {
-  sc_coo_seg seg = {n, Ti, Tj, Tx};
+  sc_coo_seg seg = {n, Ti, Tj, NULL, NULL, Tx};
   if (n < 0) {
     if (out) *out = NULL;
     return shiro_fail(err, SHIRO_ERR_ARG,

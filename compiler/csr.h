@@ -41,12 +41,23 @@ shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
                              const int64_t *Tj, const double *Tx, sc_coo_mirror mirror,
                              sc_csr **out, shiro_error *err);
 
-/* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n; Tx == NULL means 1.0. */
+/* Maps the pages of bytes [off, off+len) of the block at p now, writable
+ * and zeroed, in one system call (MADV_POPULATE_WRITE), instead of one
+ * page fault per page as they are first written: a page fault costs about
+ * a microsecond, tens of them in some virtual machines, so populating what
+ * is about to be written pays. Local; a no-op where unsupported. */
+void sc_big_populate(void *p, size_t off, size_t len);
+
+/* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n, with 64-bit indices
+ * (Ti, Tj) or 32-bit ones (Ti32, Tj32, used when Ti is NULL: half the
+ * bandwidth where the matrix allows); Tx == NULL means 1.0. */
 typedef struct sc_coo_seg {
-  int64_t n;         /* triplets in the run */
-  const int64_t *Ti; /* [n] 0-based rows (borrowed) */
-  const int64_t *Tj; /* [n] 0-based columns (borrowed) */
-  const double *Tx;  /* [n] values, or NULL for all 1.0 (borrowed) */
+  int64_t n;             /* triplets in the run */
+  const int64_t *Ti;     /* [n] 0-based rows, or NULL (borrowed) */
+  const int64_t *Tj;     /* [n] 0-based columns, or NULL (borrowed) */
+  const int32_t *Ti32;   /* [n] 0-based rows when Ti is NULL (borrowed) */
+  const int32_t *Tj32;   /* [n] 0-based columns when Tj is NULL (borrowed) */
+  const double *Tx;      /* [n] values, or NULL for all 1.0 (borrowed) */
 } sc_coo_seg;
 
 /* sc_csr_from_coo over the concatenation of nseg runs (triplet numbers in

@@ -327,7 +327,8 @@ static void big_bits128(const uint64_t *x, int nw, int at, uint64_t *hi, uint64_
   uint64_t w[2] = {0, 0};
   for (int k = 0; k < 128; k++) {
     int bit = at + k;
-    if (bit >= 0 && bit / 64 < nw && (x[bit / 64] >> (bit % 64) & 1)) w[k / 64] |= UINT64_C(1) << (k % 64);
+    if (bit >= 0 && bit / 64 < nw && (x[bit / 64] >> (bit % 64) & 1))
+      w[k / 64] |= UINT64_C(1) << (k % 64);
   }
   *hi = w[1];
   *lo = w[0];

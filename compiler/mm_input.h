@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shiro.h"
 
@@ -101,15 +102,89 @@ static const double mm_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e
                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* ---- eight digits at a time (SWAR) ----
+ * A little-endian load of 8 bytes holds the first character in its low
+ * byte. Callers load only where 8 bytes are readable (p + 8 <= lim). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MM_SWAR 1
+#else
+#define MM_SWAR 0
+#endif
+
+static inline uint64_t mm_load8(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* Number of leading ASCII digits among the 8 bytes of v (0..8). A byte is a
+ * digit iff its high nibble is 3 and stays 3 after adding 6; a carry out of
+ * a byte >= 0xfa can only disturb the bytes after it, which come after a
+ * non-digit and do not count. */
+static inline int mm_digits8(uint64_t v) {
+  const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), three = UINT64_C(0x3030303030303030);
+  uint64_t bad = ((v & hi) ^ three) | (((v + UINT64_C(0x0606060606060606)) & hi) ^ three);
+  return bad ? __builtin_ctzll(bad) >> 3 : 8;
+}
+
+/* The value of the first k (1..8) digits of v: moved to the top bytes (the
+ * bytes shifted out may be anything; subtracting '0' borrows only upwards),
+ * then pairs, quads and octets combined by multiply-and-shift. */
+static inline uint64_t mm_value8(uint64_t v, int k) {
+  v = (v - UINT64_C(0x3030303030303030)) << (8 * (8 - k));
+  v = ((v * 2561) >> 8) & UINT64_C(0x00FF00FF00FF00FF);
+  v = ((v * 6553601) >> 16) & UINT64_C(0x0000FFFF0000FFFF);
+  return (v * UINT64_C(42949672960001)) >> 32;
+}
+
+/* Powers of ten as integers, 10^0 .. 10^19. */
+static const uint64_t mm_pow10_u64[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+    UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+    UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+    UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+    UINT64_C(1000000000000000), UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+    UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)};
+
+/* Consumes the digits at *s into *w (w = w * 10^d + digits) and returns
+ * their count d; w wraps if the total passes 19 digits (callers check the
+ * count). Eight at a time while 8 bytes are readable before lim. */
+static inline int mm_digit_run(const char **s, const char *lim, uint64_t *w) {
+  const char *p = *s;
+  uint64_t x = *w;
+#if MM_SWAR
+  while (p + 8 <= lim) {
+    uint64_t v = mm_load8(p);
+    int k = mm_digits8(v);
+    if (k == 0) break;
+    x = x * mm_pow10_u64[k] + mm_value8(v, k);
+    p += k;
+    if (k < 8) goto done;
+  }
+#endif
+  while (mm_is_digit(*p)) x = x * 10 + (uint64_t)(*p++ - '0');
+#if MM_SWAR
+done:
+#endif
+  {
+    int d = (int)(p - *s);
+    *s = p;
+    *w = x;
+    return d;
+  }
+}
+
 /* mm_scan_int64 for the common token (1 to 18 digits, no sign) inline;
- * anything else through mm_scan_int64, which has the final say. */
-static inline mm_scan mm_scan_int64_fast(const char *s, const char **endp, int64_t *v) {
+ * anything else through mm_scan_int64, which has the final say. lim: the
+ * end of the readable bytes (at or after the token's delimiter). */
+static inline mm_scan mm_scan_int64_fast(const char *s, const char *lim, const char **endp,
+                                         int64_t *v) {
   const char *d = s;
-  int64_t x = 0;
-  while (mm_is_digit(*d) && d - s < 18) x = x * 10 + (*d++ - '0');
-  if (d > s && mm_is_delim(*d)) {
+  uint64_t x = 0;
+  int nd = mm_digit_run(&d, lim, &x);
+  if (nd > 0 && nd <= 18 && mm_is_delim(*d)) {
     *endp = d;
-    *v = x;
+    *v = (int64_t)x;
     return MM_SCAN_OK;
   }
   return mm_scan_int64(s, endp, v);
@@ -119,22 +194,23 @@ static inline mm_scan mm_scan_int64_fast(const char *s, const char **endp, int64
  * digits in all, an optional exponent of at most 4 digits; the value from
  * Clinger's exact path or Eisel–Lemire. Anything else (more digits, a
  * value the fast paths cannot decide, a bad token) goes through
- * mm_scan_real, which has the final say, so results are identical. */
-static inline mm_scan mm_scan_real_fast(const char *p, const char **endp, double *v) {
-  const char *s = p, *d0;
+ * mm_scan_real, which has the final say, so results are identical. lim:
+ * as for mm_scan_int64_fast. */
+static inline mm_scan mm_scan_real_fast(const char *p, const char *lim, const char **endp,
+                                        double *v) {
+  const char *s = p;
   uint64_t w = 0;
   int64_t q = 0;
   int nd;
   bool neg = false;
   if (*s == '-' || *s == '+') neg = (*s++ == '-');
-  d0 = s;
-  while (mm_is_digit(*s)) w = w * 10 + (uint64_t)(*s++ - '0');
-  nd = (int)(s - d0);
+  nd = mm_digit_run(&s, lim, &w);
   if (*s == '.') {
-    const char *f0 = ++s;
-    while (mm_is_digit(*s)) w = w * 10 + (uint64_t)(*s++ - '0');
-    q = -(int64_t)(s - f0);
-    nd += (int)(s - f0);
+    int f;
+    s++;
+    f = mm_digit_run(&s, lim, &w);
+    q = -f;
+    nd += f;
   }
   if (nd == 0 || nd > 19) goto slow; /* no digits (bad), or w may have wrapped */
   if ((*s | 0x20) == 'e') {
@@ -144,8 +220,8 @@ static inline mm_scan mm_scan_real_fast(const char *p, const char **endp, double
     s++;
     if (*s == '-' || *s == '+') eneg = (*s++ == '-');
     e0 = s;
-    while (mm_is_digit(*s)) e = e * 10 + (*s++ - '0');
-    if (s == e0 || s - e0 > 4) goto slow;
+    while (mm_is_digit(*s) && s - e0 < 5) e = e * 10 + (*s++ - '0');
+    if (s == e0 || s - e0 > 4) goto slow; /* no digits, or 5 or more: the careful scanner */
     q += eneg ? -e : e;
   }
   if (!mm_is_delim(*s)) goto slow;

@@ -2,19 +2,20 @@
  *
  * Two ways in, one grammar. A plain regular file is memory-mapped: the
  * banner, comments and size line are parsed in order, then the entry lines
- * are cut into parts at line ends and the parts parsed in parallel, each
- * into its own entry arrays (parse_part depends on nothing but its bytes,
- * the header and a limit, and counts its lines from 0). Line numbers and
- * entry counts of earlier parts are known once all are parsed, so errors
- * are placed afterwards: the first part, in file order, that failed or
- * whose entries overflow the size line's count holds the first error of
- * the file, and its message gets its exact line then (an overflowing part
- * is parsed again with the exact limit to find the line). gzip and other
- * inputs are read in blocks of MM_BLOCK bytes, each block's whole lines
- * parsed as one part appending to common arrays; the partial last line is
- * carried over. Either way every parsed range ends in '\n' (a last line
- * without one is copied and given one), the number scanners' requirement.
- * The triplets then go to sc_csr_from_coo_segs as they lie, part by part. */
+ * are cut into parts at line ends and the parts parsed in parallel
+ * (parse_part depends on nothing but its bytes, the header and a limit,
+ * and counts its lines from 0), each appending its entries to the arrays
+ * of the thread that parses it. Line numbers and entry counts of earlier
+ * parts are known once all are parsed, so errors are placed afterwards:
+ * the first part, in file order, that failed or whose entries overflow the
+ * size line's count holds the first error of the file, and its message
+ * gets its exact line then (an overflowing part is parsed again with the
+ * exact limit to find the line). gzip and other inputs are read in blocks
+ * of MM_BLOCK bytes, each block's whole lines parsed as one part appending
+ * to common arrays; the partial last line is carried over. Either way
+ * every parsed range ends in '\n' (a last line without one is copied and
+ * given one), the number scanners' requirement. The triplets then go to
+ * sc_csr_from_coo_segs as they lie, part by part, in file order. */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <stdarg.h>
@@ -31,7 +32,8 @@
 /* Bytes read per block; also the longest line accepted (with its '\n'). */
 #define MM_BLOCK ((size_t)4 << 20)
 
-/* First capacity of the entry arrays; they double up to the size line's count. */
+/* First capacity of the stream reader's entry arrays; they double up to the
+ * size line's count. */
 #define MM_FIRST_CAP ((int64_t)1 << 16)
 
 /* Parts of a mapped file: at least this many bytes each, and at most
@@ -40,25 +42,32 @@
 #define MM_PART_MIN ((size_t)1 << 20)
 #define MM_PART_MAX ((size_t)16 << 20)
 
+/* Bytes sampled to estimate the entries of a mapped file. */
+#define MM_SAMPLE ((size_t)1 << 16)
+
 /* Bytes of a part's message (without "PATH:LINE: "). */
 #define MM_MSG 400
 
 typedef enum mm_state { MM_AT_BANNER, MM_AT_SIZE, MM_AT_ENTRIES } mm_state;
 
-/* Entries in file order. */
+/* Entries in file order. Indices are 32-bit when the matrix allows (m and
+ * k below 2^31): half the memory and bandwidth of the triplets. */
 typedef struct mm_ents {
   int64_t n;          /* entries stored */
   int64_t cap;        /* capacity of Ti, Tj, Tx */
-  int64_t *Ti, *Tj;   /* [cap] 0-based row and column of each entry */
+  void *Ti, *Tj;      /* [cap] 0-based row and column of each entry: int32_t or int64_t */
   double *Tx;         /* [cap] value of each entry; NULL for pattern files */
 } mm_ents;
 
 /* A range of whole lines parsed on its own. */
 typedef struct mm_part {
   const char *p, *end; /* borrowed bytes; end is just past a '\n' */
+  const char *lim;     /* end of the readable bytes, >= end (scanners load 8 at a time) */
   size_t off;          /* mapped parts: offset of p in the file (page hints); else SIZE_MAX */
+  int sink;            /* mapped parts: the entry arrays (thread) it appended to */
+  int64_t base;        /* its first entry in those arrays */
+  int64_t n;           /* its entries */
   int64_t lines;       /* lines parsed, all of them unless st says otherwise */
-  mm_ents E;           /* its entries (stream: the file's, shared by every block) */
   shiro_status st;     /* the part's first error, or SHIRO_OK */
   int64_t err_line;    /* lines of the part before the failing one */
   char msg[MM_MSG];    /* the error, without "PATH:LINE: " */
@@ -69,6 +78,7 @@ typedef struct mm_parser {
   shiro_error *err;   /* the caller's, may be NULL */
   mm_state state;     /* which line is expected next */
   mm_header h;        /* what the banner and size line said */
+  bool idx32;         /* entries hold 32-bit indices (h.m, h.k <= INT32_MAX) */
   int64_t line;       /* 1-based number of the first line not yet parsed */
   mm_ents E;          /* stream input: the entries so far */
 } mm_parser;
@@ -225,6 +235,50 @@ static shiro_status parse_size(mm_parser *P, const char *s) {
   return SHIRO_OK;
 }
 
+/* ---- entry arrays ---- */
+
+/* Resizes E to cap >= E->n entries (Tx too unless pattern); false (E
+ * unchanged but valid) when out of memory. */
+static bool ents_resize(mm_ents *E, int64_t cap, bool pattern, bool idx32) {
+  size_t w = idx32 ? sizeof(int32_t) : sizeof(int64_t);
+  void *ti, *tj;
+  if (cap < 1 || (uint64_t)cap > SIZE_MAX / sizeof(double)) return false;
+  if (!(ti = realloc(E->Ti, (size_t)cap * w))) return false;
+  E->Ti = ti;
+  if (!(tj = realloc(E->Tj, (size_t)cap * w))) return false;
+  E->Tj = tj;
+  if (!pattern) {
+    double *tx = realloc(E->Tx, (size_t)cap * sizeof *tx);
+    if (!tx) return false;
+    E->Tx = tx;
+  }
+  E->cap = cap; /* only once all three hold cap entries */
+  return true;
+}
+
+static void ents_free(mm_ents *E) {
+  free(E->Ti);
+  free(E->Tj);
+  free(E->Tx);
+  memset(E, 0, sizeof *E);
+}
+
+/* Index bytes of an entry array. */
+static size_t isz(bool idx32) { return idx32 ? sizeof(int32_t) : sizeof(int64_t); }
+
+/* The run of n entries of E from `base` on, as a builder segment. */
+static sc_coo_seg ents_seg(const mm_ents *E, int64_t base, int64_t n, bool idx32) {
+  sc_coo_seg g = {n, NULL, NULL, NULL, NULL, E->Tx ? E->Tx + base : NULL};
+  if (idx32) {
+    g.Ti32 = (const int32_t *)E->Ti + base;
+    g.Tj32 = (const int32_t *)E->Tj + base;
+  } else {
+    g.Ti = (const int64_t *)E->Ti + base;
+    g.Tj = (const int64_t *)E->Tj + base;
+  }
+  return g;
+}
+
 /* ---- entry lines ---- */
 
 /* Records the part's error at its line `line` (0-based in the part), whose
@@ -248,33 +302,6 @@ static void part_fail(mm_part *C, const char *ls, int64_t line, shiro_status s, 
   va_start(ap, fmt);
   vsnprintf(C->msg, sizeof C->msg, fmt, ap);
   va_end(ap);
-}
-
-/* Resizes E to cap entries (Tx too unless pattern); false (E unchanged but
- * valid) when out of memory. */
-static bool ents_resize(mm_ents *E, int64_t cap, bool pattern) {
-  int64_t *ti, *tj;
-  if (cap < 1 || (uint64_t)cap > SIZE_MAX / sizeof(double)) return false;
-  ti = realloc(E->Ti, (size_t)cap * sizeof *ti);
-  if (!ti) return false;
-  E->Ti = ti;
-  tj = realloc(E->Tj, (size_t)cap * sizeof *tj);
-  if (!tj) return false;
-  E->Tj = tj;
-  if (!pattern) {
-    double *tx = realloc(E->Tx, (size_t)cap * sizeof *tx);
-    if (!tx) return false;
-    E->Tx = tx;
-  }
-  E->cap = cap; /* only once all three hold cap entries */
-  return true;
-}
-
-static void ents_free(mm_ents *E) {
-  free(E->Ti);
-  free(E->Tj);
-  free(E->Tx);
-  memset(E, 0, sizeof *E);
 }
 
 /* Message for a bad row or column index token at s (scan result r; valid: 1..hi). */
@@ -303,21 +330,22 @@ static void value_fail(mm_part *C, const char *ls, int64_t line, const char *s, 
               real ? "real" : "integer", show(s, q));
 }
 
-/* Parses the entry lines of C (blank lines skipped) into C->E, which may
- * hold at most `limit` entries in all (more is the "more entries" error,
- * which names h->entries). Stops at the first error. Depends on nothing but
- * its arguments, so parts are parsed in parallel. `field` and `skew` are
- * constants in each instance (see parse_part), so the loop tests neither. */
-static inline __attribute__((always_inline)) void parse_part_as(const mm_header *h,
-                                                                int64_t limit, mm_part *C,
-                                                                const mm_field field,
-                                                                const bool skew) {
+/* Parses the entry lines of C (blank lines skipped), appending to E, which
+ * may hold at most `limit` entries in all (more is the "more entries"
+ * error, which names h->entries). Stops at the first error. Depends on
+ * nothing but its arguments, so parts are parsed in parallel. `field`,
+ * `skew` and `idx32` are constants in each instance (see parse_part), so
+ * the loop tests none of them. */
+static inline __attribute__((always_inline)) void parse_part_as(
+    const mm_header *h, mm_ents *E, int64_t limit, mm_part *C, const mm_field field,
+    const bool skew, const bool idx32) {
   const int64_t m = h->m, k = h->k;
-  const char *p = C->p, *const end = C->end;
-  int64_t line = 0, n = C->E.n, cap = C->E.cap;
-  int64_t *Ti = C->E.Ti, *Tj = C->E.Tj; /* local copies: stores through them cannot alias C */
-  double *Tx = C->E.Tx;
+  const char *p = C->p, *const end = C->end, *const lim = C->lim;
+  int64_t line = 0, n = E->n, cap = E->cap;
+  void *Ti = E->Ti, *Tj = E->Tj; /* local copies: stores through them cannot alias C or E */
+  double *Tx = E->Tx;
   char q[200];
+  C->st = SHIRO_OK;
   while (p < end) {
     const char *ls = p, *s = p, *t;
     int64_t i = 0, j = 0, iv = 0;
@@ -334,14 +362,14 @@ static inline __attribute__((always_inline)) void parse_part_as(const mm_header 
                 (long long)h->entries, show(s, q));
       goto done;
     }
-    r = mm_scan_int64_fast(s, &t, &i);
+    r = mm_scan_int64_fast(s, lim, &t, &i);
     if (r != MM_SCAN_OK || i < 1 || i > m) {
       index_fail(C, ls, line, s, r, "row", m);
       goto done;
     }
     s = *t == ' ' ? t + 1 : t;
     if (*s == ' ' || *s == '\t') s = skip_blank(s);
-    r = mm_scan_int64_fast(s, &t, &j);
+    r = mm_scan_int64_fast(s, lim, &t, &j);
     if (r != MM_SCAN_OK || j < 1 || j > k) {
       index_fail(C, ls, line, s, r, "column", k);
       goto done;
@@ -351,9 +379,9 @@ static inline __attribute__((always_inline)) void parse_part_as(const mm_header 
       s = *s == ' ' ? s + 1 : s;
       if (*s == ' ' || *s == '\t') s = skip_blank(s);
       if (field == MM_REAL) {
-        r = mm_scan_real_fast(s, &t, &x);
+        r = mm_scan_real_fast(s, lim, &t, &x);
       } else {
-        r = mm_scan_int64_fast(s, &t, &iv);
+        r = mm_scan_int64_fast(s, lim, &t, &iv);
         x = (double)iv;
       }
       if (r != MM_SCAN_OK) {
@@ -380,18 +408,23 @@ static inline __attribute__((always_inline)) void parse_part_as(const mm_header 
       goto done;
     }
     if (n == cap) {
-      int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : 2 * cap;
+      int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : cap + cap / 2;
       if (c2 > limit) c2 = limit;
-      C->E.n = n;
-      if (!ents_resize(&C->E, c2, field == MM_PATTERN)) {
+      E->n = n;
+      if (!ents_resize(E, c2, field == MM_PATTERN, idx32)) {
         part_fail(C, ls, line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
                   (long long)c2);
         goto done;
       }
-      cap = C->E.cap, Ti = C->E.Ti, Tj = C->E.Tj, Tx = C->E.Tx;
+      cap = E->cap, Ti = E->Ti, Tj = E->Tj, Tx = E->Tx;
     }
-    Ti[n] = i - 1;
-    Tj[n] = j - 1;
+    if (idx32) {
+      ((int32_t *)Ti)[n] = (int32_t)(i - 1);
+      ((int32_t *)Tj)[n] = (int32_t)(j - 1);
+    } else {
+      ((int64_t *)Ti)[n] = i - 1;
+      ((int64_t *)Tj)[n] = j - 1;
+    }
     if (field != MM_PATTERN) Tx[n] = x;
     n++;
     p = s + (*s == '\r') + 1;
@@ -404,20 +437,28 @@ static inline __attribute__((always_inline)) void parse_part_as(const mm_header 
   }
 done:
   C->lines = line;
-  C->E.n = n;
+  E->n = n;
 }
 
-/* parse_part_as with the field and symmetry as constants. */
-static void parse_part(const mm_header *h, int64_t limit, mm_part *C) {
+/* parse_part_as with the field, the symmetry and the index width as constants. */
+static void parse_part(const mm_header *h, bool idx32, mm_ents *E, int64_t limit, mm_part *C) {
   const bool skew = h->symmetry == MM_SKEW;
-  C->st = SHIRO_OK;
-  switch (h->field * 2 + skew) {
-    case MM_REAL * 2: parse_part_as(h, limit, C, MM_REAL, false); break;
-    case MM_REAL * 2 + 1: parse_part_as(h, limit, C, MM_REAL, true); break;
-    case MM_INTEGER * 2: parse_part_as(h, limit, C, MM_INTEGER, false); break;
-    case MM_INTEGER * 2 + 1: parse_part_as(h, limit, C, MM_INTEGER, true); break;
-    case MM_PATTERN * 2: parse_part_as(h, limit, C, MM_PATTERN, false); break;
-    default: parse_part_as(h, limit, C, MM_PATTERN, true); break;
+  switch ((h->field * 2 + skew) * 2 + idx32) {
+#define MM_CASE(f, y, w) \
+  case ((f) * 2 + (y)) * 2 + (w): parse_part_as(h, E, limit, C, f, y, w); break;
+    MM_CASE(MM_REAL, 0, 0)
+    MM_CASE(MM_REAL, 0, 1)
+    MM_CASE(MM_REAL, 1, 0)
+    MM_CASE(MM_REAL, 1, 1)
+    MM_CASE(MM_INTEGER, 0, 0)
+    MM_CASE(MM_INTEGER, 0, 1)
+    MM_CASE(MM_INTEGER, 1, 0)
+    MM_CASE(MM_INTEGER, 1, 1)
+    MM_CASE(MM_PATTERN, 0, 0)
+    MM_CASE(MM_PATTERN, 0, 1)
+    MM_CASE(MM_PATTERN, 1, 0)
+    MM_CASE(MM_PATTERN, 1, 1)
+#undef MM_CASE
   }
 }
 
@@ -433,7 +474,10 @@ static shiro_status parse_header_line(mm_parser *P, const char *p) {
     if (st == SHIRO_OK) P->state = MM_AT_SIZE;
   } else if (*s != '%' && !at_eol(s)) {
     st = parse_size(P, s);
-    if (st == SHIRO_OK) P->state = MM_AT_ENTRIES;
+    if (st == SHIRO_OK) {
+      P->state = MM_AT_ENTRIES;
+      P->idx32 = P->h.m <= INT32_MAX && P->h.k <= INT32_MAX;
+    }
   }
   return st;
 }
@@ -468,15 +512,14 @@ static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
        * costs address space, not memory; where even that fails (a bogus
        * count), the arrays grow as entries arrive and the count mismatch is
        * reported as such. */
-      (void)ents_resize(&P->E, P->h.entries, P->h.field == MM_PATTERN);
+      (void)ents_resize(&P->E, P->h.entries, P->h.field == MM_PATTERN, P->idx32);
     }
     p = e + 1;
     P->line++;
   }
   if (p < end) {
-    mm_part C = {.p = p, .end = end, .off = SIZE_MAX, .E = P->E};
-    parse_part(&P->h, P->h.entries, &C);
-    P->E = C.E;
+    mm_part C = {.p = p, .end = end, .lim = end, .off = SIZE_MAX};
+    parse_part(&P->h, P->idx32, &P->E, P->h.entries, &C);
     if (C.st != SHIRO_OK)
       st = fail_at(P, P->line + C.err_line, C.st, "%s", C.msg);
     P->line += C.lines;
@@ -524,12 +567,24 @@ done:
  * line if it has no '\n' (tail, a copy with one added). */
 typedef struct mm_mapped {
   const char *data;   /* the mapping (borrowed from the mm_input) */
+  size_t size;        /* bytes of the mapping */
   size_t whole;       /* bytes up to and including the last '\n' */
   char *tail;         /* [tail_len + 1] the unterminated last line + '\n', or NULL */
-  size_t tail_len;    /* bytes of that line (tail may be NULL if it is too long to copy) */
+  size_t tail_len;    /* bytes of that line (tail is NULL if it is too long to copy) */
   int64_t nparts;     /* parts of the entry lines */
   mm_part *parts;     /* [nparts] */
+  double density;     /* entry lines per byte, estimated from a sample */
+  int nsinks;         /* entry arrays: one per thread */
+  mm_ents *sinks;     /* [nsinks] */
 } mm_mapped;
+
+static void mapped_free(mm_mapped *M) {
+  for (int t = 0; t < M->nsinks; t++) ents_free(&M->sinks[t]);
+  free(M->sinks);
+  free(M->parts);
+  free(M->tail);
+  memset(M, 0, sizeof *M);
+}
 
 /* Parses header lines of the mapping from byte *pos on, then of the tail,
  * until the size line has been read or the input ends. */
@@ -575,6 +630,7 @@ static shiro_status map_cut(mm_parser *P, mm_mapped *M, size_t pos, bool tail_us
     }
     C->p = M->data + pos;
     C->end = M->data + b;
+    C->lim = M->data + M->size;
     C->off = pos;
     pos = b;
   }
@@ -583,9 +639,9 @@ static shiro_status map_cut(mm_parser *P, mm_mapped *M, size_t pos, bool tail_us
     C->off = SIZE_MAX;
     if (M->tail) {
       C->p = M->tail;
-      C->end = M->tail + M->tail_len + 1;
+      C->end = C->lim = M->tail + M->tail_len + 1;
     } else { /* too long to copy: fails as the block reader would */
-      C->p = C->end = "";
+      C->p = C->end = C->lim = "";
       C->st = SHIRO_ERR_PARSE;
       snprintf(C->msg, sizeof C->msg, "line too long (expected at most %zu bytes, found more)",
                MM_BLOCK);
@@ -595,22 +651,45 @@ static shiro_status map_cut(mm_parser *P, mm_mapped *M, size_t pos, bool tail_us
   return SHIRO_OK;
 }
 
-/* Parses part u of M: maps its pages in first, unmaps them after. */
-static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u) {
+/* Entries the entry lines data[pos .. whole) probably hold: their bytes
+ * times the lines per byte of a sample at their start (M->density), plus
+ * 2%. */
+static int64_t map_estimate(mm_mapped *M, size_t pos) {
+  size_t left = M->whole - pos, ns = left < MM_SAMPLE ? left : MM_SAMPLE, lines = 0;
+  const char *p = M->data + pos, *e = p + ns;
+  while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) p++, lines++;
+  M->density = ns ? (double)(lines + 1) / (double)ns : 0.0;
+  return (int64_t)((double)left * M->density * 1.02) + 1024;
+}
+
+/* Makes room in E for the part's probable entries (bytes times density,
+ * plus 5%) and maps that room in now, in one system call per array (see
+ * sc_big_populate). Only a hint: parse_part grows E if it is short. */
+static void map_make_room(const mm_parser *P, const mm_mapped *M, mm_ents *E, size_t bytes) {
+  int64_t want = (int64_t)((double)bytes * M->density * 1.05) + 64, grow;
+  size_t w = isz(P->idx32);
+  if (want > P->h.entries) want = P->h.entries;
+  grow = E->n + want > E->cap + E->cap / 2 ? E->n + want : E->cap + E->cap / 2;
+  if (E->n + want > E->cap && !ents_resize(E, grow, P->h.field == MM_PATTERN, P->idx32)) return;
+  sc_big_populate(E->Ti, (size_t)E->n * w, (size_t)want * w);
+  sc_big_populate(E->Tj, (size_t)E->n * w, (size_t)want * w);
+  if (E->Tx) sc_big_populate(E->Tx, (size_t)E->n * sizeof *E->Tx, (size_t)want * sizeof *E->Tx);
+}
+
+/* Parses part u of M into the entry arrays of sink t: maps its pages in
+ * first, unmaps them after. */
+static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u, int t) {
   mm_part *C = &M->parts[u];
+  mm_ents *E = &M->sinks[t];
   size_t bytes = (size_t)(C->end - C->p);
+  C->sink = t;
+  C->base = E->n;
   if (C->st != SHIRO_OK) return; /* decided when cut */
   if (C->off != SIZE_MAX) mm_input_populate(in, C->off, bytes);
-  /* First capacity: a guess of one entry per 8 bytes (lines are rarely
-   * shorter); the arrays double if it is short, and untouched pages cost
-   * nothing. */
-  int64_t cap = (int64_t)(bytes / 8) + 16;
-  if (cap > P->h.entries) cap = P->h.entries;
-  if (cap > 0 && !ents_resize(&C->E, cap, P->h.field == MM_PATTERN)) {
-    part_fail(C, C->p, 0, SHIRO_ERR_NOMEM, "out of memory storing %lld entries", (long long)cap);
-  } else {
-    parse_part(&P->h, P->h.entries, C);
-  }
+  map_make_room(P, M, E, bytes);
+  parse_part(&P->h, P->idx32, E,
+             P->h.entries > INT64_MAX - E->n ? INT64_MAX : E->n + P->h.entries, C);
+  C->n = E->n - C->base;
   if (C->off != SIZE_MAX) mm_input_drop(in, C->off, bytes);
 }
 
@@ -620,68 +699,84 @@ static shiro_status map_first_error(mm_parser *P, mm_mapped *M, int64_t *n) {
   int64_t before = 0;
   for (int64_t u = 0; u < M->nparts; u++) {
     mm_part *C = &M->parts[u];
-    if (before + C->E.n > P->h.entries) {
+    if (before + C->n > P->h.entries) {
       /* The entry that overflows the count is in this part, before any
        * error of its own: parse it again with the exact limit to find the
-       * line (its arrays already hold more than that: no allocation). */
-      C->E.n = 0;
-      parse_part(&P->h, P->h.entries - before, C);
+       * line (into the room it took the first time: nothing to allocate). */
+      mm_ents E = M->sinks[C->sink];
+      E.n = C->base;
+      E.cap = C->base + C->n;
+      parse_part(&P->h, P->idx32, &E, C->base + (P->h.entries - before), C);
     }
     if (C->st != SHIRO_OK) return fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
-    before += C->E.n;
+    before += C->n;
     P->line += C->lines;
   }
   *n = before;
   return SHIRO_OK;
 }
 
-/* Reads a mapped file into *Mp (whose parts the caller frees, whatever the
- * result): header in order, entry parts in parallel on o->threads threads
- * (<= 0: OpenMP's number); *n is the number of entries. */
+/* Reads a mapped file into *M (which the caller frees with mapped_free,
+ * whatever the result): header in order, entry parts in parallel on
+ * o->threads threads (<= 0: OpenMP's number); *n is the number of
+ * entries. */
 static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, size_t size,
-                                const mm_read_options *o, mm_mapped *Mp, int64_t *n) {
+                                const mm_read_options *o, mm_mapped *M, int64_t *n) {
   shiro_status st = SHIRO_OK;
-  mm_mapped M;
   const char *last = memrchr(data, '\n', size);
   size_t pos = 0, cut;
   bool tail_used = false;
   int T = o->threads > 0 ? o->threads : omp_get_max_threads();
-  memset(&M, 0, sizeof M);
   *n = 0;
-  M.data = data;
-  M.whole = last ? (size_t)(last - data) + 1 : 0;
-  M.tail_len = size - M.whole;
-  if (M.tail_len > 0 && M.tail_len < MM_BLOCK) {
-    M.tail = malloc(M.tail_len + 1);
-    if (!M.tail) {
+  M->data = data;
+  M->size = size;
+  M->whole = last ? (size_t)(last - data) + 1 : 0;
+  M->tail_len = size - M->whole;
+  if (M->tail_len > 0 && M->tail_len < MM_BLOCK) {
+    M->tail = malloc(M->tail_len + 1);
+    if (!M->tail) {
       st = fail_at(P, 1, SHIRO_ERR_NOMEM, "out of memory for the last line");
       goto done;
     }
-    memcpy(M.tail, data + M.whole, M.tail_len);
-    M.tail[M.tail_len] = '\n';
+    memcpy(M->tail, data + M->whole, M->tail_len);
+    M->tail[M->tail_len] = '\n';
   }
-  SHIRO_CHECK_GOTO(map_header(P, &M, &pos, &tail_used), st);
+  SHIRO_CHECK_GOTO(map_header(P, M, &pos, &tail_used), st);
   if (P->state == MM_AT_ENTRIES) {
-    size_t left = M.whole - pos;
+    size_t left = M->whole - pos;
+    int64_t est = map_estimate(M, pos);
     if (T < 1) T = 1;
     cut = o->chunk_bytes ? o->chunk_bytes : left / (8 * (size_t)T);
     if (!o->chunk_bytes && cut < MM_PART_MIN) cut = MM_PART_MIN;
     if (!o->chunk_bytes && cut > MM_PART_MAX) cut = MM_PART_MAX;
-    SHIRO_CHECK_GOTO(map_cut(P, &M, pos, tail_used, cut), st);
-    if (T > M.nparts) T = (int)M.nparts;
+    SHIRO_CHECK_GOTO(map_cut(P, M, pos, tail_used, cut), st);
+    if (T > M->nparts) T = (int)M->nparts;
+    if (T < 1) T = 1;
+    M->sinks = calloc((size_t)T, sizeof *M->sinks);
+    if (!M->sinks) {
+      st = fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %d entry arrays", T);
+      goto done;
+    }
+    M->nsinks = T;
+    /* Reserve the estimate and more (split among the threads, with room for
+     * the uneven split of dynamic scheduling): address space only, pages
+     * are mapped in part by part (map_make_room). The arrays grow if it is
+     * short (realloc: mremap, no copy, for blocks this big). A failure here
+     * is only a hint lost. */
+    if (est > P->h.entries) est = P->h.entries;
+    for (int t = 0; t < T && est > 0; t++)
+      (void)ents_resize(&M->sinks[t], T == 1 ? est + est / 8 : est / T + est / (2 * T) + 1024,
+                        P->h.field == MM_PATTERN, P->idx32);
     if (T > 1) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T)
-      for (int64_t u = 0; u < M.nparts; u++) map_parse_part(P, in, &M, u);
+      for (int64_t u = 0; u < M->nparts; u++) map_parse_part(P, in, M, u, omp_get_thread_num());
     } else {
-      for (int64_t u = 0; u < M.nparts; u++) map_parse_part(P, in, &M, u);
+      for (int64_t u = 0; u < M->nparts; u++) map_parse_part(P, in, M, u, 0);
     }
-    SHIRO_CHECK_GOTO(map_first_error(P, &M, n), st);
+    SHIRO_CHECK_GOTO(map_first_error(P, M, n), st);
   }
   st = end_of_input(P, *n);
 done:
-  free(M.tail);
-  M.tail = NULL;
-  *Mp = M; /* the parts' arrays are the triplets: the caller frees them */
   return st;
 }
 
@@ -731,14 +826,9 @@ shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **o
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
     goto done;
   }
-  if (data) {
-    for (int64_t u = 0; u < nseg; u++) {
-      const mm_ents *E = &M.parts[u].E;
-      segs[u] = (sc_coo_seg){E->n, E->Ti, E->Tj, E->Tx};
-    }
-  } else {
-    segs[0] = (sc_coo_seg){P.E.n, P.E.Ti, P.E.Tj, P.E.Tx};
-  }
+  for (int64_t u = 0; u < nseg; u++)
+    segs[u] = data ? ents_seg(&M.sinks[M.parts[u].sink], M.parts[u].base, M.parts[u].n, P.idx32)
+                   : ents_seg(&P.E, 0, P.E.n, P.idx32);
   if (P.h.symmetry == MM_SYMMETRIC || P.h.symmetry == MM_HERMITIAN) mirror = SC_COO_SYMMETRIC;
   if (P.h.symmetry == MM_SKEW) mirror = SC_COO_SKEW;
   st = sc_csr_from_coo_segs(P.h.m, P.h.k, nseg, segs, mirror, o.threads, &A, err);
@@ -751,8 +841,7 @@ done:
   mm_input_close(&in);
   free(buf);
   free(segs);
-  for (int64_t u = 0; u < M.nparts; u++) ents_free(&M.parts[u].E);
-  free(M.parts);
+  mapped_free(&M);
   ents_free(&P.E);
   if (st == SHIRO_OK) {
     *out = A;
