@@ -14,9 +14,12 @@
  *      an array Rb). Few buckets, so the writes stream, not scatter.
  *   3. Buckets are finished in parallel, each in a thread's workspace while
  *      it sits in cache: counting sort by row (stable), stable sort of each
- *      row by column, duplicates summed in order; then, in bucket order,
- *      each is given its final place right after the previous one and
- *      copied there (the place never overlaps a bucket not yet read).
+ *      row by column, duplicates summed in order; each is written back
+ *      over its own slots. No thread waits for another (a bucket's final
+ *      place depends on the buckets before it, so handing places out in
+ *      order would stall all threads behind a slow one).
+ *   4. The buckets are packed to the left in order, where duplicates were
+ *      summed (one sequential pass; nothing moves where none were).
  *
  * Every step keeps triplet order among equal keys, so a row holds its
  * entries in triplet order and sums them in that order whatever the number
@@ -30,6 +33,10 @@
 
 #include "csr.h"
 #include "error.h"
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+static void dbg(const char *w){ if(!getenv("MMDBG"))return; struct rusage r; getrusage(RUSAGE_SELF,&r); struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); fprintf(stderr,"%-10s wall %.3f cpu %.3f\n",w,t.tv_sec+1e-9*t.tv_nsec, r.ru_utime.tv_sec+r.ru_stime.tv_sec+1e-6*(r.ru_utime.tv_usec+r.ru_stime.tv_usec));}
 
 void sc_csr_free(sc_csr *A) {
   if (!A) return;
@@ -192,10 +199,11 @@ typedef struct sc_build {
   int64_t nb;                 /* buckets */
   int64_t *cnt;               /* [T][nb] entries per (part, bucket), then next slots */
   int64_t *bs;                /* [nb+1] first slot of each bucket (before summing) */
+  int64_t *len;               /* [nb] entries of each bucket after summing, -1: no memory */
   bool packed;                /* rows within buckets in Aj's high 32 bits (k <= 2^32) */
   uint32_t *Rb;               /* [nz] row within its bucket of each slot, unless packed */
   int64_t bad[SC_MAX_PARTS];  /* first out-of-range triplet of each part, or -1 */
-  int64_t run;                /* end of the buckets finished so far (in bucket order) */
+  int64_t run;                /* entries of the matrix, once packed */
   int64_t nomem;              /* 1 + entries of a bucket whose workspace failed, or 0 */
   sc_csr *A;                  /* the matrix being built */
 } sc_build;
@@ -398,59 +406,56 @@ static int64_t bucket_sort(sc_build *B, int64_t b, sc_ws *W) {
   return B->packed ? bucket_sort_as(B, b, W, true) : bucket_sort_as(B, b, W, false);
 }
 
-/* Copies bucket b's packed entries from W to their final place at slot d
- * and sets the row pointers of its rows. */
-static void bucket_commit(sc_build *B, int64_t b, const sc_ws *W, int64_t len, int64_t d) {
-  const int64_t r0 = b << B->sh, nr = bucket_rows(B, b);
-  int64_t *Ap = B->A->Ap;
-  if (len > 0) {
-    memcpy(B->A->Aj + d, W->wj, (size_t)len * sizeof *W->wj);
-    memcpy(B->A->Ax + d, W->wx, (size_t)len * sizeof *W->wx);
-  }
-  for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] = d + W->rc[r];
+/* Bucket b: finished in W, then written back over its own slots (which it
+ * no longer needs), packed at their start; Ap[i+1] becomes the end of row
+ * i there. len[b] is its packed size, or -1 when out of memory. */
+static void bucket_finish(sc_build *B, int64_t b, sc_ws *W) {
+  const int64_t r0 = b << B->sh, nr = bucket_rows(B, b), s0 = B->bs[b];
+  int64_t len = bucket_sort(B, b, W), *Ap = B->A->Ap;
+  B->len[b] = len;
+  if (len < 0) return;
+  memcpy(B->A->Aj + s0, W->wj, (size_t)len * sizeof *W->wj);
+  memcpy(B->A->Ax + s0, W->wx, (size_t)len * sizeof *W->wx);
+  for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] = s0 + W->rc[r];
 }
 
-/* Finishes every bucket on `threads` threads; buckets are committed in
- * bucket order (an ordered section hands out the final places). */
+/* Finishes every bucket on `threads` threads (no order among them: a
+ * thread never waits for another), then packs the buckets to the left in
+ * bucket order: each moves right after the previous one, and its row
+ * pointers with it (nothing moves where no duplicates were summed). */
 static void finish_buckets(sc_build *B, int threads) {
-  B->run = 0;
+  int64_t w = 0, *Ap = B->A->Ap;
   B->nomem = 0;
   if (threads <= 1 || B->nb <= 1) {
     sc_ws W = {0};
     for (int64_t b = 0; b < B->nb; b++) {
-      int64_t len = bucket_sort(B, b, &W);
-      if (len < 0) {
-        B->nomem = B->bs[b + 1] - B->bs[b] + 1;
-        break;
-      }
-      bucket_commit(B, b, &W, len, B->run);
-      B->run += len;
+      bucket_finish(B, b, &W);
+      if (B->len[b] < 0) break; /* the packing below stops there */
     }
     ws_free(&W);
-    return;
-  }
+  } else {
 #pragma omp parallel num_threads(threads)
-  {
-    sc_ws W = {0};
-#pragma omp for ordered schedule(dynamic, 1)
-    for (int64_t b = 0; b < B->nb; b++) {
-      int64_t len = -1, d = 0, failed;
-#pragma omp atomic read
-      failed = B->nomem;
-      if (!failed) len = bucket_sort(B, b, &W);
-      if (len < 0 && !failed) {
-#pragma omp atomic write
-        B->nomem = B->bs[b + 1] - B->bs[b] + 1;
-      }
-#pragma omp ordered
-      {
-        d = B->run;
-        if (len > 0) B->run += len;
-      }
-      if (len >= 0) bucket_commit(B, b, &W, len, d);
+    {
+      sc_ws W = {0};
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t b = 0; b < B->nb; b++) bucket_finish(B, b, &W);
+      ws_free(&W);
     }
-    ws_free(&W);
   }
+  for (int64_t b = 0; b < B->nb; b++) {
+    int64_t s0 = B->bs[b], len = B->len[b], r0 = b << B->sh, nr = bucket_rows(B, b);
+    if (len < 0) {
+      B->nomem = B->bs[b + 1] - s0 + 1;
+      return;
+    }
+    if (w != s0) {
+      memmove(B->A->Aj + w, B->A->Aj + s0, (size_t)len * sizeof *B->A->Aj);
+      memmove(B->A->Ax + w, B->A->Ax + s0, (size_t)len * sizeof *B->A->Ax);
+      for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] -= s0 - w;
+    }
+    w += len;
+  }
+  B->run = w;
 }
 
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of the
@@ -557,11 +562,13 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   B->A = A;
   B->cnt = calloc(1, bytes_of((int64_t)B->parts * B->nb, sizeof *B->cnt));
   B->bs = malloc(bytes_of(B->nb + 1, sizeof *B->bs));
-  if (!B->cnt || !B->bs) {
+  B->len = malloc(bytes_of(B->nb, sizeof *B->len));
+  if (!B->cnt || !B->bs || !B->len) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for the counters of %lld buckets",
                     (long long)B->nb);
     goto done;
   }
+  dbg("alloc");
   /* 1. Count the entries of each bucket, per part. */
   run_parts(B, count_part);
   for (int t = 0; t < B->parts && bad < 0; t++) bad = B->bad[t];
@@ -597,9 +604,12 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   want_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
   want_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
   if (B->Rb) want_huge(B->Rb, (size_t)nz * sizeof *B->Rb);
+  dbg("counted");
   run_parts(B, populate_part);
+  dbg("populated");
   /* 2. Scatter in triplet order into the buckets. */
   run_parts(B, scatter_part);
+  dbg("scattered");
   /* 3. Rows within buckets, columns within rows, duplicates summed. */
   finish_buckets(B, B->parts);
   if (B->nomem) {
@@ -607,6 +617,7 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
                     (long long)(B->nomem - 1));
     goto done;
   }
+  dbg("finished");
   A->nnz = B->run;
   if (A->nnz < nz) { /* give back what summing duplicates freed; keep the arrays if that fails */
     int64_t *j2 = realloc(A->Aj, bytes_of(A->nnz, sizeof *j2));
@@ -618,6 +629,7 @@ done:
   if (B) {
     free(B->cnt);
     free(B->bs);
+    free(B->len);
     free(B->Rb);
   }
   free(B);
