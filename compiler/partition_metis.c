@@ -61,7 +61,9 @@ shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_part
   map = malloc(((size_t)A->m + 1) * sizeof *map);
   if (!vwgt || !part || !first || !map) { st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); goto done; }
   for (int64_t i = 0; i < A->m; i++) vwgt[i] = (idx_t)(A->Ap[i + 1] - A->Ap[i] + 1 > INT32_MAX / parts ? INT32_MAX / parts : A->Ap[i + 1] - A->Ap[i] + 1);
-  if (parts > 1 && A->m > 0) {
+  if (parts >= A->m) {  /* no more rows than parts: one row each (METIS refuses, and prints) */
+    for (int64_t i = 0; i < A->m; i++) part[i] = (idx_t)i;
+  } else if (parts > 1) {
     idx_t nv = (idx_t)A->m, ncon = 1, np = parts, objval = 0;
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
