@@ -414,8 +414,10 @@ static void bucket_finish(sc_build *B, int64_t b, sc_ws *W) {
   int64_t len = bucket_sort(B, b, W), *Ap = B->A->Ap;
   B->len[b] = len;
   if (len < 0) return;
-  memcpy(B->A->Aj + s0, W->wj, (size_t)len * sizeof *W->wj);
-  memcpy(B->A->Ax + s0, W->wx, (size_t)len * sizeof *W->wx);
+  if (len > 0) { /* an empty bucket may have no workspace at all */
+    memcpy(B->A->Aj + s0, W->wj, (size_t)len * sizeof *W->wj);
+    memcpy(B->A->Ax + s0, W->wx, (size_t)len * sizeof *W->wx);
+  }
   for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] = s0 + W->rc[r];
 }
 
@@ -448,11 +450,12 @@ static void finish_buckets(sc_build *B, int threads) {
       B->nomem = B->bs[b + 1] - s0 + 1;
       return;
     }
-    if (w != s0) {
+    if (w != s0 && len > 0) {
       memmove(B->A->Aj + w, B->A->Aj + s0, (size_t)len * sizeof *B->A->Aj);
       memmove(B->A->Ax + w, B->A->Ax + s0, (size_t)len * sizeof *B->A->Ax);
-      for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] -= s0 - w;
     }
+    if (w != s0)
+      for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] -= s0 - w;
     w += len;
   }
   B->run = w;

@@ -699,14 +699,18 @@ static shiro_status map_first_error(mm_parser *P, mm_mapped *M, int64_t *n) {
   int64_t before = 0;
   for (int64_t u = 0; u < M->nparts; u++) {
     mm_part *C = &M->parts[u];
-    if (before + C->n > P->h.entries) {
+    if (before + C->n > P->h.entries || (C->st != SHIRO_OK && before + C->n == P->h.entries)) {
       /* The entry that overflows the count is in this part, before any
-       * error of its own: parse it again with the exact limit to find the
-       * line (into the room it took the first time: nothing to allocate). */
+       * error of its own, or on the line of that error (the count is
+       * checked before a line is parsed, so there it is the error): parse
+       * the part again with the exact limit to find the line and say so
+       * (into the room it took the first time: nothing to allocate). */
       mm_ents E = M->sinks[C->sink];
+      mm_part first = *C;
       E.n = C->base;
       E.cap = C->base + C->n;
       parse_part(&P->h, P->idx32, &E, C->base + (P->h.entries - before), C);
+      if (C->st == SHIRO_OK) *C = first; /* an error decided when cut (the tail too long) */
     }
     if (C->st != SHIRO_OK) return fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
     before += C->n;

@@ -591,6 +591,42 @@ static void test_errors(void) {
       free(w);
     }
   }
+  /* More entries, and the line one too many is also malformed: the count
+   * is checked before the line is parsed, so "more entries" it is, in
+   * whichever part the line falls (fuzzing found this one). */
+  {
+    char *w = strdup(t);
+    if (w) {
+      char *s = strchr(w, '\n') + 1, *nl = strchr(s, '\n'), sz[64];
+      int64_t keep = n - 1 - (n - 1) % 97, at = lines; /* size line: keep entries */
+      int k = snprintf(sz, sizeof sz, "1000 1000 %lld", (long long)keep);
+      memset(s, ' ', (size_t)(nl - s));
+      memcpy(s, sz, (size_t)k);
+      /* the line of entry keep+1: find it (blank lines do not count) */
+      for (int64_t l = 3, e = 0; l <= lines; l++) {
+        const char *ls = w + line_start(w, len, l);
+        while (*ls == ' ' || *ls == '\t') ls++;
+        if (*ls == '\n' || (*ls == '\r' && ls[1] == '\n')) continue;
+        if (++e == keep + 1) {
+          at = l;
+          break;
+        }
+      }
+      if ((u = replace_line(w, len, at, "5 5 1 x\n", &nlen)) != NULL) {
+        snprintf(needle, sizeof needle, ":%lld: more entries than the size line says (expected %lld, found '5')",
+                 (long long)at, (long long)keep);
+        check_error("more entries on a malformed line", u, nlen, needle);
+        free(u);
+      }
+      free(w);
+    }
+  }
+  {
+    static const char small[] =
+        "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 3\n2 2 4 x\n";
+    check_error("more entries on a malformed line (small)", small, sizeof small - 1,
+                ":4: more entries than the size line says (expected 1, found '2')");
+  }
   /* Fewer entries: the file ends early (no final newline either). */
   {
     size_t cut = line_start(t, len, lines - 20) - 1; /* drop the last 21 lines and the '\n' */
@@ -636,6 +672,94 @@ static void test_errors(void) {
     }
   }
   free(t);
+}
+
+/* Matrices with empty rows, empty buckets, no columns: read in parts. */
+static void test_degenerate(void) {
+  static const char *texts[] = {
+      "%%MatrixMarket matrix coordinate real general\n1 0 0\n",
+      "%%MatrixMarket matrix coordinate real general\n0 5 0\n",
+      "%%MatrixMarket matrix coordinate pattern general\n100000 3 2\n1 1\n100000 3\n",
+      "%%MatrixMarket matrix coordinate real symmetric\n70000 70000 1\n70000 1 2.5\n",
+  };
+  for (size_t c = 0; c < sizeof texts / sizeof texts[0]; c++) {
+    char path[512], name[32];
+    sc_csr *A = NULL;
+    tmp_path(path, sizeof path, "degenerate.mtx");
+    snprintf(name, sizeof name, "degenerate %zu", c);
+    if (write_file(path, texts[c], strlen(texts[c]), false) == 0) {
+      check_threads(path, name, &A);
+      CHECK(A != NULL, "%s: not read", name);
+    }
+    sc_csr_free(A);
+    unlink(path);
+  }
+}
+
+/* Small valid files, mangled at random (bytes replaced, removed, lines
+ * doubled, the count changed), read as a gzip stream, in one part, and in
+ * parts of 1 to 64 bytes on 3 threads: the same status, message and matrix. */
+static void test_random_mangled(void) {
+  static const char *fields[] = {"real", "integer", "pattern"};
+  static const char *syms[] = {"general", "symmetric", "skew-symmetric"};
+  static const char alphabet[] = "0123456789 \t\r\n.-+eEx%";
+  char text[4096], path[512], gz[512];
+  int64_t bad = 0, trials = 0;
+  tmp_path(path, sizeof path, "mangled.mtx");
+  tmp_path(gz, sizeof gz, "mangled.mtx.gz");
+  for (int trial = 0; trial < 3000; trial++) {
+    int f = (int)rnd(3), y = (int)rnd(3);
+    int64_t m = 1 + rnd(6), k = y ? m : 1 + rnd(6), ne = rnd(12);
+    size_t o = 0;
+    o += (size_t)snprintf(text + o, sizeof text - o, "%%%%MatrixMarket matrix coordinate %s %s\n%s%lld %lld %lld\n",
+                          fields[f], syms[y], rnd(3) ? "" : "% c\n", (long long)m, (long long)k,
+                          (long long)(ne + (rnd(4) == 0 ? rnd(3) - 1 : 0)));
+    for (int64_t e = 0; e < ne && o < sizeof text - 128; e++) {
+      int64_t i = 1 + rnd(m), j = 1 + rnd(k);
+      if (y == 2 && i == j) i = i % m + 1;
+      if (rnd(6) == 0) o += (size_t)snprintf(text + o, sizeof text - o, rnd(2) ? "\n" : " \r\n");
+      o += (size_t)snprintf(text + o, sizeof text - o, "%lld %lld", (long long)i, (long long)j);
+      if (f == 0) o += (size_t)snprintf(text + o, sizeof text - o, " %.*g", 1 + (int)rnd(17), (double)rng() / 1e15);
+      if (f == 1) o += (size_t)snprintf(text + o, sizeof text - o, " %lld", (long long)rnd(100) - 50);
+      o += (size_t)snprintf(text + o, sizeof text - o, rnd(5) ? "\n" : "\r\n");
+    }
+    for (int mut = (int)rnd(4); mut > 0 && o > 2; mut--) {
+      size_t at = (size_t)rnd((int64_t)o);
+      switch (rnd(3)) {
+        case 0: text[at] = alphabet[rnd(sizeof alphabet - 1)]; break;
+        case 1: memmove(text + at, text + at + 1, o - at - 1), o--; break;
+        default: { /* double the line holding byte at */
+          size_t a = at, b = at;
+          while (a > 0 && text[a - 1] != '\n') a--;
+          while (b < o && text[b] != '\n') b++;
+          if (b < o && o + (b + 1 - a) < sizeof text) {
+            memmove(text + b + 1 + (b + 1 - a), text + b + 1, o - b - 1);
+            memcpy(text + b + 1, text + a, b + 1 - a);
+            o += b + 1 - a;
+          }
+        }
+      }
+    }
+    if (rnd(8) == 0 && o > 0 && text[o - 1] == '\n') o--; /* no final newline */
+    if (write_file(path, text, o, false) || write_file(gz, text, o, true)) continue;
+    sc_csr *R = NULL, *A = NULL, *B = NULL;
+    shiro_error e0 = {{0}}, e1 = {{0}}, e2 = {{0}};
+    shiro_status s0 = read_with(gz, 1, 0, &R, NULL, &e0);
+    shiro_status s1 = read_with(path, 1, 0, &A, NULL, &e1);
+    shiro_status s2 = read_with(path, 3, (size_t)(1 + rnd(64)), &B, NULL, &e2);
+    bool same = s0 == s1 && s1 == s2 &&
+                (s0 == SHIRO_OK ? same_csr(R, A) && same_csr(R, B)
+                                : !strcmp(after_path(e0.message, gz), after_path(e1.message, path)) &&
+                                      !strcmp(after_path(e1.message, path), after_path(e2.message, path)));
+    trials++;
+    if (!same && bad++ < 3)
+      printf("mangled trial %d disagrees:\n  gzip: %d %s\n  one part: %d %s\n  parts: %d %s\n---\n%.*s\n---\n",
+             trial, (int)s0, e0.message, (int)s1, e1.message, (int)s2, e2.message, (int)o, text);
+    sc_csr_free(R), sc_csr_free(A), sc_csr_free(B);
+  }
+  CHECK(bad == 0, "%lld of %lld mangled files read differently in parts", (long long)bad, (long long)trials);
+  unlink(path);
+  unlink(gz);
 }
 
 /* ---- the builder alone ---- */
@@ -781,6 +905,8 @@ int main(void) {
   test_int_scanner();
   test_scanner_bounds();
   test_builder();
+  test_degenerate();
+  test_random_mangled();
   test_duplicate_order();
   test_errors();
   test_generated();
