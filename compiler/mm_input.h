@@ -102,6 +102,10 @@ static const double mm_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e
                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The scanners below are inlined into the reader's loop whatever the
+ * compiler's size heuristics say: they are the loop. */
+#define MM_HOT static inline __attribute__((always_inline))
+
 /* ---- eight digits at a time (SWAR) ----
  * A little-endian load of 8 bytes holds the first character in its low
  * byte. Callers load only where 8 bytes are readable (p + 8 <= lim). */
@@ -149,7 +153,7 @@ static const uint64_t mm_pow10_u64[20] = {
 /* Consumes the digits at *s into *w (w = w * 10^d + digits) and returns
  * their count d; w wraps if the total passes 19 digits (callers check the
  * count). Eight at a time while 8 bytes are readable before lim. */
-static inline int mm_digit_run(const char **s, const char *lim, uint64_t *w) {
+MM_HOT int mm_digit_run(const char **s, const char *lim, uint64_t *w) {
   const char *p = *s;
   uint64_t x = *w;
 #if MM_SWAR
@@ -177,8 +181,7 @@ done:
 /* mm_scan_int64 for the common token (1 to 18 digits, no sign) inline;
  * anything else through mm_scan_int64, which has the final say. lim: the
  * end of the readable bytes (at or after the token's delimiter). */
-static inline mm_scan mm_scan_int64_fast(const char *s, const char *lim, const char **endp,
-                                         int64_t *v) {
+MM_HOT mm_scan mm_scan_int64_fast(const char *s, const char *lim, const char **endp, int64_t *v) {
   const char *d = s;
   uint64_t x = 0;
   int nd = mm_digit_run(&d, lim, &x);
@@ -196,8 +199,7 @@ static inline mm_scan mm_scan_int64_fast(const char *s, const char *lim, const c
  * value the fast paths cannot decide, a bad token) goes through
  * mm_scan_real, which has the final say, so results are identical. lim:
  * as for mm_scan_int64_fast. */
-static inline mm_scan mm_scan_real_fast(const char *p, const char *lim, const char **endp,
-                                        double *v) {
+MM_HOT mm_scan mm_scan_real_fast(const char *p, const char *lim, const char **endp, double *v) {
   const char *s = p;
   uint64_t w = 0;
   int64_t q = 0;
