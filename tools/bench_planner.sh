@@ -16,6 +16,8 @@
 #    $STRATEGIES, shiro-plan --json at R=$RANKS, G=$GPN: phase times (read,
 #    partition, cover, plan, write), nonzeros per second of partition + cover
 #    + plan (read and write excluded), and peak RSS.
+# $EXTRA: more Matrix Market files for the reader table (e.g. a grid from
+# shiro-gen grid3d, or a downloaded real-valued matrix); plain files only.
 #
 # Prints numbers, never pass/fail. The machine's load is printed first: on a
 # shared machine, compare numbers of the same run only.
@@ -39,6 +41,7 @@ RANKS=${RANKS:-128}
 GPN=${GPN:-4}
 STRATEGIES=${STRATEGIES:-"joint group"}
 PLAN_REPEAT=${PLAN_REPEAT:-1}
+EXTRA=${EXTRA:-}
 
 if [ -z "$BUILD" ] || [ ! -x "$BUILD/tools/shiro-plan" ]; then
   echo "bench_planner.sh: no build found; set BUILD=<meson build dir> (with tools/shiro-plan)" >&2
@@ -88,12 +91,14 @@ best_of() {
 field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i+1) }' <<<"$1"; }
 
 # ---- 2. reader ----
+readers=("${files[@]}")
+for x in $EXTRA; do readers+=("$x"); done
 echo "== reader: file -> CSR (mm_read) vs fscanf into triplets (mm-fscanf-baseline) =="
 printf "%-34s %8s %7s | %10s %8s | %10s %8s %10s | %9s %9s\n" \
   "file" "MB" "threads" "fscanf" "cpu_s" "mm_read" "cpu_s" "MB/s/cpu" "wall x" "cpu x"
 printf "%-34s %8s %7s | %10s %8s | %10s %8s %10s | %9s %9s\n" \
   "" "" "" "MB/s" "" "MB/s" "" "" "vs fscanf" "vs fscanf"
-for path in "${files[@]}"; do
+for path in "${readers[@]}"; do
   bytes=$(stat -c %s "$path")
   for t in $THREADS; do
     b=$(best_of "$REPEAT" "$base" "$path")
