@@ -1,6 +1,6 @@
 /* shiro-plan-dump — inspects a plan file: header, per-rank summary, volumes.
  *
- *   shiro-plan-dump PLAN.h5 [--rank P] [--json] [--verify [--matrix MATRIX.mtx]]
+ *   shiro-plan-dump PLAN.h5 [--rank P] [--json] [--verify [--matrix MATRIX.mtx]] [--heatmap OUT.svg]
  *
  * Every number is recomputed from the plan's own arrays (exchange records and
  * operators), not copied from what the planner printed. */
@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "mm_read.h"
 #include "plan_file.h"
+#include "plan_heatmap.h"
 #include "plan_verify.h"
 
 static const char *prog = "shiro-plan-dump";
@@ -100,14 +101,53 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
   return st == SHIRO_OK ? 0 : 1;
 }
 
+/* --heatmap: the rank × rank matrix of rows moved per call (every hop), as SVG. */
+static int heatmap(const char *path, const prog_meta *meta, const char *svg) {
+  shiro_error err = {{0}};
+  if (meta->ranks > HEATMAP_MAX_RANKS) {
+    fprintf(stderr, "%s: --heatmap: %d ranks, at most %d can be drawn\n", prog, meta->ranks, HEATMAP_MAX_RANKS);
+    return 2;
+  }
+  int64_t R = meta->ranks, *rows = calloc((size_t)(R * R), sizeof *rows);
+  if (!rows) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
+  int rc = 0;
+  for (int32_t r = 0; r < meta->ranks && !rc; r++) {
+    prog_rank pr;
+    plan_mapping map;
+    prog_meta m2;
+    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s: %s\n", prog, err.message);
+      rc = 1;
+    }
+    for (int64_t x = 0; !rc && x < pr.nx; x++) {
+      const int64_t *rec = pr.xchg + x * PROG_X_WIDTH;
+      if (rec[XF_DIR] == 0) rows[rec[XF_PEER] * R + r] += rec[XF_COUNT];  /* row p = destination, column q = source */
+    }
+    plan_file_unmap(&map);
+  }
+  char title[512], msg[512];
+  snprintf(title, sizeof title, "%s: rows moved per SpMM call (strategy %s, %d ranks, %d per node)", path, meta->strategy,
+           meta->ranks, meta->gpus_per_node);
+  if (!rc && heatmap_write_svg(svg, meta->ranks, meta->gpus_per_node, rows, title, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: --heatmap: %s\n", prog, msg);
+    rc = 1;
+  }
+  if (!rc) printf("wrote %s\n", svg);
+  free(rows);
+  return rc;
+}
+
 int main(int argc, char **argv) {
-  const char *path = NULL, *matrix = NULL;
+  const char *path = NULL, *matrix = NULL, *svg = NULL;
   int json = 0, do_verify = 0;
   int64_t only = -1;
   for (int i = 1; i < argc; i++) {
     const char *val;
     if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--verify")) do_verify = 1;
+    else if (!strcmp(argv[i], "--heatmap")) {
+      if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
+    }
     else if (!strcmp(argv[i], "--matrix")) {
       if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
     }
@@ -117,7 +157,8 @@ int main(int argc, char **argv) {
       printf("usage: shiro-plan-dump PLAN.h5 [--rank P] [--json] [--verify [--matrix MATRIX.mtx]]\n"
              "  --verify   re-check the whole plan from its arrays: checksums, bounds, messages, every nonzero\n"
              "             covered exactly once (symbolic execution), every cover proven minimum by its matching\n"
-             "  --matrix   with --verify: also check that the plan is the plan of this matrix\n");
+             "  --matrix   with --verify: also check that the plan is the plan of this matrix\n"
+             "  --heatmap  write the rank x rank matrix of rows moved per call as an SVG image\n");
       return 0;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
@@ -130,6 +171,7 @@ int main(int argc, char **argv) {
   shiro_error err = {{0}};
   prog_meta meta;
   if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  if (svg) return heatmap(path, &meta, svg);
   if (do_verify) return verify(path, &meta, matrix, json);
   if (only >= meta.ranks) {
     fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
