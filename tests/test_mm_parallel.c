@@ -598,7 +598,7 @@ static void test_errors(void) {
     char *w = strdup(t);
     if (w) {
       char *s = strchr(w, '\n') + 1, *nl = strchr(s, '\n'), sz[64];
-      int64_t keep = n - 1 - (n - 1) % 97, at = lines; /* size line: keep entries */
+      int64_t keep = n - 1 - (n - 1) % 97, over = lines; /* size line: keep entries */
       int k = snprintf(sz, sizeof sz, "1000 1000 %lld", (long long)keep);
       memset(s, ' ', (size_t)(nl - s));
       memcpy(s, sz, (size_t)k);
@@ -608,13 +608,13 @@ static void test_errors(void) {
         while (*ls == ' ' || *ls == '\t') ls++;
         if (*ls == '\n' || (*ls == '\r' && ls[1] == '\n')) continue;
         if (++e == keep + 1) {
-          at = l;
+          over = l;
           break;
         }
       }
-      if ((u = replace_line(w, len, at, "5 5 1 x\n", &nlen)) != NULL) {
+      if ((u = replace_line(w, len, over, "5 5 1 x\n", &nlen)) != NULL) {
         snprintf(needle, sizeof needle, ":%lld: more entries than the size line says (expected %lld, found '5')",
-                 (long long)at, (long long)keep);
+                 (long long)over, (long long)keep);
         check_error("more entries on a malformed line", u, nlen, needle);
         free(u);
       }
