@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Byte flips in a real plan file: the tools must fail cleanly, never crash or hang.
 
-usage: byteflip.py BUILD_DIR MATRIX [--ranks 4] [--gpn 2] [--stride-target 300]
-                   [--region-samples 150] [--meta-stride 24] [--spmm-samples 40]
+usage: byteflip.py BUILD_DIR MATRIX [--ranks 4] [--gpn 2] [--strategy S] [--stride-target 250]
+                   [--region-samples 100] [--meta-stride 48] [--spmm-samples 30]
                    [--jobs 2] [--seed 1]
 
-Plans MATRIX for R ranks (G per node) with BUILD_DIR/tools/shiro-plan, then
+Plans MATRIX for R ranks (G per node; strategy S, default shiro-plan's) with
+BUILD_DIR/tools/shiro-plan, then
 damages copies of the file, one position at a time (one bit flipped, or at
 every fifth position the whole byte inverted):
   * every N-th byte of the whole file (N chosen for about --stride-target positions),
@@ -147,10 +148,11 @@ def main():
     ap.add_argument("matrix")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--gpn", type=int, default=2)
-    ap.add_argument("--stride-target", type=int, default=300)
-    ap.add_argument("--region-samples", type=int, default=150)
-    ap.add_argument("--meta-stride", type=int, default=24)
-    ap.add_argument("--spmm-samples", type=int, default=40)
+    ap.add_argument("--strategy", default=None)
+    ap.add_argument("--stride-target", type=int, default=250)
+    ap.add_argument("--region-samples", type=int, default=100)
+    ap.add_argument("--meta-stride", type=int, default=48)
+    ap.add_argument("--spmm-samples", type=int, default=30)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
@@ -169,8 +171,9 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         plan = os.path.join(tmp, "plan.shiro.h5")
+        strategy = ["--strategy", a.strategy] if a.strategy else []
         rc, out, err = run([plan_exe, a.matrix, "--ranks", str(a.ranks), "--gpus-per-node", str(a.gpn), "-o", plan,
-                            "--quiet"], 600, env)
+                            "--quiet"] + strategy, 600, env)
         if rc != 0:
             print(f"FAIL shiro-plan exit {rc}: {err.strip()}")
             return 1
