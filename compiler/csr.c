@@ -213,7 +213,7 @@ typedef struct sc_ws {
   int64_t cap;        /* entries of wj, wx, sj, sx */
   int64_t *wj, *sj;   /* [cap] bucket columns sorted by row; sort_row's workspace */
   double *wx, *sx;    /* [cap] their values; sort_row's workspace */
-  int64_t *rc;        /* [2^sh + 1] row counters of a bucket */
+  int64_t *rc;        /* [min(2^sh, m) + 1] row counters of a bucket */
 } sc_ws;
 
 /* First triplet of part t of T over n. */
@@ -336,10 +336,11 @@ static void scatter_part(sc_build *B, int t) {
   }
 }
 
-/* Grows W to hold a bucket of n entries; false when out of memory (W stays
- * valid for ws_free). */
-static bool ws_reserve(sc_ws *W, int64_t n, int sh) {
-  if (!W->rc && !(W->rc = malloc(bytes_of(((int64_t)1 << sh) + 1, sizeof *W->rc)))) return false;
+/* Grows W to hold a bucket of n entries and `rows` rows (the row counters
+ * are made once, for the tallest bucket); false when out of memory (W
+ * stays valid for ws_free). */
+static bool ws_reserve(sc_ws *W, int64_t n, int64_t rows) {
+  if (!W->rc && !(W->rc = malloc(bytes_of(rows + 1, sizeof *W->rc)))) return false;
   if (n <= W->cap) return true;
   free(W->wj), free(W->wx), free(W->sj), free(W->sx);
   W->wj = malloc(bytes_of(n, sizeof *W->wj));
@@ -375,7 +376,7 @@ static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B,
   const uint32_t *Rb = packed ? NULL : B->Rb + s0;
   int64_t *rc, *wj, w = 0, lo = 0;
   double *wx;
-  if (!ws_reserve(W, n, B->sh)) return -1;
+  if (!ws_reserve(W, n, bucket_rows(B, 0))) return -1; /* the first bucket is a tallest */
   rc = W->rc, wj = W->wj, wx = W->wx;
   memset(rc, 0, (size_t)(nr + 1) * sizeof *rc);
   for (int64_t p = 0; p < n; p++) rc[(packed ? (uint64_t)Aj[p] >> 32 : Rb[p]) + 1]++;
@@ -513,6 +514,7 @@ static void choose_shape(sc_build *B, int threads, int64_t nz) {
    * row index within a bucket must fit Rb's 32 bits. */
   rows = nz > 0 ? (int64_t)((unsigned __int128)(B->m + 1) * SC_BUCKET_ENTRIES / (uint64_t)nz)
                 : B->m;
+  if (rows > B->m) rows = B->m; /* a bucket no taller than the matrix (its counters are per row) */
   B->sh = 0;
   while (B->sh < 32 && ((int64_t)1 << (B->sh + 1)) <= rows) B->sh++;
   B->nb = B->m > 0 ? ((B->m - 1) >> B->sh) + 1 : 0;
