@@ -220,7 +220,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
   B->cert = failed ? NULL : malloc((size_t)(total ? total : 1) * 2 * sizeof *B->cert);
   B->ncert = 0;
   for (int64_t x = 0; x < npairs && B->cert; x++) {  /* node-pair order: deterministic */
-    memcpy(B->cert + 2 * B->ncert, certs[x], (size_t)ncerts[x] * 2 * sizeof *B->cert);
+    if (ncerts[x]) memcpy(B->cert + 2 * B->ncert, certs[x], (size_t)ncerts[x] * 2 * sizeof *B->cert);
     B->ncert += ncerts[x];
   }
   for (int64_t x = 0; x < npairs; x++) free(certs[x]);

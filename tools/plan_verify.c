@@ -226,7 +226,7 @@ static shiro_status check_rows(vstate *v, const sc_csr *A, int optimal, int grou
     for (int64_t li = 0; li < v->pr[p].c_rows; li++) {
       trow *c = &C[li];
       int64_t i = v->pr[p].c_first + li;
-      qsort(c->t, (size_t)c->n, sizeof *c->t, cmp_term);
+      if (c->n) qsort(c->t, (size_t)c->n, sizeof *c->t, cmp_term);
       for (int64_t x = 0; x < c->n; x++) {
         const term *t = &c->t[x];
         if ((x > 0 && c->t[x - 1].j == t->j) || t->mult != 1)
@@ -302,14 +302,14 @@ static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64
       cols[3 * n] = key; cols[3 * n + 1] = j; cols[3 * n + 2] = 0;
     }
   if (st == SHIRO_OK) {
-    qsort(rows, (size_t)n, 3 * sizeof *rows, cmp_i64x3);
-    qsort(cols, (size_t)n, 3 * sizeof *cols, cmp_i64x3);
+    if (n) qsort(rows, (size_t)n, 3 * sizeof *rows, cmp_i64x3);
+    if (n) qsort(cols, (size_t)n, 3 * sizeof *cols, cmp_i64x3);
     for (int64_t x = 1; x < n && st == SHIRO_OK; x++)
       if (!cmp_i64x3(rows + 3 * x, rows + 3 * (x - 1)) || !cmp_i64x3(cols + 3 * x, cols + 3 * (x - 1)))
         st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: a certificate uses a row or column twice: not a matching");
   }
   /* cover sizes per problem (distinct (problem, side, vertex)) vs matched pairs per problem */
-  qsort(cov, (size_t)ncov, 3 * sizeof *cov, cmp_i64x3);
+  if (ncov) qsort(cov, (size_t)ncov, 3 * sizeof *cov, cmp_i64x3);
   int64_t y = 0;
   for (int64_t x = 0; x < ncov && st == SHIRO_OK;) {
     int64_t key = cov[3 * x], size = 0;
