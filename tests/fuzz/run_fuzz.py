@@ -188,6 +188,8 @@ def run_one(build, name, a, env):
     # 2. The campaign.
     flags = HARNESSES[name]["flags"] + [f"-artifact_prefix={arts}/", "-timeout=30", "-rss_limit_mb=3072",
                                         "-print_final_stats=1"]
+    if a.seed > 0:
+        flags.append(f"-seed={a.seed}")  # CI: the same mutations every run, no flaky smoke test
     if a.runs > 0:
         flags.append(f"-runs={a.runs}")
     if a.time > 0:
@@ -230,6 +232,7 @@ def main():
     ap.add_argument("--harness", default=",".join(HARNESSES))
     ap.add_argument("--runs", type=int, default=50000, help="executions per harness (0: no limit)")
     ap.add_argument("--time", type=int, default=20, help="seconds per harness (0: no limit)")
+    ap.add_argument("--seed", type=int, default=1, help="libFuzzer -seed (0: a random seed each run)")
     ap.add_argument("--fork", type=int, default=1, help="libFuzzer -fork jobs (0: in-process, stops at the first crash)")
     ap.add_argument("--strict", action="store_true", help="also assert protocol rules (SHIRO_FUZZ_STRICT=1)")
     ap.add_argument("--triage-only", action="store_true",
