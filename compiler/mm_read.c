@@ -269,6 +269,7 @@ static size_t isz(bool idx32) { return idx32 ? sizeof(int32_t) : sizeof(int64_t)
 /* The run of n entries of E from `base` on, as a builder segment. */
 static sc_coo_seg ents_seg(const mm_ents *E, int64_t base, int64_t n, bool idx32) {
   sc_coo_seg g = {n, NULL, NULL, NULL, NULL, E->Tx ? E->Tx + base : NULL};
+  if (!E->Ti) return g; /* no entries were stored: no arrays (NULL + 0 is undefined behaviour) */
   if (idx32) {
     g.Ti32 = (const int32_t *)E->Ti + base;
     g.Tj32 = (const int32_t *)E->Tj + base;
