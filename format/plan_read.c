@@ -117,7 +117,7 @@ static shiro_status locate(hid_t g, const char *path, int32_t rank, dset_loc *ds
   hsize_t dims[2] = {0, 0};
   int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
   if (dcpl < 0 || t < 0 || sp < 0 || nd != (ds->width > 1 ? 2 : 1) || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
-      (ds->width > 1 && dims[1] != (hsize_t)ds->width)) {
+      (ds->width > 1 && dims[1] != (hsize_t)ds->width) || dims[0] > (hsize_t)(INT64_MAX / 8) / (hsize_t)ds->width) {
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' has an unexpected shape", path, rank, ds->name);
   } else if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_nfilters(dcpl) != 0 || H5Pget_external_count(dcpl) != 0) {
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' is not contiguous and unfiltered", path, rank, ds->name);
