@@ -31,7 +31,7 @@ static int read_i64(hid_t loc, const char *name, int64_t *v) {
   hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
   if (a < 0) return 0;
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  int ok = t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1 &&
+  int ok = t >= 0 && sp >= 0 && H5Tequal(t, H5T_STD_I64LE) > 0 && H5Sget_simple_extent_npoints(sp) == 1 &&
            H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
   if (t >= 0) H5Tclose(t);
   if (sp >= 0) H5Sclose(sp);
