@@ -95,11 +95,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       all = false;
       continue;
     }
-    FUZZ_ASSERT(m2.ranks == meta.ranks && m2.m == meta.m && m2.k == meta.k, "meta differs between reads");
+    /* Not asserted: m2 == meta. HDF5 1.10.8 can return different values for one damaged
+     * integer attribute on two reads (H5T__conv_i_i reads freed memory; valgrind shows it).
+     * The runtime checks a rank's program against what plan_file_map_rank returned: so do we. */
     FUZZ_ASSERT(pr.rank == r, "asked for rank %d, got %d", r, pr.rank);
     FUZZ_ASSERT(pr.nops >= 0 && pr.nx >= 0 && pr.nptr >= 0 && pr.ncol >= 0 && pr.nval >= 0 && pr.nrowidx >= 0 &&
                     pr.ncert >= 0 && pr.ncglobal >= 0 && pr.nbglobal >= 0,
                 "negative array length");
+    /* The lengths the reader returns must have byte sizes that fit (else prog_array wraps). */
+    const int64_t counts[PROG_NARRAYS] = {pr.nops, pr.nx, pr.nptr, pr.ncol, pr.nval, pr.nrowidx, pr.ncert,
+                                          pr.ncglobal, pr.nbglobal};
+    for (int a = 0; a < PROG_NARRAYS; a++)
+      FUZZ_ASSERT(counts[a] <= INT64_MAX / (8 * PROG_OP_WIDTH), "array %d: %lld records, byte size overflows", a,
+                  (long long)counts[a]);
     for (int a = 0; a < PROG_NARRAYS; a++) {
       size_t bytes;
       const char *p = prog_array(&pr, a, &bytes), *base = map.addr;
@@ -120,9 +128,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     }
     fuzz_prog_copy_arrays(&pr); /* exact-size heap blocks: ASan sees overreads */
-    st = plan_check_rank(&meta, &pr, &err);
+    st = plan_check_rank(&m2, &pr, &err);
     if (st == SHIRO_OK) {
-      fuzz_interp_run(&meta, &pr, 2, strict);
+      fuzz_interp_run(&m2, &pr, 2, strict);
+      if (m2.ranks != meta.ranks) all = false; /* no cross-rank check on an unstable file */
       progs[r] = pr;
     } else {
       check_message(&err);

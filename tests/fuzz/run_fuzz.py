@@ -153,12 +153,11 @@ def reproduce(exe, artifact, env, flags=()):
 
 
 def executions(log):
-    """Executions libFuzzer reports: final stats (in-process) or the last '#N:' line (fork mode)."""
-    m = re.findall(r"stat::number_of_executed_units: (\d+)", log)
-    if m:
-        return int(m[-1])
-    m = re.findall(r"^#(\d+)[: \t]", log, re.M)
-    return int(m[-1]) if m else 0
+    """Executions libFuzzer reports: final stats (in-process), or the last '#N:' line of
+    fork mode, whose parent prints 0 as its own final stats."""
+    counts = [int(x) for x in re.findall(r"stat::number_of_executed_units: (\d+)", log)]
+    counts += [int(x) for x in re.findall(r"^#(\d+)[: \t]", log, re.M)]
+    return max(counts, default=0)
 
 
 def run_one(build, name, a, env):
