@@ -371,6 +371,11 @@ static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B,
                                                                      const bool packed) {
   const int64_t s0 = B->bs[b], s1 = B->bs[b + 1], n = s1 - s0;
   const int64_t nr = bucket_rows(B, b);
+  if (n == 0) { /* nothing to sort, and maybe no workspace arrays at all */
+    if (!W->rc && !(W->rc = malloc(bytes_of(bucket_rows(B, 0) + 1, sizeof *W->rc)))) return -1;
+    memset(W->rc, 0, (size_t)(nr + 1) * sizeof *W->rc);
+    return 0;
+  }
   const int64_t *Aj = B->A->Aj + s0;
   const double *Ax = B->A->Ax + s0;
   const uint32_t *Rb = packed ? NULL : B->Rb + s0;
