@@ -9,7 +9,7 @@
 #include "shiro.h"
 
 #define PLAN_FORMAT_NAME "shiro-plan"
-#define PLAN_VERSION_MAJOR 1
+#define PLAN_VERSION_MAJOR 2
 #define PLAN_VERSION_MINOR 0
 
 /* Writes the whole plan (meta + one program per rank) to `path` atomically:

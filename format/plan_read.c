@@ -10,6 +10,7 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "plan_envelope.h"
 #include "plan_file.h"
 
 /* Silences HDF5's error printing for the duration of a read (the library never prints). */
@@ -87,10 +88,12 @@ static shiro_status read_meta(hid_t f, const char *path, prog_meta *meta, shiro_
 }
 
 shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error *err) {
+  shiro_status st = plan_envelope_check(path, err); /* a damaged file never reaches libhdf5 */
+  if (st != SHIRO_OK) return st;
   h5_quiet q;
   quiet_on(&q);
   hid_t f = open_file(path);
-  shiro_status st = f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
+  st = f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
                                        access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
                           : read_meta(f, path, meta, err);
   if (f >= 0) H5Fclose(f);
@@ -222,9 +225,10 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
                                 plan_mapping *map, shiro_error *err) {
   memset(pr, 0, sizeof *pr);
   memset(map, 0, sizeof *map);
+  shiro_status st = plan_envelope_check(path, err); /* a damaged file never reaches libhdf5 */
+  if (st != SHIRO_OK) return st;
   h5_quiet q;
   quiet_on(&q);
-  shiro_status st = SHIRO_OK;
   hid_t g = -1, f = open_file(path);
   if (f < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "plan_envelope.h"
 #include "plan_file.h"
 #include "shiro_config.h"
 
@@ -134,7 +135,11 @@ shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog
     goto done;
   }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-  hid_t f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : -1;
+  /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
+  hid_t f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                    H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
+                ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl)
+                : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
   if (f < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", tmp);
@@ -147,6 +152,7 @@ shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", tmp);
     goto done;
   }
+  SHIRO_CHECK_GOTO(plan_envelope_seal(tmp, err), st);
   if (rename(tmp, path) != 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", path);
     goto done;

@@ -19,7 +19,10 @@ when `shiro-plan-dump --help` offers it); a sample of --spmm-samples positions
 (three in four inside the datasets) also through
 `mpirun -np R shiro-spmm FILE --n 3 --iters 1 --check MATRIX`.
 
-Every run must end in one of: exit 0, or exit 1/2 with a message on stderr.
+Every run must end in one of: exit 0, or exit 1/2 with a message on stderr;
+and since every byte of a plan is under a checksum (the envelope's for the
+user block and HDF5's metadata, each dataset's own for its bytes), `--verify`
+and shiro-spmm must refuse every damaged file.
 Failures: a signal or exit >= 128, a sanitizer exit (86/87, see the 'asan'
 test setup) or report, any other exit status, a silent error, a timeout (a
 hang; the whole process group is killed), and for shiro-spmm an exit 0
@@ -217,6 +220,8 @@ def main():
                 bad = verdict(rc, out, err)
                 if bad is None and tag == "spmm" and rc == 0 and ("check:" not in out or "FAILED" in out):
                     bad = "exit 0 but --check did not pass"
+                if bad is None and rc == 0 and tag in ("dump --verify", "spmm"):
+                    bad = "damage not detected (every byte of a plan is under a checksum)"
                 res.append((tag, rc, bad, (err.strip() or out.strip()).splitlines()[-1:] if bad else []))
             os.remove(path)
             return p, how, res

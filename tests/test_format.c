@@ -1,13 +1,16 @@
 /* test_format.c — plan file round trip and rejection of foreign or damaged files. */
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blocks.h"
 #include "mm_read.h"
 #include "plan_build.h"
+#include "plan_envelope.h"
 #include "plan_file.h"
 #include "test_util.h"
 
@@ -26,6 +29,109 @@ static int build(const char *mtx, int32_t R, sc_plan *plan) {
   if (!ok) fprintf(stderr, "build: %s\n", err.message);
   blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
   return ok;
+}
+
+/* Edits a root version attribute through HDF5, then seals the file again. */
+static void set_version(const char *path, const char *name, int64_t v) {
+  shiro_error err;
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_INT64, &v);
+  H5Aclose(a);
+  H5Fclose(f);
+  EXPECT(plan_envelope_seal(path, &err) == SHIRO_OK, "reseal: %s", err.message);
+}
+
+static uint8_t *slurp(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *size = (size_t)ftell(f);
+  rewind(f);
+  uint8_t *b = malloc(*size);
+  if (b && fread(b, 1, *size, f) != *size) { free(b); b = NULL; }
+  fclose(f);
+  return b;
+}
+
+static void spill(const char *path, const uint8_t *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  fwrite(b, 1, n, f);
+  fclose(f);
+}
+
+static uint64_t le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* The integrity envelope: every single bit flipped anywhere outside the
+ * raw-data extents (user block, superblock, object headers, heaps, free
+ * space) is refused before libhdf5 reads the file; flips inside an extent
+ * pass the envelope and are the datasets' own CRCs' to catch. Truncation,
+ * appended bytes, a file without an envelope, and bad extent tables. */
+static void envelope(const char *path, const char *dir) {
+  shiro_error err;
+  size_t size = 0;
+  uint8_t *img = slurp(path, &size);
+  if (!img) { EXPECT(0, "cannot read %s", path); return; }
+  EXPECT(plan_envelope_check_image(img, size, path, &err) == SHIRO_OK, "%s", err.message);
+  uint64_t ub = le64(img + 16), n = le64(img + 32);
+  EXPECT(ub >= 512 && (ub & (ub - 1)) == 0 && n > 0 && n <= 5 * PROG_NARRAYS, "user block %llu, %llu extents",
+         (unsigned long long)ub, (unsigned long long)n);
+  uint8_t *inside = calloc(size, 1);
+  for (uint64_t i = 0; i < n; i++)
+    memset(inside + le64(img + 64 + 16 * i), 1, (size_t)le64(img + 64 + 16 * i + 8));
+  int64_t outside_refused = 0, outside = 0, inside_passed = 0, inside_n = 0;
+  for (size_t p = 0; p < size; p += inside[p] ? 61 : 1) { /* every byte outside, a sample inside */
+    uint8_t bit = (uint8_t)(1u << (p % 8));
+    img[p] ^= bit;
+    int ok = plan_envelope_check_image(img, size, path, &err) == SHIRO_OK;
+    img[p] ^= bit;
+    if (inside[p]) inside_n++, inside_passed += ok;
+    else outside++, outside_refused += !ok;
+  }
+  EXPECT(outside > 0 && outside_refused == outside, "%lld of %lld flips outside the extents refused",
+         (long long)outside_refused, (long long)outside);
+  EXPECT(inside_n > 0 && inside_passed == inside_n, "%lld of %lld flips inside the extents passed the envelope",
+         (long long)inside_passed, (long long)inside_n);
+  /* Every file-level refusal names the file and says what is wrong. */
+  char bad[600];
+  snprintf(bad, sizeof bad, "%s/damaged.h5", dir);
+  spill(bad, img, size - 1);
+  EXPECT(plan_file_read_meta(bad, &(prog_meta){0}, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "truncated") &&
+         strstr(err.message, bad), "truncated: %s", err.message);
+  uint8_t *longer = calloc(size + 1, 1);
+  memcpy(longer, img, size);
+  spill(bad, longer, size + 1);
+  EXPECT(plan_file_read_meta(bad, &(prog_meta){0}, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "appended"),
+         "appended: %s", err.message);
+  free(longer);
+  img[ub + 3] ^= 0x10; /* the HDF5 superblock */
+  spill(bad, img, size);
+  prog_rank pr;
+  plan_mapping map;
+  EXPECT(plan_file_map_rank(bad, 0, &(prog_meta){0}, &pr, &map, &err) == SHIRO_ERR_FORMAT &&
+         strstr(err.message, "HDF5 metadata fails its CRC32C"), "superblock flip: %s", err.message);
+  EXPECT(plan_envelope_reseal_image(img, size), "reseal of a parsable envelope");
+  EXPECT(plan_envelope_check_image(img, size, path, &err) == SHIRO_OK, "resealed image: %s", err.message);
+  img[ub + 3] ^= 0x10;
+  /* Bad extent tables are refused by the sealer (overlap, order, outside). */
+  const uint64_t overlap[2][2] = {{ub, 64}, {ub + 32, 64}}, order[2][2] = {{ub + 128, 8}, {ub, 8}},
+                 beyond[1][2] = {{size - 8, 16}}, before[1][2] = {{ub - 8, 16}};
+  EXPECT(!plan_envelope_seal_image(img, size, ub, overlap, 2), "overlapping extents sealed");
+  EXPECT(!plan_envelope_seal_image(img, size, ub, order, 2), "unsorted extents sealed");
+  EXPECT(!plan_envelope_seal_image(img, size, ub, beyond, 1), "extent past the end sealed");
+  EXPECT(!plan_envelope_seal_image(img, size, ub, before, 1), "extent in the user block sealed");
+  EXPECT(!plan_envelope_seal_image(img, size, 768, NULL, 0), "user block not a power of two sealed");
+  /* An HDF5 file without an envelope: a plan of format 1.x, or not a plan. */
+  spill(bad, img + ub, size - ub);
+  EXPECT(plan_file_read_meta(bad, &(prog_meta){0}, &err) == SHIRO_ERR_VERSION && strstr(err.message, "without a shiro envelope"),
+         "no envelope: %s", err.message);
+  unlink(bad);
+  free(inside);
+  free(img);
 }
 
 static void round_trip(const char *dir) {
@@ -65,17 +171,20 @@ static void round_trip(const char *dir) {
   bad.col = col;
   EXPECT(plan_check_rank(&meta, &bad, &err) == SHIRO_ERR_FORMAT, "out-of-range column accepted");
   free(col);
-  /* Version policy: an unknown major version is refused. */
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t a = H5Aopen(f, "version_major", H5P_DEFAULT);
-  int64_t v2 = 2;
-  H5Awrite(a, H5T_NATIVE_INT64, &v2);
-  H5Aclose(a);
-  H5Fclose(f);
+  envelope(path, dir);
+  /* Version policy: an unknown major version is refused (the edited file
+   * sealed again, or the envelope would refuse it first). A newer minor is
+   * accepted. */
   prog_rank pr;
   plan_mapping map;
-  EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_ERR_VERSION, "major version 2 accepted");
-  EXPECT(strstr(err.message, "version 2.0") != NULL, "message: %s", err.message);
+  set_version(path, "version_minor", PLAN_VERSION_MINOR + 1);
+  EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_OK, "newer minor refused: %s", err.message);
+  plan_file_unmap(&map);
+  set_version(path, "version_major", PLAN_VERSION_MAJOR + 1);
+  EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_ERR_VERSION, "unknown major version accepted");
+  char want[32];
+  snprintf(want, sizeof want, "version %d.%d", PLAN_VERSION_MAJOR + 1, PLAN_VERSION_MINOR + 1);
+  EXPECT(strstr(err.message, want) != NULL, "message: %s", err.message);
   /* Atomic write: a failed write leaves nothing under the name; a rewrite leaves no temporary. */
   char nodir[600];
   snprintf(nodir, sizeof nodir, "%s/missing/p.h5", dir);
@@ -99,8 +208,8 @@ static void foreign_files(const char *dir) {
   FILE *f = fopen(path, "w");
   fputs("%%MatrixMarket matrix coordinate real general\n", f);
   fclose(f);
-  EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_ERR_IO && strstr(err.message, "not HDF5"), "%s", err.message);
-  EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_ERR_IO, "text file accepted");
+  EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "not a shiro plan"), "%s", err.message);
+  EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_ERR_FORMAT, "text file accepted");
   unlink(path);
   snprintf(path, sizeof path, "%s/missing.h5", dir);
   EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_ERR_IO && strstr(err.message, "No such file"), "%s", err.message);
@@ -108,6 +217,15 @@ static void foreign_files(const char *dir) {
   snprintf(path, sizeof path, "%s/other.h5", dir);
   hid_t h = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   H5Fclose(h);
+  EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_ERR_VERSION && strstr(err.message, "without a shiro envelope"), "%s", err.message);
+  unlink(path);
+  /* Inside a valid envelope, an HDF5 file that is not a plan. */
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_userblock(fcpl, 512);
+  h = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  H5Pclose(fcpl);
+  H5Fclose(h);
+  EXPECT(plan_envelope_seal(path, &err) == SHIRO_OK, "%s", err.message);
   EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "not a shiro plan"), "%s", err.message);
   unlink(path);
 }
