@@ -91,7 +91,7 @@ static shiro_status parse(const uint8_t *img, size_t size, const char *path, uin
   uint64_t pos = ub;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t off = get_le(table + 16 * i, 8), len = get_le(table + 16 * i + 8, 8);
-    if (off < pos || len == 0 || len > size - off)
+    if (off < pos || off > size || len == 0 || len > size - off)
       return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: damaged envelope: extent %llu is out of order or outside the file", path,
                         (unsigned long long)i);
     pos = off + len;

@@ -119,11 +119,13 @@ static void envelope(const char *path, const char *dir) {
   img[ub + 3] ^= 0x10;
   /* Bad extent tables are refused by the sealer (overlap, order, outside). */
   const uint64_t overlap[2][2] = {{ub, 64}, {ub + 32, 64}}, order[2][2] = {{ub + 128, 8}, {ub, 8}},
-                 beyond[1][2] = {{size - 8, 16}}, before[1][2] = {{ub - 8, 16}};
+                 beyond[1][2] = {{size - 8, 16}}, before[1][2] = {{ub - 8, 16}},
+                 past[1][2] = {{size + 4096, 8}}; /* size - offset would wrap */
   EXPECT(!plan_envelope_seal_image(img, size, ub, overlap, 2), "overlapping extents sealed");
   EXPECT(!plan_envelope_seal_image(img, size, ub, order, 2), "unsorted extents sealed");
   EXPECT(!plan_envelope_seal_image(img, size, ub, beyond, 1), "extent past the end sealed");
   EXPECT(!plan_envelope_seal_image(img, size, ub, before, 1), "extent in the user block sealed");
+  EXPECT(!plan_envelope_seal_image(img, size, ub, past, 1), "extent starting past the end sealed");
   EXPECT(!plan_envelope_seal_image(img, size, 768, NULL, 0), "user block not a power of two sealed");
   /* An HDF5 file without an envelope: a plan of format 1.x, or not a plan. */
   spill(bad, img + ub, size - ub);
