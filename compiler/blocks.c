@@ -1,4 +1,14 @@
-/* blocks.c — extraction of the off-diagonal blocks A(p,q) as bipartite graphs. */
+/* blocks.c — extraction of the off-diagonal blocks A(p,q) as bipartite graphs.
+ *
+ * Rank p's rows are read twice, in order. The first pass counts the edges
+ * and rows of every block; one allocation then holds all of p's blocks, and
+ * the second pass fills their rows and edges, an edge's column held for now
+ * as its offset in the source rank's range, with its value. Then each block's columns are
+ * made unique and sorted — a bitmap over the range, read in order — and
+ * renumbered 0..nc-1 in place. Every table touched per nonzero is small
+ * (the owner index; the marks of one block's range), nothing is allocated
+ * per block, and each thread's scratch is sized once. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,111 +16,195 @@
 #include "error.h"
 #include "sorted.h"
 
-static void block_free(sc_block *b) {
-  free(b->rows); free(b->cols); free(b->Gp); free(b->Gj); free(b->Ge);
-  free(b->rsel); free(b->csel); free(b->rmatch);
-  memset(b, 0, sizeof *b);
+/* One thread's scratch, reused for every rank it builds. */
+typedef struct bscratch {
+  int32_t *mark;   /* [kq_max] -1, or a column offset's block-local id while its block is renumbered */
+  uint64_t *bits;  /* [kq_max/64 + 1] zero, or the offsets seen in the block being renumbered */
+  int64_t *uniq;   /* [cap] the rank's distinct columns, block after block */
+  int64_t *cnt;    /* [3R] per source rank: edges, rows, fill position */
+  int64_t *last;   /* [R] last row seen per source rank */
+  int64_t *slot;   /* [R] block of each source rank, or -1 */
+} bscratch;
+
+static void scratch_free(bscratch *s) {
+  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->last); free(s->slot);
 }
 
-/* Renumbers the block's columns (held as global ids in gcol[ne]) to 0..nc-1 in
- * increasing global order; mark[] is a scratch array over the source rank's
- * B rows, all -1 on entry and on return. */
-static shiro_status compact_columns(sc_block *b, const int64_t *gcol, int64_t base, int32_t *mark) {
-  int64_t nc = 0;
-  int64_t *uniq = malloc((size_t)(b->ne ? b->ne : 1) * sizeof *uniq);
-  if (!uniq) return SHIRO_ERR_NOMEM;
-  for (int64_t e = 0; e < b->ne; e++) {
-    int64_t j = gcol[e] - base;
-    if (mark[j] < 0) { mark[j] = 0; uniq[nc++] = gcol[e]; }
-  }
-  qsort(uniq, (size_t)nc, sizeof *uniq, sc_cmp_i64);
-  for (int64_t t = 0; t < nc; t++) mark[uniq[t] - base] = (int32_t)t;
-  for (int64_t e = 0; e < b->ne; e++) b->Gj[e] = mark[gcol[e] - base];
-  for (int64_t t = 0; t < nc; t++) mark[uniq[t] - base] = -1;
-  int64_t *shrunk = realloc(uniq, (size_t)(nc ? nc : 1) * sizeof *uniq);
-  b->cols = shrunk ? shrunk : uniq;
-  b->nc = (int32_t)nc;
+/* Scratch for ranges of up to kq_max columns, R ranks and up to cap nonzeros per rank. */
+static shiro_status scratch_alloc(bscratch *s, int64_t kq_max, int32_t R, int64_t cap) {
+  memset(s, 0, sizeof *s);
+  s->mark = malloc((size_t)(kq_max ? kq_max : 1) * sizeof *s->mark);
+  s->bits = calloc((size_t)(kq_max / 64 + 1), sizeof *s->bits);
+  s->uniq = malloc((size_t)(cap ? cap : 1) * sizeof *s->uniq);
+  s->cnt = malloc((size_t)R * 3 * sizeof *s->cnt);
+  s->last = malloc((size_t)R * sizeof *s->last);
+  s->slot = malloc((size_t)R * sizeof *s->slot);
+  if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->last || !s->slot) return SHIRO_ERR_NOMEM;
+  for (int64_t j = 0; j < kq_max; j++) s->mark[j] = -1;
   return SHIRO_OK;
 }
 
-/* Builds the blocks A(p, q) for every q != p into *list (malloc'ed, *nlist entries). */
-static shiro_status blocks_of_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                   const int32_t *owner, int32_t p, sc_block **list, int64_t *nlist) {
-  shiro_status st = SHIRO_OK;
-  int32_t R = Prow->parts;
-  int64_t r0 = Prow->first[p], r1 = Prow->first[p + 1];
-  int64_t *cnt_e = calloc((size_t)R, sizeof *cnt_e);
-  int64_t *cnt_r = calloc((size_t)R, sizeof *cnt_r);
-  int64_t *last = malloc((size_t)R * sizeof *last);
-  int64_t *slot = malloc((size_t)R * sizeof *slot);
-  int64_t *fill_e = calloc((size_t)R, sizeof *fill_e);
-  int64_t **gcol = calloc((size_t)R, sizeof *gcol);
-  int32_t *mark = NULL;
-  sc_block *blk = NULL;
-  int64_t nb = 0;
-  if (!cnt_e || !cnt_r || !last || !slot || !fill_e || !gcol) { st = SHIRO_ERR_NOMEM; goto done; }
-  for (int32_t q = 0; q < R; q++) last[q] = -1;
+/* Renumbers block b, whose Gj hold column offsets in [0, kq) from `first`:
+ * its distinct columns, increasing, go to out[0..nc-1] (global ids) and Gj
+ * becomes their ids. Scans a bitmap of the range when it is dense enough,
+ * else sorts the offsets. Returns nc. mark and bits are clean on return. */
+static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *s, int64_t *out) {
+  int64_t nc = 0;
+  for (int64_t e = 0; e < b->ne; e++) {
+    int32_t o = b->Gj[e];
+    if (!(s->bits[o >> 6] & ((uint64_t)1 << (o & 63)))) { s->bits[o >> 6] |= (uint64_t)1 << (o & 63); out[nc++] = o; }
+  }
+  if (kq / 64 <= 8 * nc + 64) {  /* dense: read the offsets back in order */
+    int64_t n = 0;
+    for (int64_t w = 0; w <= (kq - 1) / 64 && n < nc; w++)
+      for (uint64_t x = s->bits[w]; x; x &= x - 1) out[n++] = w * 64 + __builtin_ctzll(x);
+  } else {
+    qsort(out, (size_t)nc, sizeof *out, sc_cmp_i64);
+  }
+  for (int64_t x = 0; x < nc; x++) {
+    s->mark[out[x]] = (int32_t)x;
+    s->bits[out[x] >> 6] = 0;
+  }
+  for (int64_t e = 0; e < b->ne; e++) b->Gj[e] = s->mark[b->Gj[e]];
+  for (int64_t x = 0; x < nc; x++) {
+    s->mark[out[x]] = -1;
+    out[x] += first;
+  }
+  return (int32_t)nc;
+}
+
+/* First pass over rank p's rows [r0, r1): edges and rows of every block. */
+static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
+                       bscratch *s) {
+  int64_t *ce = s->cnt, *cr = s->cnt + R;
+  memset(s->cnt, 0, (size_t)R * 2 * sizeof *s->cnt);
+  for (int32_t q = 0; q < R; q++) s->last[q] = -1;
   for (int64_t i = r0; i < r1; i++)
     for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-      int32_t q = owner[A->Aj[t]];
+      int32_t q = part_owner_at(own, A->Aj[t]);
       if (q == p) continue;
-      cnt_e[q]++;
-      if (last[q] != i) { last[q] = i; cnt_r[q]++; }
+      ce[q]++;
+      if (s->last[q] != i) { s->last[q] = i; cr[q]++; }
     }
-  int64_t kq_max = 0;
+}
+
+/* Carves rank p's blocks (all but their columns) out of one allocation *arena. */
+static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **list, int64_t *nlist, void **arena) {
+  int64_t *ce = s->cnt, *cr = s->cnt + R, *cf = s->cnt + 2 * R;
+  int64_t nb = 0, NR = 0, NE = 0;
   for (int32_t q = 0; q < R; q++) {
-    slot[q] = cnt_e[q] ? nb++ : -1;
-    int64_t kq = Pcol->first[q + 1] - Pcol->first[q];
-    if (cnt_e[q] && kq > kq_max) kq_max = kq;
+    s->slot[q] = ce[q] ? nb++ : -1;
+    NR += cr[q]; NE += ce[q];
   }
-  blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
-  mark = malloc((size_t)(kq_max ? kq_max : 1) * sizeof *mark);
-  if (!blk || !mark) { st = SHIRO_ERR_NOMEM; goto done; }
-  for (int64_t j = 0; j < kq_max; j++) mark[j] = -1;
+  /* 8-byte arrays first, then Gj, then the selections: every array aligned */
+  size_t bytes = (size_t)(2 * NR + nb + NE) * 8 + (size_t)NE * 4 + (size_t)NR;
+  char *m = malloc(bytes ? bytes : 1);
+  sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
+  if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
+  sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
+  int64_t *rows = (int64_t *)m, *Gp = rows + NR;
+  double *Gx = (double *)(Gp + NR + nb);
+  int32_t *Gj = (int32_t *)(Gx + NE);
+  uint8_t *rsel = (uint8_t *)(Gj + NE);
+  memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
-    if (slot[q] < 0) continue;
-    sc_block *b = &blk[slot[q]];
-    b->p = p; b->q = q; b->ne = cnt_e[q]; b->nr = (int32_t)cnt_r[q]; b->mu = -1;
-    b->rows = malloc((size_t)cnt_r[q] * sizeof *b->rows);
-    b->Gp = malloc(((size_t)cnt_r[q] + 1) * sizeof *b->Gp);
-    b->Gj = malloc((size_t)cnt_e[q] * sizeof *b->Gj);
-    b->Ge = malloc((size_t)cnt_e[q] * sizeof *b->Ge);
-    gcol[q] = malloc((size_t)cnt_e[q] * sizeof **gcol);
-    if (!b->rows || !b->Gp || !b->Gj || !b->Ge || !gcol[q]) { st = SHIRO_ERR_NOMEM; goto done; }
-    b->Gp[0] = 0;
-    b->nr = 0;
-    last[q] = -1;
-  }
-  for (int64_t i = r0; i < r1; i++)
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-      int32_t q = owner[A->Aj[t]];
-      if (q == p) continue;
-      sc_block *b = &blk[slot[q]];
-      if (last[q] != i) { last[q] = i; b->rows[b->nr++] = i; }
-      int64_t e = fill_e[q]++;
-      b->Gp[b->nr] = e + 1;
-      b->Ge[e] = t;
-      gcol[q][e] = A->Aj[t];
-    }
-  for (int32_t q = 0; q < R; q++) {
-    if (slot[q] < 0) continue;
-    sc_block *b = &blk[slot[q]];
-    SHIRO_CHECK_GOTO(compact_columns(b, gcol[q], Pcol->first[q], mark), st);
-    b->rsel = calloc((size_t)b->nr ? (size_t)b->nr : 1, 1);
-    b->csel = calloc((size_t)b->nc ? (size_t)b->nc : 1, 1);
-    if (!b->rsel || !b->csel) { st = SHIRO_ERR_NOMEM; goto done; }
-  }
-done:
-  if (gcol) for (int32_t q = 0; q < R; q++) free(gcol[q]);
-  free(gcol); free(cnt_e); free(cnt_r); free(last); free(slot); free(fill_e); free(mark);
-  if (st != SHIRO_OK && blk) {
-    for (int64_t t = 0; t < nb; t++) block_free(&blk[t]);
-    free(blk);
-    blk = NULL; nb = 0;
+    if (s->slot[q] < 0) continue;
+    sc_block *b = &blk[s->slot[q]];
+    b->p = p; b->q = q; b->ne = ce[q]; b->mu = -1;
+    b->rows = rows; b->Gp = Gp; b->Gx = Gx; b->Gj = Gj; b->rsel = rsel;
+    rows += cr[q]; Gp += cr[q] + 1; Gx += ce[q]; Gj += ce[q]; rsel += cr[q];
+    cf[q] = 0;
   }
   *list = blk;
   *nlist = nb;
-  return st;
+  *arena = m;
+  return SHIRO_OK;
+}
+
+/* Second pass: rows, and edges (values, column offsets). */
+static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
+                      bscratch *s, sc_block *blk) {
+  int64_t *cf = s->cnt + 2 * R;
+  for (int32_t q = 0; q < R; q++) s->last[q] = -1;
+  for (int64_t i = r0; i < r1; i++)
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+      int64_t j = A->Aj[t];
+      int32_t q = part_owner_at(own, j);
+      if (q == p) continue;
+      sc_block *b = &blk[s->slot[q]];
+      int64_t e = cf[q]++;
+      if (s->last[q] != i) {
+        s->last[q] = i;
+        b->Gp[b->nr] = e;
+        b->rows[b->nr++] = i;
+      }
+      b->Gj[e] = (int32_t)(j - own->first[q]);
+      b->Gx[e] = A->Ax[t];
+    }
+}
+
+/* Gives rank p's blocks their columns, in one more allocation *colarena. */
+static shiro_status columns_rank(const sc_partition *Pcol, bscratch *s, sc_block *blk, int64_t nb, void **colarena) {
+  int64_t NC = 0;
+  for (int64_t x = 0; x < nb; x++) {
+    sc_block *b = &blk[x];
+    b->Gp[b->nr] = b->ne;
+    int64_t first = Pcol->first[b->q];
+    b->nc = renumber_block(b, first, Pcol->first[b->q + 1] - first, s, s->uniq + NC);
+    NC += b->nc;
+  }
+  int64_t *cols = malloc((size_t)NC * 8 + (size_t)NC + 1);
+  if (!cols) return SHIRO_ERR_NOMEM;
+  sc_big_populate(cols, 0, (size_t)NC * 9);
+  memcpy(cols, s->uniq, (size_t)NC * sizeof *cols);
+  uint8_t *csel = (uint8_t *)(cols + NC);
+  memset(csel, 0, (size_t)NC);
+  for (int64_t x = 0; x < nb; x++) {
+    blk[x].cols = cols;
+    blk[x].csel = csel;
+    cols += blk[x].nc;
+    csel += blk[x].nc;
+  }
+  *colarena = blk[0].cols;
+  return SHIRO_OK;
+}
+
+/* Builds the blocks A(p, q) for every q != p into *list (*nlist entries), their arrays in arena[0..1]. */
+static shiro_status blocks_of_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                   const sc_owner_index *own, int32_t p, bscratch *s, sc_block **list,
+                                   int64_t *nlist, void **arena) {
+  int32_t R = Prow->parts;
+  int64_t r0 = Prow->first[p], r1 = Prow->first[p + 1];
+  count_rank(A, own, p, r0, r1, R, s);
+  shiro_status st = carve_rank(p, R, s, list, nlist, &arena[0]);
+  if (st != SHIRO_OK || *nlist == 0) return st;
+  fill_rank(A, own, p, r0, r1, R, s, *list);
+  return columns_rank(Pcol, s, *list, *nlist, &arena[1]);
+}
+
+/* The most nonzeros any rank's rows hold, and the widest column range. */
+static void scratch_sizes(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int64_t *cap,
+                          int64_t *kq_max) {
+  *cap = *kq_max = 0;
+  for (int32_t p = 0; p < Prow->parts; p++) {
+    int64_t n = A->Ap[Prow->first[p + 1]] - A->Ap[Prow->first[p]], kq = Pcol->first[p + 1] - Pcol->first[p];
+    if (n > *cap) *cap = n;
+    if (kq > *kq_max) *kq_max = kq;
+  }
+}
+
+/* Copies the per-rank lists into out->b, in rank order. */
+static shiro_status gather_lists(sc_block **lists, const int64_t *counts, int32_t R, sc_blocks *out) {
+  out->first_p = malloc(((size_t)R + 1) * sizeof *out->first_p);
+  if (!out->first_p) return SHIRO_ERR_NOMEM;
+  out->first_p[0] = 0;
+  for (int32_t p = 0; p < R; p++) out->first_p[p + 1] = out->first_p[p] + counts[p];
+  out->b = malloc((size_t)(out->first_p[R] ? out->first_p[R] : 1) * sizeof *out->b);
+  if (!out->b) return SHIRO_ERR_NOMEM;
+  for (int32_t p = 0; p < R; p++)
+    if (counts[p]) memcpy(out->b + out->first_p[p], lists[p], (size_t)counts[p] * sizeof *out->b);
+  out->n = out->first_p[R];
+  return SHIRO_OK;
 }
 
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
@@ -120,42 +214,50 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
     return shiro_fail(err, SHIRO_ERR_ARG, "blocks: partitions do not match the matrix");
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
-  int32_t *owner = malloc((size_t)(A->k ? A->k : 1) * sizeof *owner);
+  sc_owner_index own = {0};
   sc_block **lists = calloc((size_t)R, sizeof *lists);
   int64_t *counts = calloc((size_t)R, sizeof *counts);
-  int64_t *first = malloc(((size_t)R + 1) * sizeof *first);
-  if (!owner || !lists || !counts || !first) { st = SHIRO_ERR_NOMEM; goto done; }
-  part_owner_table(Pcol, owner);
-  int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
-  for (int32_t p = 0; p < R; p++)
-    failed |= blocks_of_rank(A, Prow, Pcol, owner, p, &lists[p], &counts[p]) != SHIRO_OK;
-  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
-  first[0] = 0;
-  for (int32_t p = 0; p < R; p++) first[p + 1] = first[p] + counts[p];
-  out->b = malloc((size_t)(first[R] ? first[R] : 1) * sizeof *out->b);
-  if (!out->b) { st = SHIRO_ERR_NOMEM; goto done; }
-  for (int32_t p = 0; p < R; p++)
-    if (counts[p]) memcpy(out->b + first[p], lists[p], (size_t)counts[p] * sizeof *out->b);
-  out->n = first[R];
   out->parts = R;
-  out->first_p = first;
-  first = NULL;
-  for (int32_t p = 0; p < R; p++) { free(lists[p]); lists[p] = NULL; counts[p] = 0; }
+  out->arena = calloc((size_t)R * 2, sizeof *out->arena);
+  if (!lists || !counts || !out->arena) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (part_owner_index(Pcol, &own, err) != SHIRO_OK) { st = SHIRO_ERR_NOMEM; goto done; }
+  int64_t cap, kq_max;
+  scratch_sizes(A, Prow, Pcol, &cap, &kq_max);
+  if (kq_max > INT32_MAX) {  /* edges hold column offsets in 32 bits */
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a rank owns more than 2^31-1 rows of B; use more ranks");
+    goto done;
+  }
+  int failed = 0;
+#pragma omp parallel reduction(| : failed)
+  {
+    bscratch s;
+    failed = scratch_alloc(&s, kq_max, R, cap) != SHIRO_OK;
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t p = 0; p < R; p++)
+      if (!failed) failed = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]) != SHIRO_OK;
+    scratch_free(&s);
+  }
+  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
+  st = gather_lists(lists, counts, R, out);
 done:
   if (lists)
-    for (int32_t p = 0; p < R; p++) {
-      for (int64_t t = 0; t < counts[p]; t++) block_free(&lists[p][t]);
-      free(lists[p]);
-    }
-  free(lists); free(counts); free(owner); free(first);
-  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "blocks: out of memory");
-  return st;
+    for (int32_t p = 0; p < R; p++) free(lists[p]);
+  free(lists); free(counts);
+  part_owner_index_free(&own);
+  if (st != SHIRO_OK) {
+    out->n = 0;  /* the blocks' arrays are in the arenas: nothing else to free */
+    blocks_free(out);
+    return st == SHIRO_ERR_NOMEM ? shiro_fail(err, st, "blocks: out of memory") : st;
+  }
+  return SHIRO_OK;
 }
 
 void blocks_free(sc_blocks *B) {
   if (!B) return;
-  for (int64_t t = 0; t < B->n; t++) block_free(&B->b[t]);
+  for (int64_t t = 0; t < B->n; t++) free(B->b[t].rmatch);
+  if (B->arena)
+    for (int64_t x = 0; x < 2 * (int64_t)B->parts; x++) free(B->arena[x]);
+  free(B->arena);
   free(B->b);
   free(B->first_p);
   free(B->cert);

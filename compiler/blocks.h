@@ -16,13 +16,15 @@ typedef struct sc_block {
   int64_t ne;      /* nonzeros in the block */
   int64_t *rows;   /* [nr] global row ids, increasing */
   int64_t *cols;   /* [nc] global column ids, increasing */
-  int64_t *Gp;     /* [nr+1] edges of block row i: Gj/Ge[Gp[i] .. Gp[i+1]-1] */
+  int64_t *Gp;     /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] */
   int32_t *Gj;     /* [ne] block column ids in [0, nc), increasing within a row */
-  int64_t *Ge;     /* [ne] position of the nonzero in A's Aj/Ax */
+  double *Gx;      /* [ne] value of each edge (A's nonzero), so that programs read a block's
+                      values in order instead of gathering them from all over A */
   uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
   uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
   int64_t mu;      /* maximum matching size (= minimum cover size), -1 if not solved */
-  int32_t *rmatch; /* [nr] column matched to row i or -1: the cover's certificate (NULL if none) */
+  int32_t *rmatch; /* [nr] column matched to row i or -1: the cover's certificate (NULL if none;
+                      malloc'ed on its own, the other arrays live in their rank's arena) */
 } sc_block;
 
 /* All off-diagonal blocks of A under partitions Prow (rows of A/C) and Pcol
@@ -35,10 +37,16 @@ typedef struct sc_blocks {
   int64_t *first_p;  /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */
   int64_t ncert;     /* node-level certificate pairs (group strategy) */
   int64_t *cert;     /* [ncert × 2] global (i, j): maximum matchings of the node-pair blocks */
+  void **arena;      /* [2R] two allocations per destination rank p holding its blocks' arrays:
+                        arena[2p] rows, Gp, Gx, Gj, rsel; arena[2p+1] cols, csel */
 } sc_blocks;
 
-/* Extracts every non-empty off-diagonal block. Requires A->m == Prow->n and
- * A->k == Pcol->n, same number of parts. */
+/* Extracts every non-empty off-diagonal block, rsel and csel zeroed. Requires
+ * A->m == Prow->n and A->k == Pcol->n, same number of parts, and no part of
+ * Pcol wider than 2^31-1 rows (SHIRO_ERR_UNSUPPORTED). Memory: per thread
+ * the widest part of Pcol (5 bytes a row) and the largest rank's nonzeros
+ * (8 bytes each) of scratch, sized once; two allocations per rank.
+ * Memory: 12 bytes per edge, 17 per block row, 9 per block column. */
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
 

@@ -19,17 +19,22 @@
 #include "sorted.h"
 #include "strategy.h"
 
-/* Sorted, unique union of lists; *out malloc'ed. */
-static shiro_status sorted_union(int64_t *tmp, int64_t n, int64_t **out, int64_t *nout) {
-  qsort(tmp, (size_t)n, sizeof *tmp, sc_cmp_i64);
+/* Merges the nl sorted lists (lists[y], n[y]) into out (sorted, unique;
+ * room for Σ n[y]) and returns its length; map[y][h] = the index in out of
+ * lists[y][h]. Linear in the output for a fixed nl (nl is at most G). */
+static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_t *n, int64_t *pos, int64_t *out,
+                           int32_t *const *map) {
   int64_t u = 0;
-  for (int64_t x = 0; x < n; x++)
-    if (u == 0 || tmp[u - 1] != tmp[x]) tmp[u++] = tmp[x];
-  *out = malloc((size_t)(u ? u : 1) * sizeof **out);
-  if (!*out) return SHIRO_ERR_NOMEM;
-  memcpy(*out, tmp, (size_t)u * sizeof **out);
-  *nout = u;
-  return SHIRO_OK;
+  for (int32_t y = 0; y < nl; y++) pos[y] = 0;
+  for (;;) {
+    int32_t best = -1;
+    for (int32_t y = 0; y < nl; y++)
+      if (pos[y] < n[y] && (best < 0 || lists[y][pos[y]] < lists[best][pos[best]])) best = y;
+    if (best < 0) return u;
+    int64_t v = lists[best][pos[best]];
+    if (u == 0 || out[u - 1] != v) out[u++] = v;
+    map[best][pos[best]++] = (int32_t)(u - 1);
+  }
 }
 
 /* The rows/columns of one node pair, the combined graph and its weights. */
@@ -42,6 +47,9 @@ typedef struct node_pair {
   int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;
   uint8_t *rcov, *ccov;
   int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
+  int32_t **rmap, **cmap;        /* [nt] per block: combined id of each row / column within its rank's part */
+  int32_t *maps;                 /* the storage of rmap and cmap */
+  void *merge;                   /* merge_lists' scratch: G list heads, lengths, positions, maps */
 } node_pair;
 
 static void np_free(node_pair *np, int32_t G) {
@@ -51,6 +59,7 @@ static void np_free(node_pair *np, int32_t G) {
   }
   free(np->tlist); free(np->rows); free(np->nrows); free(np->roff); free(np->cols); free(np->ncols); free(np->coff);
   free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov); free(np->cert);
+  free(np->rmap); free(np->cmap); free(np->maps); free(np->merge);
 }
 
 /* Global id of combined vertex v, given per-part offsets and lists. */
@@ -91,30 +100,45 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
   np->coff = calloc((size_t)G + 1, sizeof *np->coff);
   np->tlist = malloc((size_t)G * G * sizeof *np->tlist);
   if (!np->rows || !np->nrows || !np->roff || !np->cols || !np->ncols || !np->coff || !np->tlist) return SHIRO_ERR_NOMEM;
-  int64_t tmp_n = 0;
+  int64_t nmap = 0;
   for (int32_t p = N * G; p < (N + 1) * G && p < R; p++)
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
-      if (B->b[t].q / G == H) { np->tlist[np->nt++] = t; tmp_n += B->b[t].nr + B->b[t].nc; np->ne += B->b[t].ne; }
-  int64_t *tmp = malloc((size_t)(tmp_n ? tmp_n : 1) * sizeof *tmp);
-  if (!tmp) return SHIRO_ERR_NOMEM;
-  shiro_status st = SHIRO_OK;
-  for (int32_t x = 0; x < G && st == SHIRO_OK; x++) {  /* rows of p = N*G + x, columns of q = H*G + x */
+      if (B->b[t].q / G == H) { np->tlist[np->nt++] = t; nmap += B->b[t].nr + B->b[t].nc; np->ne += B->b[t].ne; }
+  np->rmap = malloc((size_t)(np->nt ? np->nt : 1) * sizeof *np->rmap);
+  np->cmap = malloc((size_t)(np->nt ? np->nt : 1) * sizeof *np->cmap);
+  np->maps = malloc((size_t)(nmap ? nmap : 1) * sizeof *np->maps);
+  if (!np->rmap || !np->cmap || !np->maps) return SHIRO_ERR_NOMEM;
+  for (int64_t y = 0, at = 0; y < np->nt; y++) {
+    const sc_block *b = &B->b[np->tlist[y]];
+    np->rmap[y] = np->maps + at; at += b->nr;
+    np->cmap[y] = np->maps + at; at += b->nc;
+  }
+  /* per part x: the union of the rows of p = N*G + x, of the columns of q = H*G + x */
+  np->merge = malloc((size_t)G * (sizeof(int64_t *) + 2 * sizeof(int64_t) + sizeof(int32_t *)));
+  if (!np->merge) return SHIRO_ERR_NOMEM;
+  const int64_t **lists = np->merge;
+  int64_t *nl = (int64_t *)(lists + G), *pos = nl + G;
+  int32_t **maps = (int32_t **)(pos + G);
+  for (int32_t x = 0; x < G; x++) {
+    int32_t k = 0, c = 0;
     int64_t nr = 0, nc = 0;
     for (int64_t y = 0; y < np->nt; y++) {
       const sc_block *b = &B->b[np->tlist[y]];
-      if (b->p == N * G + x) { memcpy(tmp + nr, b->rows, (size_t)b->nr * sizeof *tmp); nr += b->nr; }
+      if (b->p == N * G + x) { lists[k] = b->rows; nl[k] = b->nr; maps[k++] = np->rmap[y]; nr += b->nr; }
     }
-    st = sorted_union(tmp, nr, &np->rows[x], &np->nrows[x]);
-    for (int64_t y = 0; y < np->nt && st == SHIRO_OK; y++) {
+    np->rows[x] = malloc((size_t)(nr ? nr : 1) * sizeof **np->rows);
+    if (!np->rows[x]) return SHIRO_ERR_NOMEM;
+    np->nrows[x] = merge_lists(k, lists, nl, pos, np->rows[x], maps);
+    for (int64_t y = 0; y < np->nt; y++) {
       const sc_block *b = &B->b[np->tlist[y]];
-      if (b->q == H * G + x) { memcpy(tmp + nc, b->cols, (size_t)b->nc * sizeof *tmp); nc += b->nc; }
+      if (b->q == H * G + x) { lists[c] = b->cols; nl[c] = b->nc; maps[c++] = np->cmap[y]; nc += b->nc; }
     }
-    if (st == SHIRO_OK) st = sorted_union(tmp, nc, &np->cols[x], &np->ncols[x]);
+    np->cols[x] = malloc((size_t)(nc ? nc : 1) * sizeof **np->cols);
+    if (!np->cols[x]) return SHIRO_ERR_NOMEM;
+    np->ncols[x] = merge_lists(c, lists, nl, pos, np->cols[x], maps);
     np->roff[x + 1] = np->roff[x] + np->nrows[x];
     np->coff[x + 1] = np->coff[x] + np->ncols[x];
   }
-  free(tmp);
-  if (st != SHIRO_OK) return st;
   np->nr = np->roff[G];
   np->nc = np->coff[G];
   if (np->nr > INT32_MAX || np->nc > INT32_MAX) return SHIRO_ERR_UNSUPPORTED;
@@ -131,11 +155,11 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
     int32_t xp = b->p - N * G, xq = b->q - H * G;
     int g_hop = b->q != sc_rail(H, b->p, G, R), f_hop = b->p != sc_rail(N, b->q, G, R);
     for (int32_t i = 0; i < b->nr; i++) {
-      int64_t ci = np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i]);
+      int64_t ci = np->roff[xp] + np->rmap[y][i];
       np->Gp[ci + 1] += b->Gp[i + 1] - b->Gp[i];
       np->rw[ci] += g_hop;
     }
-    for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + sc_find(np->cols[xq], np->ncols[xq], b->cols[j])] += f_hop;
+    for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + np->cmap[y][j]] += f_hop;
   }
   for (int64_t i = 0; i < np->nr; i++) np->Gp[i + 1] += np->Gp[i];
   int64_t *fill = malloc((size_t)(np->nr ? np->nr : 1) * sizeof *fill);
@@ -144,10 +168,11 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
   for (int64_t y = 0; y < np->nt; y++) {
     const sc_block *b = &B->b[np->tlist[y]];
     int32_t xp = b->p - N * G, xq = b->q - H * G;
+    const int32_t *cmap = np->cmap[y];
+    int32_t co = (int32_t)np->coff[xq];
     for (int32_t i = 0; i < b->nr; i++) {
-      int64_t ci = np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i]);
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
-        np->Gj[fill[ci]++] = (int32_t)(np->coff[xq] + sc_find(np->cols[xq], np->ncols[xq], b->cols[b->Gj[e]]));
+      int64_t ci = np->roff[xp] + np->rmap[y][i];
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) np->Gj[fill[ci]++] = co + cmap[b->Gj[e]];
     }
   }
   free(fill);
@@ -165,7 +190,7 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
     sc_block *b = &B->b[np->tlist[y]];
     int32_t xp = b->p - np->N * G;
     uint8_t *rc = b->rsel, *cc = b->csel;
-    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + sc_find(np->rows[xp], np->nrows[xp], b->rows[i])];
+    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + np->rmap[y][i]];
     for (int32_t j = 0; j < b->nc; j++) cc[j] = 0;
     for (int32_t i = 0; i < b->nr; i++)  /* a column is needed only for nonzeros of unselected rows */
       if (!rc[i])

@@ -32,6 +32,29 @@ void part_owner_table(const sc_partition *P, int32_t *owner) {
     for (int64_t i = P->first[p]; i < P->first[p + 1]; i++) owner[i] = p;
 }
 
+shiro_status part_owner_index(const sc_partition *P, sc_owner_index *ix, shiro_error *err) {
+  int shift = 0;
+  while (shift < 62 && (P->n >> shift) > 4 * (int64_t)P->parts) shift++;
+  int64_t nb = (P->n >> shift) + 1;
+  ix->first = P->first;
+  ix->shift = shift;
+  ix->bucket = malloc((size_t)nb * sizeof *ix->bucket);
+  if (!ix->bucket) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
+  int32_t q = 0;
+  for (int64_t b = 0; b < nb; b++) {  /* the last part whose start is at or before row b << shift */
+    int64_t i = b << shift;
+    while (q + 1 < P->parts && P->first[q + 1] <= i) q++;
+    ix->bucket[b] = q;
+  }
+  return SHIRO_OK;
+}
+
+void part_owner_index_free(sc_owner_index *ix) {
+  if (!ix) return;
+  free(ix->bucket);
+  ix->bucket = NULL;
+}
+
 void part_free(sc_partition *P) {
   if (!P) return;
   free(P->first);

@@ -41,6 +41,29 @@ int32_t part_owner(const sc_partition *P, int64_t i);
 /* Fills owner[i] for every row i in [0, n): a lookup table. */
 void part_owner_table(const sc_partition *P, int32_t *owner);
 
+/* A small index that finds the owner of a row in a few cached loads: the
+ * owner of the first row of each bucket of 2^shift rows (about 4 buckets per
+ * part), then a forward step past the starts inside the bucket. A table of
+ * owners over all rows would be read at random, out of cache. */
+typedef struct sc_owner_index {
+  const int64_t *first;  /* [parts+1] the partition's starts (borrowed) */
+  int32_t *bucket;       /* [(n >> shift) + 1] owner of row b << shift */
+  int shift;             /* bucket width 2^shift rows */
+} sc_owner_index;
+
+/* Builds the index of P (which must outlive it). */
+shiro_status part_owner_index(const sc_partition *P, sc_owner_index *ix, shiro_error *err);
+
+/* Owner of row i (0 <= i < n): what part_owner returns. */
+static inline int32_t part_owner_at(const sc_owner_index *ix, int64_t i) {
+  int32_t q = ix->bucket[i >> ix->shift];
+  while (ix->first[q + 1] <= i) q++;
+  return q;
+}
+
+/* Frees the index's table; NULL is a no-op. */
+void part_owner_index_free(sc_owner_index *ix);
+
 /* Frees the arrays of a partition (not the struct); NULL is a no-op. */
 void part_free(sc_partition *P);
 

@@ -37,20 +37,56 @@ typedef struct flat_ctx {
   int32_t R, gpn;
   int64_t *blk;   /* [R*R] block index of (p,q), or -1 */
   seg *sg;        /* [R*R] segment of pair (p,q) (p destination, q source) */
-  int32_t **cpos; /* [n blocks] position of each selected column within its B part, or -1 */
+  int32_t **cpos; /* [n blocks] position of each selected column within its B part, or -1 (into cpool) */
+  int32_t *cpool; /* [Σ nc] the storage of cpos */
+  sc_owner_index own; /* owners of B rows (Pcol) */
+  int64_t *nent;  /* [2R] per rank r: entries of its partial rows (nent[r]) and of its
+                     REMOTE_B op (nent[R + r]): the program's size, known before it is built */
 } flat_ctx;
 
 static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
+
+/* Entries each rank's partial rows and REMOTE_B op will hold: per block, the
+ * edges of selected rows whose column is not selected (the source computes
+ * them) and the edges whose column is received (the destination does). */
+static void count_entries(flat_ctx *f) {
+  int64_t n = f->B->n;
+  int64_t *part = malloc((size_t)(n ? n : 1) * 2 * sizeof *part);
+  if (!part) return;  /* no counts: the programs then grow as they are built */
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t t = 0; t < n; t++) {
+    const sc_block *b = &f->B->b[t];
+    int64_t np = 0, nr = 0;
+    for (int32_t i = 0; i < b->nr; i++)
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
+        int sel = f->cpos[t][b->Gj[e]] >= 0;
+        nr += sel;
+        np += !sel && b->rsel[i];
+      }
+    part[2 * t] = f->s == STRAT_BLOCK ? 0 : np;
+    part[2 * t + 1] = nr;
+  }
+  for (int64_t t = 0; t < n; t++) {
+    f->nent[f->B->b[t].q] += part[2 * t];
+    f->nent[f->R + f->B->b[t].p] += part[2 * t + 1];
+  }
+  free(part);
+}
 
 /* Counts what each pair moves and lays out the S and R buffers. */
 static shiro_status layout(flat_ctx *f) {
   int32_t R = f->R;
   for (int64_t t = 0; t < (int64_t)R * R; t++) f->blk[t] = -1;
+  int64_t total = 0;
+  for (int64_t t = 0; t < f->B->n; t++) total += f->B->b[t].nc;
+  f->cpool = malloc((size_t)(total ? total : 1) * sizeof *f->cpool);
+  if (!f->cpool) return SHIRO_ERR_NOMEM;
+  total = 0;
   for (int64_t t = 0; t < f->B->n; t++) {
     const sc_block *b = &f->B->b[t];
     f->blk[(int64_t)b->p * R + b->q] = t;
-    int32_t *cpos = malloc((size_t)(b->nc ? b->nc : 1) * sizeof *cpos);
-    if (!cpos) return SHIRO_ERR_NOMEM;
+    int32_t *cpos = f->cpool + total;
+    total += b->nc;
     f->cpos[t] = cpos;
     seg *g = &f->sg[(int64_t)b->p * R + b->q];
     for (int32_t j = 0; j < b->nc; j++) {
@@ -63,6 +99,7 @@ static shiro_status layout(flat_ctx *f) {
     for (int32_t p = 0; p < R; p++)
       for (int32_t q = 0; q < R; q++)
         if (p != q) f->sg[(int64_t)p * R + q].nb = brows_of(f, q);
+  count_entries(f);
   for (int32_t r = 0; r < R; r++) {
     int64_t s_off = 0, r_off = 0;
     for (int32_t o = 0; o < R; o++) {
@@ -80,7 +117,6 @@ static shiro_status layout(flat_ctx *f) {
 
 /* Ops run before the exchange: B rows gathered and partial C rows computed for every peer. */
 static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
-  const sc_csr *A = f->A;
   int64_t b_first = f->Pcol->first[r];
   pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
   for (int32_t p = 0; p < f->R; p++) {
@@ -110,7 +146,7 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
       if (!b->rsel[i]) continue;
       pb_row(pb, (int32_t)slot++);
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
-        if (!b->csel[b->Gj[e]]) pb_entry(pb, (int32_t)(A->Aj[b->Ge[e]] - b_first), A->Ax[b->Ge[e]]);
+        if (!b->csel[b->Gj[e]]) pb_entry(pb, (int32_t)(b->cols[b->Gj[e]] - b_first), b->Gx[e]);
     }
   }
   pb_mul_end(pb);
@@ -150,83 +186,84 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
   pb_mul_end(pb);
 }
 
-/* Rows of one operator grouped by destination row with a counting sort; the
- * entries of a row keep the order in which they were added (source rank, then
- * column): the summation order is fixed, so results are deterministic. */
-typedef struct row_lists {
-  int64_t n;      /* destination rows */
-  int64_t *ptr;   /* [n+1] */
-  int32_t *pos;   /* [ptr[n]] source rows in R */
-  double *val;    /* [ptr[n]] values */
-} row_lists;
+/* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
+typedef struct walk {
+  int64_t *at;      /* [R] per source q: the block row reached (index into rows) */
+  int64_t *edge;    /* [R] per source q: the next edge of the block */
+  int64_t *slot;    /* [R] per source q: the R row of the next partial row */
+  int32_t *add_li;  /* [cap] ADD_C entries in op order: destination row */
+  int32_t *add_pos; /* [cap] and source row in R */
+  int64_t cap;
+} walk;
 
-/* After ptr holds counts, turns them into offsets and allocates the entries. */
-static shiro_status lists_alloc(row_lists *L) {
-  int64_t sum = 0;
-  for (int64_t i = 0; i < L->n; i++) { int64_t c = L->ptr[i]; L->ptr[i] = sum; sum += c; }
-  L->ptr[L->n] = sum;
-  L->pos = malloc((size_t)(sum ? sum : 1) * sizeof *L->pos);
-  L->val = malloc((size_t)(sum ? sum : 1) * sizeof *L->val);
-  return (L->pos && L->val) ? SHIRO_OK : SHIRO_ERR_NOMEM;
+/* Whether any block (r, q) receives a B row (REMOTE_B is then emitted with every row). */
+static int receives_b(const flat_ctx *f, int32_t r) {
+  for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++)
+    for (int32_t j = 0; j < f->B->b[t].nc; j++)
+      if (f->cpos[t][j] >= 0) return 1;
+  return 0;
 }
 
-static void lists_free(row_lists *L) { free(L->ptr); free(L->pos); free(L->val); }
-
-/* C += K_remote · R (column side of every block (r, q)) and C += Σ R[partials]. */
-static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb) {
-  int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first;
-  int64_t b0 = f->B->first_p[r], b1 = f->B->first_p[r + 1];
-  row_lists rb = {.n = c_rows}, rc = {.n = c_rows};
-  shiro_status st = SHIRO_OK;
-  rb.ptr = calloc((size_t)c_rows + 1, sizeof *rb.ptr);
-  rc.ptr = calloc((size_t)c_rows + 1, sizeof *rc.ptr);
-  if (!rb.ptr || !rc.ptr) { st = SHIRO_ERR_NOMEM; goto done; }
-  for (int64_t t = b0; t < b1; t++) {
-    const sc_block *b = &f->B->b[t];
-    for (int32_t i = 0; i < b->nr; i++) {
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) rb.ptr[b->rows[i] - c_first] += f->cpos[t][b->Gj[e]] >= 0;
-      rc.ptr[b->rows[i] - c_first] += b->rsel[i] && f->s != STRAT_BLOCK;
-    }
+/* C += K_remote · R (column side of every block (r, q)) and C += Σ R[partials],
+ * walking r's rows of A once, in order. A row's nonzeros with owner q are the
+ * block row's edges, consecutive and in edge order; sources come in column
+ * order, which is rank order: so the entries come in the order the plan
+ * fixes (per row: sources in increasing order, then edges), and each block is
+ * read front to back through its cursors. */
+static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, walk *w) {
+  const sc_csr *A = f->A;
+  int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first, nadd = 0;
+  const int64_t *blk = f->blk + (int64_t)r * f->R;
+  for (int32_t q = 0; q < f->R; q++) {
+    if (blk[q] < 0) continue;
+    const seg *g = &f->sg[(int64_t)r * f->R + q];
+    w->at[q] = 0;
+    w->edge[q] = 0;
+    w->slot[q] = g->r_off + g->nb;
+    nadd += f->B->b[blk[q]].nr;
   }
-  SHIRO_CHECK_GOTO(lists_alloc(&rb), st);
-  SHIRO_CHECK_GOTO(lists_alloc(&rc), st);
-  for (int64_t t = b0; t < b1; t++) {
-    const sc_block *b = &f->B->b[t];
-    const seg *g = &f->sg[(int64_t)r * f->R + b->q];
-    int64_t slot = g->r_off + g->nb;
-    for (int32_t i = 0; i < b->nr; i++) {
-      int64_t li = b->rows[i] - c_first;
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
-        int32_t pos = f->cpos[t][b->Gj[e]];
-        if (pos < 0) continue;
-        rb.pos[rb.ptr[li]] = (int32_t)(g->r_off + pos);
-        rb.val[rb.ptr[li]++] = f->A->Ax[b->Ge[e]];
-      }
-      if (b->rsel[i] && f->s != STRAT_BLOCK) rc.pos[rc.ptr[li]++] = (int32_t)slot++;
-    }
+  if (nadd > w->cap) {
+    free(w->add_li); free(w->add_pos);
+    w->cap = nadd;
+    w->add_li = malloc((size_t)nadd * sizeof *w->add_li);
+    w->add_pos = malloc((size_t)nadd * sizeof *w->add_pos);
+    if (!w->add_li || !w->add_pos) { w->cap = 0; return SHIRO_ERR_NOMEM; }
   }
-  /* ptr[i] now holds the end of row i: row i is [ptr[i-1], ptr[i]). */
+  nadd = 0;
+  int rows_b = receives_b(f, r);
   pb_mul_begin(pb, PROG_TAG_REMOTE_B, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
-  for (int64_t li = 0; li < c_rows && rb.ptr[c_rows - 1] > 0; li++) {
-    pb_row(pb, 0);
-    for (int64_t x = li ? rb.ptr[li - 1] : 0; x < rb.ptr[li]; x++) pb_entry(pb, rb.pos[x], rb.val[x]);
+  for (int64_t li = 0; li < c_rows; li++) {
+    int64_t i = c_first + li;
+    int32_t prev = -1;
+    if (rows_b) pb_row(pb, 0);
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+      int32_t q = part_owner_at(&f->own, A->Aj[t]);
+      if (q == r) continue;
+      const sc_block *b = &f->B->b[blk[q]];
+      if (q != prev) {  /* a new block row: its partial row, then its edges */
+        if (prev >= 0) w->at[prev]++;
+        prev = q;
+        if (b->rsel[w->at[q]] && f->s != STRAT_BLOCK) {
+          w->add_li[nadd] = (int32_t)li;
+          w->add_pos[nadd++] = (int32_t)w->slot[q]++;
+        }
+      }
+      int32_t pos = f->cpos[blk[q]][b->Gj[w->edge[q]++]];
+      if (pos >= 0) pb_entry(pb, (int32_t)(f->sg[(int64_t)r * f->R + q].r_off + pos), A->Ax[t]);
+    }
+    if (prev >= 0) w->at[prev]++;
   }
   pb_mul_end(pb);
   pb_mul_begin(pb, PROG_TAG_ADD_C, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);
-  for (int64_t li = 0; li < c_rows; li++) {
-    int64_t x0 = li ? rc.ptr[li - 1] : 0;
-    if (x0 == rc.ptr[li]) continue;
-    pb_row(pb, (int32_t)li);
-    for (int64_t x = x0; x < rc.ptr[li]; x++) pb_entry(pb, rc.pos[x], 1.0);
+  for (int64_t x = 0; x < nadd; x++) {
+    if (x == 0 || w->add_li[x] != w->add_li[x - 1]) pb_row(pb, w->add_li[x]);
+    pb_entry(pb, w->add_pos[x], 1.0);
   }
   pb_mul_end(pb);
-done:
-  lists_free(&rb);
-  lists_free(&rc);
-  return st;
+  return SHIRO_OK;
 }
 
-static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
+static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk *w) {
   plan_rank_init(pr, r, f->Prow, f->Pcol);
   for (int32_t o = 0; o < f->R; o++) {
     if (o == r) continue;
@@ -235,13 +272,23 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr) {
   }
   prog_builder pb;
   pb_init(&pb, pr);
-  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16,
-             f->A->Ap[pr->c_first + pr->c_rows] - f->A->Ap[pr->c_first] + pr->s_rows + pr->r_rows);
+  /* the exact entries: gathered rows, partial rows, the local op (r's
+   * nonzeros outside its blocks), REMOTE_B, one per partial row received */
+  int64_t gather = 0, sent_c = 0, recv_c = 0, local = f->A->Ap[pr->c_first + pr->c_rows] - f->A->Ap[pr->c_first];
+  for (int32_t o = 0; o < f->R; o++) {
+    if (o == r) continue;
+    gather += f->sg[(int64_t)o * f->R + r].nb;
+    sent_c += f->sg[(int64_t)o * f->R + r].nc;
+    recv_c += f->sg[(int64_t)r * f->R + o].nc;
+  }
+  for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) local -= f->B->b[t].ne;
+  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + recv_c + 5,
+             gather + f->nent[r] + local + f->nent[f->R + r] + recv_c, gather + sent_c + recv_c, 1);
   emit_sends(f, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
   pb_sync(&pb, PROG_OP_WAIT, 0);
-  shiro_status st = emit_remote(f, r, &pb);
+  shiro_status st = emit_remote(f, r, &pb, w);
   emit_exchange(f, r, &pb);
   return st != SHIRO_OK ? st : pb_status(&pb);
 }
@@ -259,13 +306,25 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
   f.blk = malloc((size_t)R * R * sizeof *f.blk);
   f.sg = calloc((size_t)R * R, sizeof *f.sg);
   f.cpos = calloc((size_t)(B->n ? B->n : 1), sizeof *f.cpos);
+  f.nent = calloc((size_t)R * 2, sizeof *f.nent);
   out->ranks = calloc((size_t)R, sizeof *out->ranks);
-  if (!f.blk || !f.sg || !f.cpos || !out->ranks) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (!f.blk || !f.sg || !f.cpos || !f.nent || !out->ranks) { st = SHIRO_ERR_NOMEM; goto done; }
+  SHIRO_CHECK_GOTO(part_owner_index(Pcol, &f.own, NULL), st);
   out->meta.ranks = R;  /* plan_free needs it even after a failure */
   SHIRO_CHECK_GOTO(layout(&f), st);
   int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
-  for (int32_t r = 0; r < R; r++) failed |= build_rank(&f, r, &out->ranks[r]) != SHIRO_OK;
+#pragma omp parallel reduction(| : failed)
+  {
+    walk w = {0};
+    w.at = malloc((size_t)R * 3 * sizeof *w.at);
+    w.edge = w.at ? w.at + R : NULL;
+    w.slot = w.at ? w.at + 2 * R : NULL;
+    failed = !w.at;
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t r = 0; r < R; r++)
+      if (!failed) failed = build_rank(&f, r, &out->ranks[r], &w) != SHIRO_OK;
+    free(w.at); free(w.add_li); free(w.add_pos);
+  }
   if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
   for (int32_t r = 0; r < R; r++) {
     if (out->ranks[r].s_rows > INT32_MAX || out->ranks[r].r_rows > INT32_MAX) {
@@ -280,8 +339,8 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
   strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
   strncpy(out->meta.partition, "block", sizeof out->meta.partition - 1);
 done:
-  if (f.cpos) for (int64_t t = 0; t < B->n; t++) free(f.cpos[t]);
-  free(f.cpos); free(f.blk); free(f.sg);
+  free(f.cpool); free(f.cpos); free(f.nent); free(f.blk); free(f.sg);
+  part_owner_index_free(&f.own);
   if (st != SHIRO_OK) {
     plan_free(out);
     if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
@@ -357,6 +416,7 @@ static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, 
     if (!n) continue;
     pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
     if (!pr->cert) { st = SHIRO_ERR_NOMEM; break; }
+    sc_big_populate(pr->cert, 0, (size_t)n * 2 * sizeof *pr->cert);
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
       const sc_block *b = &B->b[t];
       for (int32_t i = 0; b->rmatch && i < b->nr; i++)

@@ -41,6 +41,8 @@ typedef struct tier {
   int32_t R, G, nodes;
   int64_t *blk;              /* [R*R] block of (p, q), -1 if none */
   int32_t **cpos, **rpos;    /* per block: rank of each selected column / row among the selected, or -1 */
+  int32_t *pool;             /* [Σ nc + nr] the storage of cpos and rpos */
+  int64_t *in_ne;            /* [R] nonzeros of the blocks whose source is rank r */
   int64_t *ncsel, *nrsel;    /* per block: selected columns / rows */
   int64_t **U, *nU;          /* [R*nodes] U(q, N): sorted global B rows q sends to node N */
   int64_t **V, *nV;          /* [R*nodes] V(p, H): sorted global C rows p receives aggregated from node H */
@@ -62,12 +64,18 @@ static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(nod
 static shiro_status selections(tier *t) {
   const sc_blocks *B = t->B;
   for (int64_t x = 0; x < (int64_t)t->R * t->R; x++) t->blk[x] = -1;
+  int64_t total = 0;
+  for (int64_t b = 0; b < B->n; b++) total += (int64_t)B->b[b].nc + B->b[b].nr;
+  t->pool = malloc((size_t)(total ? total : 1) * sizeof *t->pool);
+  if (!t->pool) return SHIRO_ERR_NOMEM;
+  total = 0;
   for (int64_t b = 0; b < B->n; b++) {
     const sc_block *k = &B->b[b];
     t->blk[(int64_t)k->p * t->R + k->q] = b;
-    t->cpos[b] = malloc((size_t)(k->nc ? k->nc : 1) * sizeof **t->cpos);
-    t->rpos[b] = malloc((size_t)(k->nr ? k->nr : 1) * sizeof **t->rpos);
-    if (!t->cpos[b] || !t->rpos[b]) return SHIRO_ERR_NOMEM;
+    t->cpos[b] = t->pool + total;
+    t->rpos[b] = t->cpos[b] + k->nc;
+    total += (int64_t)k->nc + k->nr;
+    t->in_ne[k->q] += k->ne;
     for (int32_t j = 0; j < k->nc; j++) t->cpos[b][j] = k->csel[j] ? (int32_t)t->ncsel[b]++ : -1;
     for (int32_t i = 0; i < k->nr; i++) t->rpos[b][i] = k->rsel[i] ? (int32_t)t->nrsel[b]++ : -1;
   }
@@ -178,7 +186,6 @@ static void layout(tier *t) {
 
 /* Stage-0 sends: B rows gathered, partial rows computed (and own sums started). */
 static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
-  const sc_csr *A = t->A;
   const sc_blocks *B = t->B;
   int64_t b_first = t->Pcol->first[r];
   int32_t me = node_of(t, r);
@@ -214,7 +221,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
         while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
         if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
         for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
-          if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(A->Aj[k->Ge[e]] - b_first), A->Ax[k->Ge[e]]);
+          if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
       }
       continue;
     }
@@ -226,7 +233,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
       if (t->rpos[b][i] < 0) continue;
       pb_row(pb, (int32_t)(base + t->rpos[b][i]));
       for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
-        if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(A->Aj[k->Ge[e]] - b_first), A->Ax[k->Ge[e]]);
+        if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
     }
   }
   pb_mul_end(pb);
@@ -292,7 +299,7 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, prog_buil
           int64_t src = !inter ? t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos
                       : rep == r ? t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + sc_find(t->U[x], t->nU[x], k->cols[k->Gj[e]])
                                  : t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos;
-          coll_add(&cb, k->rows[i] - c_first, (int32_t)src, t->A->Ax[k->Ge[e]]);
+          coll_add(&cb, k->rows[i] - c_first, (int32_t)src, k->Gx[e]);
         }
     if (!inter && stage == 0)  /* partial rows straight from a rank of this node */
       for (int32_t i = 0; i < k->nr; i++)
@@ -346,8 +353,11 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
   pr->r_rows = t->r_rows[r];
   prog_builder pb;
   pb_init(&pb, pr);
+  /* every entry: a nonzero of r's rows (local, remote) or of r's columns
+   * (partial), or one per buffer row (gather, forward, add) */
   pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16,
-             t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first] + pr->s_rows + pr->r_rows);
+             t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first] + t->in_ne[r] + pr->s_rows + pr->r_rows,
+             pr->s_rows + pr->r_rows, 0);
   emit_sends(t, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
@@ -362,9 +372,8 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
 }
 
 static void tier_free(tier *t) {
-  if (t->cpos) for (int64_t b = 0; b < t->B->n; b++) { free(t->cpos[b]); free(t->rpos[b]); }
   if (t->U) for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) { free(t->U[x]); free(t->V[x]); }
-  free(t->blk); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
+  free(t->blk); free(t->pool); free(t->in_ne); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
   free(t->r_rows); free(t->fwd_from_r);
 }
@@ -386,9 +395,11 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->cnt = calloc(kk, sizeof *t->cnt); t->off_s = calloc(kk, sizeof *t->off_s); t->off_r = calloc(kk, sizeof *t->off_r);
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
+  t->in_ne = calloc((size_t)R, sizeof *t->in_ne);
   out->ranks = calloc((size_t)R, sizeof *out->ranks);
   if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
-      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !out->ranks) {
+      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->in_ne ||
+      !out->ranks) {
     st = SHIRO_ERR_NOMEM;
     goto done;
   }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csr.h"
 #include "prog_builder.h"
 
 /* Grows *arr (elements of `size` bytes) so that it holds at least `need`. */
@@ -23,17 +24,29 @@ void pb_init(prog_builder *b, prog_rank *pr) {
   b->cur = -1;
 }
 
-void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol) {
+/* Makes *arr (elements of `size` bytes, capacity *cap) hold exactly `need`
+ * if it holds less, and maps what is new with `map`. */
+static int reserve(prog_builder *b, void **arr, int64_t *cap, int64_t need, size_t size, int map) {
+  if (b->failed) return 0;
+  if (need <= *cap) return 1;
+  void *p = realloc(*arr, (size_t)need * size);
+  if (!p) { b->failed = 1; return 0; }
+  if (map) sc_big_populate(p, (size_t)*cap * size, (size_t)(need - *cap) * size);
+  *arr = p;
+  *cap = need;
+  return 1;
+}
+
+void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol, int64_t nrows, int map) {
   prog_rank *pr = b->pr;
-  if (!grow(b, (void **)&pr->ptr, &b->cap_ptr, nptr, sizeof *pr->ptr)) return;
-  if (ncol > b->cap_col) {
-    int64_t cap = b->cap_col;
-    if (!grow(b, (void **)&pr->col, &cap, ncol, sizeof *pr->col)) return;
-    double *v = realloc(pr->val, (size_t)cap * sizeof *v);
-    if (!v) { b->failed = 1; return; }
-    pr->val = v;
-    b->cap_col = cap;
-  }
+  int64_t cap = b->cap_col;  /* col and val grow together */
+  if (!reserve(b, (void **)&pr->ptr, &b->cap_ptr, nptr, sizeof *pr->ptr, map) ||
+      !reserve(b, (void **)&pr->rows, &b->cap_rows, nrows, sizeof *pr->rows, map) ||
+      !reserve(b, (void **)&pr->col, &cap, ncol, sizeof *pr->col, map))
+    return;
+  cap = b->cap_col;
+  if (!reserve(b, (void **)&pr->val, &cap, ncol, sizeof *pr->val, map)) return;
+  b->cap_col = cap;
 }
 
 static int64_t *new_op(prog_builder *b) {
@@ -87,7 +100,7 @@ void pb_row(prog_builder *b, int32_t dst_row) {
   pr->ptr[pr->nptr++] = pr->ncol;  /* end of the new row, moved by pb_entry */
 }
 
-void pb_entry(prog_builder *b, int32_t src_row, double val) {
+void pb_entry_slow(prog_builder *b, int32_t src_row, double val) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
   if (pr->ncol + 1 > b->cap_col) {  /* col and val grow together: val is aligned with col */

@@ -19,9 +19,12 @@ typedef struct prog_builder {
 /* Starts filling *pr (which must be zeroed). */
 void pb_init(prog_builder *b, prog_rank *pr);
 
-/* Reserves room for about nptr row pointers and ncol entries (fewer
- * reallocations and page faults on big plans; a hint, not a limit). */
-void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol);
+/* Reserves room for about nptr row pointers, ncol entries and nrows listed
+ * destination rows (fewer reallocations on big plans; a hint, not a limit).
+ * With `map`, the pages of what is reserved are mapped in at once
+ * (sc_big_populate) rather than faulted in one by one: for sizes that are
+ * exact or nearly so, since every reserved byte then counts as resident. */
+void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol, int64_t nrows, int map);
 
 /* Appends a START or WAIT of `stage`. */
 void pb_sync(prog_builder *b, int64_t kind, int64_t stage);
@@ -35,8 +38,23 @@ void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, 
 /* Starts the next row of the open op (dst_row ignored unless with_rowidx). */
 void pb_row(prog_builder *b, int32_t dst_row);
 
-/* Appends an entry (source row, value) to the current row. */
-void pb_entry(prog_builder *b, int32_t src_row, double val);
+/* pb_entry's path when col/val are full (or the builder failed, or no op is open). */
+void pb_entry_slow(prog_builder *b, int32_t src_row, double val);
+
+/* Appends an entry (source row, value) to the current row. Inline: it runs
+ * once per nonzero of the plan. */
+static inline void pb_entry(prog_builder *b, int32_t src_row, double val) {
+  prog_rank *pr = b->pr;
+  if (b->failed || b->cur < 0 || pr->ncol >= b->cap_col) {
+    pb_entry_slow(b, src_row, val);
+    return;
+  }
+  pr->col[pr->ncol] = src_row;
+  pr->val[pr->ncol] = val;
+  pr->ncol++;
+  pr->nval = pr->ncol;
+  pr->ptr[pr->nptr - 1] = pr->ncol;
+}
 
 /* Closes the open op; an op with no rows is dropped. */
 void pb_mul_end(prog_builder *b);

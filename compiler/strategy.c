@@ -22,30 +22,38 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) 
                     name ? name : "(null)");
 }
 
-/* Joint: one exact minimum vertex cover per block. */
-static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *arg, shiro_error *err) {
+/* Joint: one exact minimum vertex cover per block; with gpn > 0 only for the
+ * blocks inside a node (group covers the others by node pair). */
+static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progress, void *arg, shiro_error *err) {
   int failed = 0;
   int64_t done_count = 0;
 #pragma omp parallel reduction(| : failed)
   {
     cover_ws *ws = cover_ws_new();
+    int32_t *cm = NULL;  /* column mates, reused: grown to the largest block seen */
+    int64_t cm_cap = 0;
     if (!ws) failed = 1;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < B->n; t++) {
       if (failed) continue;
       sc_block *b = &B->b[t];
-      int64_t size = 0;
-      int32_t *cm = malloc(((size_t)b->nc + 1) * sizeof *cm);
-      if (!b->rmatch) b->rmatch = malloc(((size_t)b->nr + 1) * sizeof *b->rmatch);
-      if (!cm || !b->rmatch ||
-          cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
-          cover_konig(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, ws, b->rsel, b->csel) != SHIRO_OK) {
-        free(cm);
-        failed = 1;
-        continue;
+      if (gpn <= 0 || b->p / gpn == b->q / gpn) {
+        int64_t size = 0;
+        if (b->nc + 1 > cm_cap) {
+          free(cm);
+          cm_cap = 2 * ((int64_t)b->nc + 1);
+          cm = malloc((size_t)cm_cap * sizeof *cm);
+          if (!cm) cm_cap = 0;
+        }
+        if (!b->rmatch) b->rmatch = malloc(((size_t)b->nr + 1) * sizeof *b->rmatch);
+        if (!cm || !b->rmatch ||
+            cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
+            cover_konig(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, ws, b->rsel, b->csel) != SHIRO_OK) {
+          failed = 1;
+          continue;
+        }
+        b->mu = size;  /* rmatch is kept: the plan stores it as the cover's certificate */
       }
-      free(cm);
-      b->mu = size;  /* rmatch is kept: the plan stores it as the cover's certificate */
       if (progress) {
         int64_t d;
 #pragma omp atomic capture
@@ -57,6 +65,7 @@ static shiro_status select_joint(sc_blocks *B, sc_progress_fn progress, void *ar
       }
     }
     cover_ws_free(ws);
+    free(cm);
   }
   if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "cover: out of memory or invalid block");
   return SHIRO_OK;
@@ -67,9 +76,10 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
   free(B->cert);  /* node-level certificates belong to group only */
   B->cert = NULL;
   B->ncert = 0;
-  if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, progress, arg, err);
+  if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, 0, progress, arg, err);
   if (s == STRAT_GROUP) {
-    shiro_status st = select_joint(B, progress, arg, err);  /* pairs inside a node keep these */
+    /* pairs inside a node keep these; group overwrites every other block's selection */
+    shiro_status st = select_joint(B, gpn < B->parts ? gpn : B->parts, progress, arg, err);
     return st != SHIRO_OK ? st : strategy_select_group(B, gpn, err);
   }
   for (int64_t t = 0; t < B->n; t++) {
