@@ -43,9 +43,11 @@ shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
 
 /* Maps the pages of bytes [off, off+len) of the block at p now, writable
  * and zeroed, in one system call (MADV_POPULATE_WRITE), instead of one
- * page fault per page as they are first written: a page fault costs about
- * a microsecond, tens of them in some virtual machines, so populating what
- * is about to be written pays. Local; a no-op where unsupported. */
+ * page fault per page as they are first written, and asks for transparent
+ * huge pages on the range's 2 MiB-aligned interior (MADV_HUGEPAGE): a page
+ * fault costs about a microsecond, tens of them in some virtual machines,
+ * so populating what is about to be written, in as few pages as possible,
+ * pays. Local; a no-op where unsupported. */
 void sc_big_populate(void *p, size_t off, size_t len);
 
 /* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n, with 64-bit indices
