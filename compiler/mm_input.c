@@ -176,6 +176,18 @@ done:
   return st;
 }
 
+bool mm_input_read_at(mm_input *in, size_t off, char *buf, size_t len) {
+  size_t have = 0;
+  if (in->gz || in->fd < 0 || off > (size_t)INT64_MAX - len) return false;
+  while (have < len) {
+    ssize_t r = pread(in->fd, buf + have, len - have, (off_t)(off + have));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    have += (size_t)r;
+  }
+  return true;
+}
+
 bool mm_input_is_gzip(const mm_input *in) { return in->gz != NULL; }
 
 void mm_input_map(mm_input *in, const char **data, size_t *size) {

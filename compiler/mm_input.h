@@ -45,6 +45,14 @@ void mm_input_map(mm_input *in, const char **data, size_t *size);
 void mm_input_populate(mm_input *in, size_t off, size_t len);
 void mm_input_drop(mm_input *in, size_t off, size_t len);
 
+/* Reads bytes [off, off+len) of a plain file into buf[0 .. len-1] with
+ * pread (short reads and EINTR retried), leaving the position that
+ * mm_input_read reads from alone. True if all len bytes were read; false
+ * for gzip input, at the end of the file or on a read error (buf then
+ * holds anything; the caller falls back to the mapping). Thread-safe: no
+ * state of the handle changes. */
+bool mm_input_read_at(mm_input *in, size_t off, char *buf, size_t len);
+
 /* Reads the next bytes of the (decompressed) content into buf[0 .. cap-1];
  * *got is the number of bytes stored: less than cap only at the end of the
  * input, 0 once the input is exhausted. `line` is the 1-based line the

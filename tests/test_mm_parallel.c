@@ -9,6 +9,7 @@
  *     on generated files (R-MAT pattern and real, 2-D and 3-D grids, whose
  *     shapes are also checked);
  *   - duplicates summed in file order, whatever the thread count;
+ *   - parts of many copies (and a line longer than a copy): the gzip matrix;
  *   - errors in later parts: the same message and line as the sequential
  *     (gzip) reader, the first error in file order when several parts fail;
  *   - sc_csr_from_coo_segs: any split into runs, 32- or 64-bit indices, any
@@ -440,6 +441,55 @@ static void test_duplicate_order(void) {
     unlink(path);
     free(t);
   }
+}
+
+/* ---- parts parsed from copies ---- */
+
+static char *make_text(int64_t n, int64_t entries, size_t *len, int64_t *lines);
+static char *replace_line(const char *t, size_t len, int64_t line, const char *repl, size_t *nlen);
+
+/* Mapped parts of many copies' worth (the reader copies a part in pieces
+ * of a few hundred KiB and carries the last line over), with a line longer
+ * than a piece in the middle (that part is parsed from the mapping
+ * instead): the same matrix as the gzip stream, on 1 to 3 threads, with
+ * automatic parts and parts of 1 MiB. */
+static void test_copies(void) {
+  size_t len = 0, nlen = 0, blanks = (size_t)600 << 10;
+  int64_t lines = 0;
+  char *t = make_text(150000, 150000, &len, &lines), *u = NULL, *longl = malloc(blanks + 32);
+  char plain[512], gz[512];
+  sc_csr *R = NULL;
+  shiro_error err = {{0}};
+  if (t && longl) {
+    memcpy(longl, "7 8", 3);
+    memset(longl + 3, ' ', blanks);
+    strcpy(longl + 3 + blanks, "2.5\n");
+    u = replace_line(t, len, lines / 2, longl, &nlen);
+  }
+  tmp_path(plain, sizeof plain, "copies.mtx");
+  tmp_path(gz, sizeof gz, "copies.mtx.gz");
+  if (!u || write_file(plain, u, nlen, false) || write_file(gz, u, nlen, true)) {
+    CHECK(0, "copies: cannot make the file");
+    goto done;
+  }
+  shiro_status st = read_with(gz, 1, 0, &R, NULL, &err);
+  CHECK(st == SHIRO_OK && R && R->nnz > 0, "copies (gzip): %d (%s)", (int)st, err.message);
+  for (int T = 1; R && T <= 3; T++) {
+    for (size_t c = 0; c < 2; c++) {
+      sc_csr *A = NULL;
+      st = read_with(plain, T, c ? (size_t)1 << 20 : 0, &A, NULL, &err);
+      CHECK(st == SHIRO_OK && same_csr(A, R), "copies: %d threads, parts %s: %d (%s), not the gzip matrix",
+            T, c ? "of 1 MiB" : "automatic", (int)st, st ? err.message : "");
+      sc_csr_free(A);
+    }
+  }
+done:
+  sc_csr_free(R);
+  unlink(plain);
+  unlink(gz);
+  free(longl);
+  free(u);
+  free(t);
 }
 
 /* ---- errors in later parts ---- */
@@ -924,6 +974,7 @@ int main(void) {
   test_random_mangled();
   test_duplicate_order();
   test_errors();
+  test_copies();
   test_generated();
   int nshared = test_shared();
   rmdir(tmpdir);
