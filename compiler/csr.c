@@ -180,6 +180,8 @@ static void want_huge(void *p, size_t nbytes) {
 #endif
 }
 
+void sc_big_huge(void *p, size_t nbytes) { want_huge(p, nbytes); }
+
 void sc_big_populate(void *p, size_t off, size_t len) {
   want_huge(p ? (char *)p + off : NULL, len);
 #ifdef MADV_POPULATE_WRITE

@@ -50,6 +50,15 @@ shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
  * pays. Local; a no-op where unsupported. */
 void sc_big_populate(void *p, size_t off, size_t len);
 
+/* Asks for transparent huge pages on the 2 MiB-aligned interior of the
+ * block p of nbytes (MADV_HUGEPAGE), before any of it is touched: then
+ * sc_big_populate on any range of it, or first writes, map 2 MiB pages,
+ * not only on the aligned interior of each range (a block populated piece
+ * by piece, as it fills, would otherwise get 4 KiB pages at the edge of
+ * every piece, and all of them where the pieces are under 4 MiB). Local;
+ * a no-op where unsupported or for p == NULL. */
+void sc_big_huge(void *p, size_t nbytes);
+
 /* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n, with 64-bit indices
  * (Ti, Tj) or 32-bit ones (Ti32, Tj32, used when Ti is NULL: half the
  * bandwidth where the matrix allows); Tx == NULL means 1.0. */

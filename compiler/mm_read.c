@@ -257,6 +257,9 @@ static bool ents_resize(mm_ents *E, int64_t cap, bool pattern, bool idx32) {
     E->Tx = tx;
   }
   E->cap = cap; /* only once all three hold cap entries */
+  sc_big_huge(E->Ti, (size_t)cap * w); /* filled piece by piece (map_make_room) */
+  sc_big_huge(E->Tj, (size_t)cap * w);
+  if (!pattern) sc_big_huge(E->Tx, (size_t)cap * sizeof *E->Tx);
   return true;
 }
 
