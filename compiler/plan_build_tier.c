@@ -52,7 +52,19 @@ typedef struct tier {
   int64_t *s_rows, *r_rows;  /* [R] */
   int64_t *fwd_from_r;       /* [R*R] (rep, p): the R row where the FWD_B message starts when its rows are
                                 one contiguous run of what rep received (sent from R, no copy), else -1 */
+  sc_owner_index own;        /* owners of B rows (Pcol) */
 } tier;
+
+/* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
+ * R row each column of block (r, q) arrives in (-1: not sent) and the stage
+ * that delivers it. */
+typedef struct recv_map {
+  int32_t *pool;   /* [Σ nc of r's blocks] storage of col */
+  int32_t **col;   /* [R] per source q: R row of each block column, NULL when no block (r, q) */
+  int8_t *stage;   /* [R] per source q: 0 or 1 */
+  int64_t *edge;   /* [R] per source q: the block's next edge (emit_remote_b's cursor) */
+  int any[2];      /* per stage: some B row arrives (REMOTE_B is emitted) */
+} recv_map;
 
 #define IDX(k, src, dst) (((int64_t)(k) * t->R + (src)) * t->R + (dst))
 
@@ -277,34 +289,90 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
   return st;
 }
 
+/* Fills M for rank r: where each received B row lands, one search per
+ * selected column (not per edge), U(q, me) walked along the block's
+ * increasing columns. */
+static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M) {
+  const sc_blocks *B = t->B;
+  int64_t total = 0;
+  int32_t me = node_of(t, r);
+  memset(M, 0, sizeof *M);
+  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) total += B->b[b].nc;
+  M->pool = malloc((size_t)(total ? total : 1) * sizeof *M->pool);
+  M->col = calloc((size_t)t->R, sizeof *M->col);
+  M->stage = calloc((size_t)t->R, sizeof *M->stage);
+  M->edge = calloc((size_t)t->R, sizeof *M->edge);
+  if (!M->pool || !M->col || !M->stage || !M->edge) return SHIRO_ERR_NOMEM;
+  total = 0;
+  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) {
+    const sc_block *k = &B->b[b];
+    int32_t q = k->q, *col = M->pool + total;
+    int inter = node_of(t, q) != me;
+    int32_t rep = inter ? rail(t, me, q) : r;
+    int64_t x = (int64_t)q * t->nodes + me, y = 0;
+    total += k->nc;
+    M->col[q] = col;
+    M->stage[q] = (int8_t)(inter && rep != r);
+    M->any[M->stage[q]] |= t->ncsel[b] > 0;
+    for (int32_t j = 0; j < k->nc; j++) {
+      int32_t pos = t->cpos[b][j];
+      if (pos < 0) { col[j] = -1; continue; }
+      if (!inter) {
+        col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos);
+      } else if (rep == r) {  /* U(q, me) holds every selected column, both increasing */
+        while (t->U[x][y] < k->cols[j]) y++;
+        col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + y);
+      } else {
+        col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos);
+      }
+    }
+  }
+  return SHIRO_OK;
+}
+
+static void recv_map_free(recv_map *M) {
+  free(M->pool); free(M->col); free(M->stage); free(M->edge);
+}
+
+/* C += K_remote · R for the B rows `stage` delivered: r's rows of A walked
+ * once, in order, every row listed. A row's nonzeros with owner q are the
+ * edges of block (r, q)'s row, consecutive and in edge order, and sources
+ * come in column order, which is rank order: so each row's entries come
+ * sources in increasing order, then edges — the order the plan fixes — and
+ * each block is read front to back through its cursor. */
+static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb) {
+  const sc_csr *A = t->A;
+  int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
+  const int64_t *blk = t->blk + (int64_t)r * t->R;
+  for (int32_t q = 0; q < t->R; q++) M->edge[q] = 0;
+  pb_mul_begin(pb, PROG_TAG_REMOTE_B, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+  for (int64_t li = 0; li < c_rows; li++) {
+    pb_row(pb, (int32_t)li);
+    for (int64_t e = A->Ap[c_first + li]; e < A->Ap[c_first + li + 1]; e++) {
+      int32_t q = part_owner_at(&t->own, A->Aj[e]);
+      if (q == r || M->stage[q] != stage) continue;
+      int32_t src = M->col[q][t->B->b[blk[q]].Gj[M->edge[q]++]];
+      if (src >= 0) pb_entry(pb, src, A->Ax[e]);
+    }
+  }
+  pb_mul_end(pb);
+}
+
 /* C += contributions delivered by stage `stage`: B rows (REMOTE_B) and partial rows (ADD_C). */
-static shiro_status emit_receives(const tier *t, int32_t r, int stage, prog_builder *pb) {
+static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb) {
   const sc_blocks *B = t->B;
   int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
   int32_t me = node_of(t, r);
-  collector cb, cc;
-  coll_init(&cb, c_rows);
+  collector cc;
+  if (M->any[stage]) emit_remote_b(t, r, stage, M, pb);
   coll_init(&cc, c_rows);
-  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) {  /* sources in rank order */
+  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
-    int inter = node_of(t, q) != me;
-    int32_t rep = inter ? rail(t, me, q) : r;
-    int64_t x = (int64_t)q * t->nodes + me;
-    if ((inter && rep != r) == (stage == 1))  /* B rows this stage delivered */
-      for (int32_t i = 0; i < k->nr; i++)
-        for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++) {
-          int32_t pos = t->cpos[b][k->Gj[e]];
-          if (pos < 0) continue;
-          int64_t src = !inter ? t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos
-                      : rep == r ? t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + sc_find(t->U[x], t->nU[x], k->cols[k->Gj[e]])
-                                 : t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos;
-          coll_add(&cb, k->rows[i] - c_first, (int32_t)src, k->Gx[e]);
-        }
-    if (!inter && stage == 0)  /* partial rows straight from a rank of this node */
-      for (int32_t i = 0; i < k->nr; i++)
-        if (t->rpos[b][i] >= 0)
-          coll_add(&cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]), 1.0);
+    if (node_of(t, q) != me) continue;
+    for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
+      if (t->rpos[b][i] >= 0)
+        coll_add(&cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]), 1.0);
   }
   for (int32_t H = 0; H < t->nodes && stage == 1; H++) {  /* aggregated rows, node order */
     if (H == me) continue;
@@ -312,17 +380,11 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, prog_buil
     for (int64_t y = 0; y < t->nV[x]; y++) coll_add(&cc, t->V[x][y] - c_first, (int32_t)(src + y), 1.0);
   }
   shiro_status st = SHIRO_OK;
-  if (cb.n) {
-    pb_mul_begin(pb, PROG_TAG_REMOTE_B, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
-    st = coll_emit(&cb, pb, 1);
-    pb_mul_end(pb);
-  }
-  if (cc.n && st == SHIRO_OK) {
+  if (cc.n) {
     pb_mul_begin(pb, PROG_TAG_ADD_C, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);
     st = coll_emit(&cc, pb, 0);
     pb_mul_end(pb);
   }
-  coll_free(&cb);
   coll_free(&cc);
   return st;
 }
@@ -362,12 +424,15 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 0);
+  recv_map M = {0};
   shiro_status st = emit_relays(t, r, &pb);
+  if (st == SHIRO_OK) st = recv_map_build(t, r, &M);
   pb_sync(&pb, PROG_OP_START, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &pb);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &pb);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &M, &pb);
   emit_exchange(t, r, &pb);
+  recv_map_free(&M);
   return st != SHIRO_OK ? st : pb_status(&pb);
 }
 
@@ -376,6 +441,7 @@ static void tier_free(tier *t) {
   free(t->blk); free(t->pool); free(t->in_ne); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
   free(t->r_rows); free(t->fwd_from_r);
+  part_owner_index_free(&t->own);
 }
 
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
@@ -404,6 +470,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     goto done;
   }
   out->meta.ranks = R;
+  SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
   layout(t);
   for (int32_t r = 0; r < R; r++)
