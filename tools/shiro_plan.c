@@ -12,6 +12,7 @@
 
 #include "blocks.h"
 #include "cli.h"
+#include "huge_pages.h"
 #include "error.h"
 #include "mm_read.h"
 #include "partition.h"
@@ -228,6 +229,7 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
 
 int main(int argc, char **argv) {
   options o;
+  huge_pages_restart(argv);
   if (!parse(argc, argv, &o)) return 2;
   if (o.threads) omp_set_num_threads(o.threads);
   cli_progress_enable(!o.quiet);

@@ -1,0 +1,56 @@
+/* huge_pages.c — restart once with glibc.malloc.hugetlb=1 (see huge_pages.h). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "huge_pages.h"
+
+#define TUNABLE "glibc.malloc.hugetlb"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define HP_SANITIZED 1
+#endif
+#endif
+#ifndef HP_SANITIZED
+#define HP_SANITIZED 0
+#endif
+
+/* Whether the kernel gives huge pages to a region that asks (THP mode
+ * "always" or "madvise", not "never"). */
+static int kernel_has_thp(void) {
+  char mode[128] = {0};
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  size_t n = fread(mode, 1, sizeof mode - 1, f);
+  fclose(f);
+  mode[n] = 0;
+  return strstr(mode, "[never]") == NULL && strchr(mode, '[') != NULL;
+}
+
+void huge_pages_restart(char **argv) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && !HP_SANITIZED
+  const char *off = getenv("SHIRO_HUGEPAGES"), *old = getenv("GLIBC_TUNABLES");
+  const char *pre = getenv("LD_PRELOAD");
+  if ((off && strcmp(off, "0") == 0) || (old && strstr(old, TUNABLE)) || (pre && strstr(pre, "vgpreload")) ||
+      !kernel_has_thp())
+    return;
+  size_t len = (old ? strlen(old) + 1 : 0) + sizeof TUNABLE "=1";
+  char *val = malloc(len);
+  if (!val) return;
+  snprintf(val, len, "%s%s" TUNABLE "=1", old ? old : "", old && *old ? ":" : "");
+  char *keep = old ? strdup(old) : NULL;
+  if (setenv("GLIBC_TUNABLES", val, 1) == 0) execv("/proc/self/exe", argv);
+  /* still here: the exec failed; go on as we were */
+  if (keep) setenv("GLIBC_TUNABLES", keep, 1);
+  else unsetenv("GLIBC_TUNABLES");
+  free(keep);
+  free(val);
+#else
+  (void)argv;
+#endif
+}
