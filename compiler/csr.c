@@ -378,10 +378,11 @@ static int64_t bucket_rows(const sc_build *B, int64_t b) {
   return B->m - r0 < full ? B->m - r0 : full;
 }
 
-/* Bucket b, in W: sorts its entries by row (counting sort, stable), each row
- * by column (stable), and sums duplicates, packing the rows at W's start;
- * W->rc[r] becomes the packed end of the bucket's row r. Returns the packed
- * entries, or -1 when out of memory for the workspace. */
+/* Bucket b: sorts its entries by row into W (counting sort, stable), each
+ * row by column there (stable), and sums duplicates, packing the rows at
+ * the start of the bucket's own slots (which the counting sort has emptied:
+ * no copy back); W->rc[r] becomes the packed end of the bucket's row r.
+ * Returns the packed entries, or -1 when out of memory for the workspace. */
 static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B, int64_t b,
                                                                      sc_ws *W,
                                                                      const bool packed) {
@@ -392,8 +393,8 @@ static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B,
     memset(W->rc, 0, (size_t)(nr + 1) * sizeof *W->rc);
     return 0;
   }
-  const int64_t *Aj = B->A->Aj + s0;
-  const double *Ax = B->A->Ax + s0;
+  int64_t *Aj = B->A->Aj + s0;
+  double *Ax = B->A->Ax + s0;
   const uint32_t *Rb = packed ? NULL : B->Rb + s0;
   int64_t *rc, *wj, w = 0, lo = 0;
   double *wx;
@@ -410,12 +411,12 @@ static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B,
   for (int64_t r = 0; r < nr; r++) {
     int64_t hi = rc[r], len = hi - lo, rs = w;
     if (!is_sorted(wj + lo, len)) sort_row(wj + lo, wx + lo, len, W->sj, W->sx);
-    for (int64_t p = lo; p < hi; p++) {
-      if (w > rs && wj[w - 1] == wj[p]) {
-        wx[w - 1] += wx[p];
+    for (int64_t p = lo; p < hi; p++) { /* w <= p: the slots written are read no more */
+      if (w > rs && Aj[w - 1] == wj[p]) {
+        Ax[w - 1] += wx[p];
       } else {
-        wj[w] = wj[p];
-        wx[w++] = wx[p];
+        Aj[w] = wj[p];
+        Ax[w++] = wx[p];
       }
     }
     rc[r] = w;
@@ -428,18 +429,14 @@ static int64_t bucket_sort(sc_build *B, int64_t b, sc_ws *W) {
   return B->packed ? bucket_sort_as(B, b, W, true) : bucket_sort_as(B, b, W, false);
 }
 
-/* Bucket b: finished in W, then written back over its own slots (which it
- * no longer needs), packed at their start; Ap[i+1] becomes the end of row
- * i there. len[b] is its packed size, or -1 when out of memory. */
+/* Bucket b: finished (bucket_sort), packed at the start of its own slots;
+ * Ap[i+1] becomes the end of row i there. len[b] is its packed size, or -1
+ * when out of memory. */
 static void bucket_finish(sc_build *B, int64_t b, sc_ws *W) {
   const int64_t r0 = b << B->sh, nr = bucket_rows(B, b), s0 = B->bs[b];
   int64_t len = bucket_sort(B, b, W), *Ap = B->A->Ap;
   B->len[b] = len;
   if (len < 0) return;
-  if (len > 0) { /* an empty bucket may have no workspace at all */
-    memcpy(B->A->Aj + s0, W->wj, (size_t)len * sizeof *W->wj);
-    memcpy(B->A->Ax + s0, W->wx, (size_t)len * sizeof *W->wx);
-  }
   for (int64_t r = 0; r < nr; r++) Ap[r0 + r + 1] = s0 + W->rc[r];
 }
 
