@@ -395,10 +395,9 @@ void plan_volumes(const sc_plan *P, sc_volumes *v) {
 }
 
 /* Each rank's optimality certificate (the matchings of the cover problems
- * whose rows it owns) and the digests of the pattern. */
+ * whose rows it owns) and the digests of the pattern; ranks in parallel. */
 static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, sc_plan *out) {
   int32_t R = Prow->parts;
-  out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
   /* node-level pairs (group) bucketed by the rank owning their row, in their order */
   int64_t *start = calloc((size_t)R + 1, sizeof *start), *order = malloc((size_t)(B->ncert + 1) * sizeof *order);
   int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
@@ -406,33 +405,41 @@ static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, 
   for (int64_t x = 0; x < B->ncert; x++) start[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
   for (int32_t p = 0; p < R; p++) start[p + 1] += start[p];
   for (int64_t x = 0; x < B->ncert; x++) order[start[own[x]]++] = x;
-  shiro_status st = SHIRO_OK;
-  for (int32_t p = 0; p < R && st == SHIRO_OK; p++) {  /* start[p] is now the end of p's bucket */
-    prog_rank *pr = &out->ranks[p];
-    pr->pattern_digest = plan_rows_digest(A, NULL, pr->c_first, pr->c_rows);
-    int64_t lo = p ? start[p - 1] : 0, hi = start[p], n = hi - lo;
-    for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
-      if (B->b[t].rmatch) n += B->b[t].mu;
-    if (!n) continue;
-    pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
-    if (!pr->cert) { st = SHIRO_ERR_NOMEM; break; }
-    sc_big_populate(pr->cert, 0, (size_t)n * 2 * sizeof *pr->cert);
-    for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
-      const sc_block *b = &B->b[t];
-      for (int32_t i = 0; b->rmatch && i < b->nr; i++)
-        if (b->rmatch[i] >= 0) {
-          pr->cert[2 * pr->ncert] = b->rows[i];
-          pr->cert[2 * pr->ncert + 1] = b->cols[b->rmatch[i]];
-          pr->ncert++;
-        }
+  int failed = 0;  /* 1: out of memory, 2: internal error */
+#pragma omp parallel reduction(| : failed)
+  {
+#pragma omp single nowait
+    out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);  /* beside the ranks' work */
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t p = 0; p < R; p++) {  /* start[p] is now the end of p's bucket */
+      if (failed) continue;
+      prog_rank *pr = &out->ranks[p];
+      pr->pattern_digest = plan_rows_digest(A, NULL, pr->c_first, pr->c_rows);
+      int64_t lo = p ? start[p - 1] : 0, hi = start[p], n = hi - lo;
+      for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
+        if (B->b[t].rmatch) n += B->b[t].mu;
+      if (!n) continue;
+      pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
+      if (!pr->cert) { failed |= 1; continue; }
+      sc_big_populate(pr->cert, 0, (size_t)n * 2 * sizeof *pr->cert);
+      for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
+        const sc_block *b = &B->b[t];
+        for (int32_t i = 0; b->rmatch && i < b->nr; i++)
+          if (b->rmatch[i] >= 0) {
+            pr->cert[2 * pr->ncert] = b->rows[i];
+            pr->cert[2 * pr->ncert + 1] = b->cols[b->rmatch[i]];
+            pr->ncert++;
+          }
+      }
+      for (int64_t y = lo; y < hi; y++) {
+        pr->cert[2 * pr->ncert] = B->cert[2 * order[y]];
+        pr->cert[2 * pr->ncert + 1] = B->cert[2 * order[y] + 1];
+        pr->ncert++;
+      }
+      if (pr->ncert != n) failed |= 2;
     }
-    for (int64_t y = lo; y < hi; y++) {
-      pr->cert[2 * pr->ncert] = B->cert[2 * order[y]];
-      pr->cert[2 * pr->ncert + 1] = B->cert[2 * order[y] + 1];
-      pr->ncert++;
-    }
-    if (pr->ncert != n) st = SHIRO_ERR_INTERNAL;
   }
+  shiro_status st = (failed & 1) ? SHIRO_ERR_NOMEM : failed ? SHIRO_ERR_INTERNAL : SHIRO_OK;
   free(start);
   free(order);
   free(own);
