@@ -9,6 +9,12 @@
 
 #define TUNABLE "glibc.malloc.hugetlb"
 
+/* What the restart adds to GLIBC_TUNABLES: huge pages for the heap and for
+ * mapped blocks of 2 MiB or more; blocks below 32 MiB from the heap (not
+ * each its own mapping, which glibc leaves on 4 KiB pages below 2 MiB), and
+ * freed heap memory kept for reuse (not given back and faulted in again). */
+#define TUNABLES TUNABLE "=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define HP_SANITIZED 1
 #elif defined(__has_feature)
@@ -39,10 +45,10 @@ void huge_pages_restart(char **argv) {
   if ((off && strcmp(off, "0") == 0) || (old && strstr(old, TUNABLE)) || (pre && strstr(pre, "vgpreload")) ||
       !kernel_has_thp())
     return;
-  size_t len = (old ? strlen(old) + 1 : 0) + sizeof TUNABLE "=1";
+  size_t len = (old ? strlen(old) + 1 : 0) + sizeof TUNABLES;
   char *val = malloc(len);
   if (!val) return;
-  snprintf(val, len, "%s%s" TUNABLE "=1", old ? old : "", old && *old ? ":" : "");
+  snprintf(val, len, "%s%s" TUNABLES, old ? old : "", old && *old ? ":" : "");
   char *keep = old ? strdup(old) : NULL;
   if (setenv("GLIBC_TUNABLES", val, 1) == 0) execv("/proc/self/exe", argv);
   /* still here: the exec failed; go on as we were */

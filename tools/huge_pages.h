@@ -4,8 +4,9 @@
 
 /* Restarts the program at once (execv of /proc/self/exe with the same
  * argv) with glibc's malloc asked to back its heap and large blocks with
- * transparent huge pages (GLIBC_TUNABLES gains glibc.malloc.hugetlb=1; a
- * tunable glibc reads only at start). Call it first thing in main, before
+ * transparent huge pages (GLIBC_TUNABLES gains glibc.malloc.hugetlb=1, and
+ * blocks under 32 MiB from the heap, freed memory kept for reuse; tunables
+ * glibc reads only at start). Call it first thing in main, before
  * anything is printed or opened. Returns (doing nothing) when the
  * environment already names that tunable (the restarted process), when
  * SHIRO_HUGEPAGES=0, when the kernel has huge pages off, under a sanitizer
