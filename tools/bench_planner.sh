@@ -15,7 +15,9 @@
 # 3. Planner: for each pattern file, thread count and strategy in
 #    $STRATEGIES, shiro-plan --json at R=$RANKS, G=$GPN: phase times (read,
 #    partition, cover, plan, write), nonzeros per second of partition + cover
-#    + plan (read and write excluded), and peak RSS.
+#    + plan (read and write excluded), and peak RSS. For each value in
+#    $HUGEPAGES (1: shiro-plan's heap on transparent huge pages, its default;
+#    0: SHIRO_HUGEPAGES=0, 4 KiB pages; "1 0" shows both side by side).
 # $EXTRA: more Matrix Market files for the reader table (e.g. a grid from
 # shiro-gen grid3d, or a downloaded real-valued matrix); plain files only.
 #
@@ -41,6 +43,7 @@ RANKS=${RANKS:-128}
 GPN=${GPN:-4}
 STRATEGIES=${STRATEGIES:-"joint group"}
 PLAN_REPEAT=${PLAN_REPEAT:-1}
+HUGEPAGES=${HUGEPAGES:-1}
 EXTRA=${EXTRA:-}
 
 if [ -z "$BUILD" ] || [ ! -x "$BUILD/tools/shiro-plan" ]; then
@@ -116,16 +119,18 @@ echo
 
 # ---- 3. planner ----
 echo "== planner: shiro-plan --json, R=$RANKS, G=$GPN (seconds; nnz/s over partition+cover+plan) =="
-printf "%-34s %7s %-8s %8s %9s %8s %8s %8s %8s %12s %10s %9s\n" \
-  "file" "threads" "strategy" "read" "partition" "cover" "plan" "write" "total" "nnz/s" "nnz" "RSS MiB"
+echo "# kernel transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
+printf "%-34s %7s %-8s %-5s %8s %9s %8s %8s %8s %8s %12s %10s %9s\n" \
+  "file" "threads" "strategy" "heap" "read" "partition" "cover" "plan" "write" "total" "nnz/s" "nnz" "RSS MiB"
 for path in "${files[@]}"; do
   case "$path" in *-pattern.mtx) ;; *) continue ;; esac
   for t in $THREADS; do
     for s in $STRATEGIES; do
+     for hp in $HUGEPAGES; do
       out="$OUT/plan-$$.shiro.h5"
       best=""
       for _ in $(seq "$PLAN_REPEAT"); do
-        j=$("$plan" "$path" --ranks "$RANKS" --gpus-per-node "$GPN" --strategy "$s" --threads "$t" \
+        j=$(SHIRO_HUGEPAGES=$hp "$plan" "$path" --ranks "$RANKS" --gpus-per-node "$GPN" --strategy "$s" --threads "$t" \
               --json --quiet -o "$out")
         rm -f "$out"
         best=$(python3 - "$best" "$j" <<'EOF'
@@ -139,15 +144,16 @@ print(json.dumps(new))
 EOF
 )
       done
-      python3 - "$(basename "$path")" "$t" "$s" "$best" <<'EOF'
+      python3 - "$(basename "$path")" "$t" "$s" "$best" "$hp" <<'EOF'
 import json, sys
-name, t, s, j = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+name, t, s, j, hp = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
 ts = j["timings_s"]
 mid = ts["partition"] + ts["cover"] + ts["plan"]
-print("%-34s %7s %-8s %8.3f %9.3f %8.3f %8.3f %8.3f %8.3f %12.3e %10d %9.1f" % (
-    name, t, s, ts["read"], ts["partition"], ts["cover"], ts["plan"], ts["write"], ts["total"],
+print("%-34s %7s %-8s %-5s %8.3f %9.3f %8.3f %8.3f %8.3f %8.3f %12.3e %10d %9.1f" % (
+    name, t, s, "huge" if hp != "0" else "4KiB", ts["read"], ts["partition"], ts["cover"], ts["plan"], ts["write"], ts["total"],
     j["nnz"] / mid if mid > 0 else float("nan"), j["nnz"], j["peak_rss_bytes"] / 2**20))
 EOF
+     done
     done
   done
 done
