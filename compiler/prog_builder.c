@@ -87,6 +87,13 @@ void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, 
   b->cur = pr->nops - 1;
 }
 
+/* Brings the open row's end pointer and nval up to the entries appended
+ * (pb_entry leaves them behind). */
+static void close_row(prog_rank *pr) {
+  pr->ptr[pr->nptr - 1] = pr->ncol;
+  pr->nval = pr->ncol;
+}
+
 void pb_row(prog_builder *b, int32_t dst_row) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
@@ -97,7 +104,8 @@ void pb_row(prog_builder *b, int32_t dst_row) {
     pr->rows[pr->nrowidx++] = dst_row;
   }
   op[OPF_NROWS]++;
-  pr->ptr[pr->nptr++] = pr->ncol;  /* end of the new row, moved by pb_entry */
+  close_row(pr);
+  pr->ptr[pr->nptr++] = pr->ncol;  /* end of the new row, moved as entries come */
 }
 
 void pb_entry_slow(prog_builder *b, int32_t src_row, double val) {
@@ -114,14 +122,13 @@ void pb_entry_slow(prog_builder *b, int32_t src_row, double val) {
   pr->col[pr->ncol] = src_row;
   pr->val[pr->ncol] = val;
   pr->ncol++;
-  pr->nval = pr->ncol;
-  pr->ptr[pr->nptr - 1] = pr->ncol;
 }
 
 void pb_mul_end(prog_builder *b) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
   int64_t *op = pr->ops + b->cur * PROG_OP_WIDTH;
+  close_row(pr);
   if (op[OPF_NROWS] == 0) {  /* drop an empty op and its single pointer */
     pr->nptr = op[OPF_PTR_OFF];
     pr->nops--;

@@ -42,7 +42,7 @@ void pb_row(prog_builder *b, int32_t dst_row);
 void pb_entry_slow(prog_builder *b, int32_t src_row, double val);
 
 /* Appends an entry (source row, value) to the current row. Inline: it runs
- * once per nonzero of the plan. */
+ * once per nonzero of the plan, so it stores the entry and nothing else. */
 static inline void pb_entry(prog_builder *b, int32_t src_row, double val) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0 || pr->ncol >= b->cap_col) {
@@ -51,9 +51,7 @@ static inline void pb_entry(prog_builder *b, int32_t src_row, double val) {
   }
   pr->col[pr->ncol] = src_row;
   pr->val[pr->ncol] = val;
-  pr->ncol++;
-  pr->nval = pr->ncol;
-  pr->ptr[pr->nptr - 1] = pr->ncol;
+  pr->ncol++;  /* the row's end pointer and nval follow at the next pb_row or pb_mul_end */
 }
 
 /* Closes the open op; an op with no rows is dropped. */
