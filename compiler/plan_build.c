@@ -46,31 +46,41 @@ typedef struct flat_ctx {
 
 static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
 
-/* Entries each rank's partial rows and REMOTE_B op will hold: per block, the
- * edges of selected rows whose column is not selected (the source computes
- * them) and the edges whose column is received (the destination does). */
-static void count_entries(flat_ctx *f) {
-  int64_t n = f->B->n;
+int plan_block_entries(const sc_blocks *B, int64_t *nent) {
+  int64_t n = B->n;
+  int32_t R = B->parts;
   int64_t *part = malloc((size_t)(n ? n : 1) * 2 * sizeof *part);
-  if (!part) return;  /* no counts: the programs then grow as they are built */
+  if (!part) return 0;
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t t = 0; t < n; t++) {
-    const sc_block *b = &f->B->b[t];
+    const sc_block *b = &B->b[t];
     int64_t np = 0, nr = 0;
     for (int32_t i = 0; i < b->nr; i++)
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
-        int sel = f->cpos[t][b->Gj[e]] >= 0;
+        int sel = b->csel[b->Gj[e]];
         nr += sel;
         np += !sel && b->rsel[i];
       }
-    part[2 * t] = f->s == STRAT_BLOCK ? 0 : np;
+    part[2 * t] = np;
     part[2 * t + 1] = nr;
   }
   for (int64_t t = 0; t < n; t++) {
-    f->nent[f->B->b[t].q] += part[2 * t];
-    f->nent[f->R + f->B->b[t].p] += part[2 * t + 1];
+    nent[B->b[t].q] += part[2 * t];
+    nent[R + B->b[t].p] += part[2 * t + 1];
   }
   free(part);
+  return 1;
+}
+
+/* Entries each rank's partial rows and REMOTE_B op will hold (see
+ * plan_block_entries; with the block strategy every column is sent and
+ * nothing is computed for others). */
+static void count_entries(flat_ctx *f) {
+  if (f->s != STRAT_BLOCK) {
+    (void)plan_block_entries(f->B, f->nent);  /* no counts: the programs then grow as they are built */
+    return;
+  }
+  for (int64_t t = 0; t < f->B->n; t++) f->nent[f->R + f->B->b[t].p] += f->B->b[t].ne;
 }
 
 /* Counts what each pair moves and lays out the S and R buffers. */

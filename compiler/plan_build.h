@@ -57,6 +57,15 @@ struct prog_builder;
 void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
                      struct prog_builder *pb);
 
+/* The entries each rank's programs will hold for the blocks, from their
+ * selections: per rank r, nent[r] = the edges of blocks (p, r) in selected
+ * rows whose column is not selected (r computes them as partials) and
+ * nent[R + r] = the edges of blocks (r, q) whose column is selected (r
+ * multiplies the B rows it receives). nent: [2R], zeroed by the caller.
+ * Blocks are counted in parallel; false when out of memory (nent then
+ * untouched: callers size their programs by growing instead). */
+int plan_block_entries(const sc_blocks *B, int64_t *nent);
+
 /* Frees every program of a plan built in memory. NULL is a no-op. */
 void plan_free(sc_plan *P);
 

@@ -53,6 +53,8 @@ typedef struct tier {
   int64_t *fwd_from_r;       /* [R*R] (rep, p): the R row where the FWD_B message starts when its rows are
                                 one contiguous run of what rep received (sent from R, no copy), else -1 */
   sc_owner_index own;        /* owners of B rows (Pcol) */
+  int64_t *nent;             /* [2R] entries of each rank's partial rows / REMOTE_B ops (plan_block_entries),
+                                or NULL: bounded by the nonzeros of its rows and columns instead */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -416,9 +418,14 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
   prog_builder pb;
   pb_init(&pb, pr);
   /* every entry: a nonzero of r's rows (local, remote) or of r's columns
-   * (partial), or one per buffer row (gather, forward, add) */
-  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16,
-             t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first] + t->in_ne[r] + pr->s_rows + pr->r_rows,
+   * (partial), or one per buffer row (gather, forward, add); the rows'
+   * share is a bound, so the pages are left to be touched as filled */
+  int64_t rows_ne = t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first], ne = rows_ne + t->in_ne[r];
+  if (t->nent) {  /* local nonzeros, received B rows' and partial rows' edges: exact */
+    ne = rows_ne + t->nent[r] + t->nent[t->R + r];
+    for (int64_t b = t->B->first_p[r]; b < t->B->first_p[r + 1]; b++) ne -= t->B->b[b].ne;
+  }
+  pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16, ne + pr->s_rows + pr->r_rows,
              pr->s_rows + pr->r_rows, 0);
   emit_sends(t, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
@@ -442,6 +449,7 @@ static void tier_free(tier *t) {
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
   free(t->r_rows); free(t->fwd_from_r);
   part_owner_index_free(&t->own);
+  free(t->nent);
 }
 
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
@@ -472,6 +480,8 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   out->meta.ranks = R;
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
+  t->nent = calloc((size_t)R * 2, sizeof *t->nent);
+  if (t->nent && !plan_block_entries(B, t->nent)) { free(t->nent); t->nent = NULL; }
   layout(t);
   for (int32_t r = 0; r < R; r++)
     if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {
