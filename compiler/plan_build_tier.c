@@ -93,34 +93,42 @@ static shiro_status selections(tier *t) {
     for (int32_t j = 0; j < k->nc; j++) t->cpos[b][j] = k->csel[j] ? (int32_t)t->ncsel[b]++ : -1;
     for (int32_t i = 0; i < k->nr; i++) t->rpos[b][i] = k->rsel[i] ? (int32_t)t->nrsel[b]++ : -1;
   }
+  int64_t width = 1;  /* the widest part of rows or columns: the range of a U or V */
+  for (int32_t r = 0; r < t->R; r++) {
+    int64_t wc = t->Pcol->first[r + 1] - t->Pcol->first[r], wr = t->Prow->first[r + 1] - t->Prow->first[r];
+    if (wc > width) width = wc;
+    if (wr > width) width = wr;
+  }
   int failed = 0;
-#pragma omp parallel for schedule(dynamic, 16) reduction(| : failed)
-  for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) {
-    int32_t r = (int32_t)(x / t->nodes), N = (int32_t)(x % t->nodes);
-    if (N == node_of(t, r)) continue;
-    int64_t nu = 0, nv = 0;
-    for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
-      int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
-      if (bu >= 0) nu += t->ncsel[bu];
-      if (bv >= 0) nv += t->nrsel[bv];
+#pragma omp parallel reduction(| : failed)
+  {
+    uint64_t *bits = calloc((size_t)(width / 64 + 1), sizeof *bits);
+    failed = !bits;
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) {
+      int32_t r = (int32_t)(x / t->nodes), N = (int32_t)(x % t->nodes);
+      if (failed || N == node_of(t, r)) continue;
+      int64_t nu = 0, nv = 0;
+      for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
+        int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+        if (bu >= 0) nu += t->ncsel[bu];
+        if (bv >= 0) nv += t->nrsel[bv];
+      }
+      int64_t *u = malloc((size_t)(nu ? nu : 1) * sizeof *u), *v = malloc((size_t)(nv ? nv : 1) * sizeof *v);
+      if (!u || !v) { free(u); free(v); failed = 1; continue; }
+      nu = nv = 0;
+      for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
+        int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+        if (bu >= 0)
+          for (int32_t j = 0; j < B->b[bu].nc; j++) if (B->b[bu].csel[j]) u[nu++] = B->b[bu].cols[j];
+        if (bv >= 0)
+          for (int32_t i = 0; i < B->b[bv].nr; i++) if (B->b[bv].rsel[i]) v[nv++] = B->b[bv].rows[i];
+      }
+      int64_t c0 = t->Pcol->first[r], r0 = t->Prow->first[r];
+      t->U[x] = u; t->nU[x] = sc_sort_unique_range(u, nu, c0, t->Pcol->first[r + 1] - c0, bits);
+      t->V[x] = v; t->nV[x] = sc_sort_unique_range(v, nv, r0, t->Prow->first[r + 1] - r0, bits);
     }
-    int64_t *u = malloc((size_t)(nu ? nu : 1) * sizeof *u), *v = malloc((size_t)(nv ? nv : 1) * sizeof *v);
-    if (!u || !v) { free(u); free(v); failed = 1; continue; }
-    nu = nv = 0;
-    for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
-      int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
-      if (bu >= 0)
-        for (int32_t j = 0; j < B->b[bu].nc; j++) if (B->b[bu].csel[j]) u[nu++] = B->b[bu].cols[j];
-      if (bv >= 0)
-        for (int32_t i = 0; i < B->b[bv].nr; i++) if (B->b[bv].rsel[i]) v[nv++] = B->b[bv].rows[i];
-    }
-    qsort(u, (size_t)nu, sizeof *u, sc_cmp_i64);
-    qsort(v, (size_t)nv, sizeof *v, sc_cmp_i64);
-    int64_t a = 0, c = 0;
-    for (int64_t y = 0; y < nu; y++) if (!a || u[a - 1] != u[y]) u[a++] = u[y];
-    for (int64_t y = 0; y < nv; y++) if (!c || v[c - 1] != v[y]) v[c++] = v[y];
-    t->U[x] = u; t->nU[x] = a;
-    t->V[x] = v; t->nV[x] = c;
+    free(bits);
   }
   return failed ? SHIRO_ERR_NOMEM : SHIRO_OK;
 }

@@ -3,6 +3,7 @@
 #define SHIRO_SORTED_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 /* qsort comparator for int64_t. */
 static inline int sc_cmp_i64(const void *a, const void *b) {
@@ -18,6 +19,27 @@ static inline int64_t sc_find(const int64_t *a, int64_t n, int64_t v) {
     if (a[mid] < v) lo = mid + 1; else hi = mid;
   }
   return lo;
+}
+
+/* Sorts v[0..n-1], whose values lie in [first, first + width), and drops
+ * repeats; returns how many distinct values remain (increasing, at the
+ * front). When the values are dense in the range, by a bitmap: bits holds
+ * width/64 + 1 words, zero, and is left zero; else by qsort. */
+static inline int64_t sc_sort_unique_range(int64_t *v, int64_t n, int64_t first, int64_t width, uint64_t *bits) {
+  int64_t u = 0;
+  if (n == 0) return 0;
+  if (width / 64 <= 8 * n + 64) {  /* dense: mark, then read the marks back in order */
+    for (int64_t x = 0; x < n; x++) bits[(v[x] - first) >> 6] |= (uint64_t)1 << ((v[x] - first) & 63);
+    for (int64_t w = 0; w <= (width - 1) / 64 && u < n; w++) {
+      for (uint64_t b = bits[w]; b; b &= b - 1) v[u++] = first + w * 64 + __builtin_ctzll(b);
+      bits[w] = 0;
+    }
+    return u;
+  }
+  qsort(v, (size_t)n, sizeof *v, sc_cmp_i64);
+  for (int64_t x = 0; x < n; x++)
+    if (!u || v[u - 1] != v[x]) v[u++] = v[x];
+  return u;
 }
 
 /* The rank of node `node` with rank r's local index (rail alignment): ranks
