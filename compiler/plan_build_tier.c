@@ -140,9 +140,13 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(v
     int64_t b = t->blk[(int64_t)p * t->R + q];
     if (b < 0 || node_of(t, q) == me || rail(t, me, q) != rep) continue;
     const sc_block *k = &t->B->b[b];
-    int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)];
+    int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)], y = 0;
+    const int64_t *U = t->U[x];
     for (int32_t j = 0; j < k->nc; j++)
-      if (t->cpos[b][j] >= 0) fn(arg, t->secF[b] + t->cpos[b][j], src + sc_find(t->U[x], t->nU[x], k->cols[j]));
+      if (t->cpos[b][j] >= 0) {  /* U(q, me) holds every selected column, both increasing */
+        while (U[y] < k->cols[j]) y++;
+        fn(arg, t->secF[b] + t->cpos[b][j], src + y);
+      }
   }
 }
 
@@ -288,9 +292,13 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
     for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
       int64_t b = t->blk[(int64_t)p * t->R + q];
       if (q == r || b < 0) continue;
-      int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b];
+      int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b], y = 0;
+      const int64_t *V = t->V[x];
       for (int32_t i = 0; i < B->b[b].nr; i++)
-        if (t->rpos[b][i] >= 0) coll_add(&c, dst + sc_find(t->V[x], t->nV[x], B->b[b].rows[i]), (int32_t)(src + t->rpos[b][i]), 1.0);
+        if (t->rpos[b][i] >= 0) {  /* V(p, me) holds every selected row, both increasing */
+          while (V[y] < B->b[b].rows[i]) y++;
+          coll_add(&c, dst + y, (int32_t)(src + t->rpos[b][i]), 1.0);
+        }
     }
   }
   pb_mul_begin(pb, PROG_TAG_AGGREGATE_C, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 1);

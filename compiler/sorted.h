@@ -11,16 +11,6 @@ static inline int sc_cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Index of v in the sorted a[0..n-1]; v must be there (n >= 1). */
-static inline int64_t sc_find(const int64_t *a, int64_t n, int64_t v) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < v) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
 /* Sorts v[0..n-1], whose values lie in [first, first + width), and drops
  * repeats; returns how many distinct values remain (increasing, at the
  * front). When the values are dense in the range, by a bitmap: bits holds
