@@ -17,7 +17,7 @@ static void build_tables(void) {
   __atomic_store_n(&table_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t crc32c(uint32_t crc, const void *data, size_t n) {
+uint32_t crc32c_portable(uint32_t crc, const void *data, size_t n) {
   if (!__atomic_load_n(&table_ready, __ATOMIC_ACQUIRE)) build_tables();
   const unsigned char *p = data;
   crc = ~crc;
@@ -35,15 +35,33 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t n) {
   return ~crc;
 }
 
-void digest_init(digest64 *d) { d->h = 0x6A09E667F3BCC909ull; }
-
-/* splitmix64-style mixing of each value into the state: order-sensitive. */
-void digest_add(digest64 *d, int64_t v) {
-  uint64_t z = d->h ^ ((uint64_t)v + 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  d->h = z ^ (z >> 31);
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same CRC by the SSE4.2 crc32 instruction, 8 bytes a step (~8 GB/s
+ * against ~1.5 for the tables). */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t c = ~crc;
+  while (n && ((uintptr_t)p & 7)) { c = __builtin_ia32_crc32qi((uint32_t)c, *p++); n--; }
+  while (n >= 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, p, 8);
+    c = __builtin_ia32_crc32di(c, w);
+    p += 8;
+    n -= 8;
+  }
+  while (n--) c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+  return ~(uint32_t)c;
 }
+
+uint32_t crc32c(uint32_t crc, const void *data, size_t n) {
+  static int hw = -1; /* racing first calls store the same answer */
+  int h = __atomic_load_n(&hw, __ATOMIC_RELAXED);
+  if (h < 0) __atomic_store_n(&hw, h = __builtin_cpu_supports("sse4.2") ? 1 : 0, __ATOMIC_RELAXED);
+  return h ? crc32c_sse42(crc, data, n) : crc32c_portable(crc, data, n);
+}
+#else
+uint32_t crc32c(uint32_t crc, const void *data, size_t n) { return crc32c_portable(crc, data, n); }
+#endif
 
 uint64_t shiro_pattern_digest(int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind) {
   digest64 d;
