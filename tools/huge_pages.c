@@ -26,6 +26,13 @@
 #define HP_SANITIZED 0
 #endif
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && !HP_SANITIZED
+#define HP_RESTART 1
+#else
+#define HP_RESTART 0
+#endif
+
+#if HP_RESTART
 /* Whether the kernel gives huge pages to a region that asks (THP mode
  * "always" or "madvise", not "never"). */
 static int kernel_has_thp(void) {
@@ -37,9 +44,10 @@ static int kernel_has_thp(void) {
   mode[n] = 0;
   return strstr(mode, "[never]") == NULL && strchr(mode, '[') != NULL;
 }
+#endif
 
 void huge_pages_restart(char **argv) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && !HP_SANITIZED
+#if HP_RESTART
   const char *off = getenv("SHIRO_HUGEPAGES"), *old = getenv("GLIBC_TUNABLES");
   const char *pre = getenv("LD_PRELOAD");
   if ((off && strcmp(off, "0") == 0) || (old && strstr(old, TUNABLE)) || (pre && strstr(pre, "vgpreload")) ||
