@@ -163,13 +163,12 @@ static size_t bytes_of(int64_t n, size_t size) {
   return n == 0 ? size : (size_t)n * size;
 }
 
-/* Asks for transparent huge pages on the 2 MiB-aligned interior of the
- * block p of nbytes (where they are on request). Two reasons: the scatter
- * writes to as many places at once as there are buckets, and with 4 KiB
- * pages those writes miss the TLB; and a first touch costs per page, not
- * per byte (on the virtual machines this was measured on, memset of fresh
- * memory ran at 0.3 GB/s with 4 KiB pages and 9 GB/s with 2 MiB ones). */
-static void want_huge(void *p, size_t nbytes) {
+/* (csr.h) Two reasons for huge pages: the scatter writes to as many places
+ * at once as there are buckets, and with 4 KiB pages those writes miss the
+ * TLB; and a first touch costs per page, not per byte (on the virtual
+ * machines this was measured on, memset of fresh memory ran at 0.3 GB/s
+ * with 4 KiB pages and 9 GB/s with 2 MiB ones). */
+void sc_big_huge(void *p, size_t nbytes) {
 #ifdef MADV_HUGEPAGE
   const uintptr_t huge = (uintptr_t)2 << 20;
   uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
@@ -180,10 +179,8 @@ static void want_huge(void *p, size_t nbytes) {
 #endif
 }
 
-void sc_big_huge(void *p, size_t nbytes) { want_huge(p, nbytes); }
-
 void sc_big_populate(void *p, size_t off, size_t len) {
-  want_huge(p ? (char *)p + off : NULL, len);
+  sc_big_huge(p ? (char *)p + off : NULL, len);
 #ifdef MADV_POPULATE_WRITE
   const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t lo = ((uintptr_t)p + off) & ~(pg - 1), hi = (uintptr_t)p + off + len;
@@ -608,9 +605,9 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
                     (long long)nz);
     goto done;
   }
-  want_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
-  want_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
-  if (B->Rb) want_huge(B->Rb, (size_t)nz * sizeof *B->Rb);
+  sc_big_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
+  sc_big_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
+  if (B->Rb) sc_big_huge(B->Rb, (size_t)nz * sizeof *B->Rb);
   run_parts(B, populate_part);
   /* 2. Scatter in triplet order into the buckets. */
   run_parts(B, scatter_part);

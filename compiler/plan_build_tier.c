@@ -144,7 +144,7 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(v
     const int64_t *U = t->U[x];
     for (int32_t j = 0; j < k->nc; j++)
       if (t->cpos[b][j] >= 0) {  /* U(q, me) holds every selected column, both increasing */
-        while (U[y] < k->cols[j]) y++;
+        y = sc_seek(U, y, k->cols[j]);
         fn(arg, t->secF[b] + t->cpos[b][j], src + y);
       }
   }
@@ -296,7 +296,7 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
       const int64_t *V = t->V[x];
       for (int32_t i = 0; i < B->b[b].nr; i++)
         if (t->rpos[b][i] >= 0) {  /* V(p, me) holds every selected row, both increasing */
-          while (V[y] < B->b[b].rows[i]) y++;
+          y = sc_seek(V, y, B->b[b].rows[i]);
           coll_add(&c, dst + y, (int32_t)(src + t->rpos[b][i]), 1.0);
         }
     }
@@ -307,9 +307,9 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
   return st;
 }
 
-/* Fills M for rank r: where each received B row lands, one search per
- * selected column (not per edge), U(q, me) walked along the block's
- * increasing columns. */
+/* Fills M for rank r: where each received B row lands, once per selected
+ * column (not per edge), U(q, me) walked along the block's increasing
+ * columns. */
 static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M) {
   const sc_blocks *B = t->B;
   int64_t total = 0;
@@ -338,7 +338,7 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M) {
       if (!inter) {
         col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos);
       } else if (rep == r) {  /* U(q, me) holds every selected column, both increasing */
-        while (t->U[x][y] < k->cols[j]) y++;
+        y = sc_seek(t->U[x], y, k->cols[j]);
         col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_INTER_B, q, r)] + y);
       } else {
         col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_FWD_B, rep, r)] + t->secF[b] + pos);

@@ -11,6 +11,14 @@ static inline int sc_cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Index of v in the increasing a, searched forward from index y: a must
+ * hold v at y or after. Callers look up increasing values, each from the
+ * last index found, so a whole walk is linear in a. */
+static inline int64_t sc_seek(const int64_t *a, int64_t y, int64_t v) {
+  while (a[y] < v) y++;
+  return y;
+}
+
 /* Sorts v[0..n-1], whose values lie in [first, first + width), and drops
  * repeats; returns how many distinct values remain (increasing, at the
  * front). When the values are dense in the range, by a bitmap: bits holds

@@ -13,8 +13,8 @@
  * or valgrind (their allocators ignore it), off glibc, or when the exec
  * fails. Why: the planner fills hundreds of thousands of fresh 4 KiB pages,
  * and a page fault costs about a microsecond on bare metal and ten in some
- * virtual machines; measured here on an R-MAT scale-18 plan, 66,570 faults
- * became 3,604. */
+ * virtual machines; measured here on an R-MAT scale-18 plan, 66,655 faults
+ * became 3,040. */
 void huge_pages_restart(char **argv);
 
 #endif
