@@ -48,4 +48,20 @@ shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int
                             const int64_t *rw, const int64_t *cw, cover_ws *ws,
                             uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *flow);
 
+/* The minimum vertex cover (fewest vertices) of least secondary weight
+ * Σ rh[i] over its rows + Σ ch[j] over its columns, given a maximum matching
+ * (rmatch, cmatch) of the graph. Weights >= 0 and small: 4 (nr + 1) Σ weights
+ * must fit in int64 (else SHIRO_ERR_ARG). Exactly the cover cover_weighted
+ * gives with weights W + rh, W + ch (any W > Σ rh + Σ ch), at a fraction of
+ * the cost: the vertices every minimum cover takes or leaves are found by two
+ * alternating searches (Dulmage–Mendelsohn), a pair of the matching free to
+ * take either end with no edge to another such pair takes its lighter end,
+ * and max-flow runs only on the pairs left. Writes the cover, its secondary
+ * weight *weight and the lower bound *bound the matching and the flow prove
+ * (equal to *weight). SHIRO_ERR_ARG if the matching is not a maximum
+ * matching of the graph. */
+shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
+                       const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
+                       uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound);
+
 #endif

@@ -238,23 +238,6 @@ static int64_t flow_blocking(flow_net *F) {
   }
 }
 
-/* Checks the weights and sums them into *total (SHIRO_ERR_ARG if one is
- * negative or the sum does not leave room for the infinite capacity). */
-static shiro_status flow_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw,
-                                 int64_t *total) {
-  int64_t s = 0;
-  for (int32_t i = 0; i < nr; i++) {
-    if (rw[i] < 0 || rw[i] > INT64_MAX - 1 - s) return SHIRO_ERR_ARG;
-    s += rw[i];
-  }
-  for (int32_t j = 0; j < nc; j++) {
-    if (cw[j] < 0 || cw[j] > INT64_MAX - 1 - s) return SHIRO_ERR_ARG;
-    s += cw[j];
-  }
-  *total = s;
-  return SHIRO_OK;
-}
-
 shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
                             const int64_t *rw, const int64_t *cw, cover_ws *ws,
                             uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *flow) {
@@ -263,7 +246,7 @@ shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int
   if (!ws || !weight || !flow || (nr > 0 && (!rw || !rcov)) || (nc > 0 && (!cw || !ccov)))
     return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument");
   int64_t total;
-  st = flow_weights(nr, nc, rw, cw, &total);
+  st = cover_sum_weights(nr, nc, rw, cw, &total);
   if (st != SHIRO_OK) return shiro_fail(NULL, st, "negative weight or weight sum overflow");
   flow_net F = {.nr = nr, .nc = nc, .Gp = Gp, .Gj = Gj, .base = Gp ? Gp[0] : 0,
                 .inf = total + 1};

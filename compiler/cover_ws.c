@@ -17,6 +17,9 @@ void cover_ws_free(cover_ws *ws) {
   free(ws->i64.p);
   free(ws->u8.p);
   free(ws->match.p);
+  free(ws->lex64.p);
+  free(ws->lex32.p);
+  free(ws->lex8.p);
   free(ws);
 }
 
@@ -57,6 +60,20 @@ shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const 
   if (Gp[nr] > Gp[0] && !Gj) return SHIRO_ERR_ARG;
   for (int64_t k = Gp[0]; k < Gp[nr]; k++)
     if (Gj[k] < 0 || Gj[k] >= nc) return SHIRO_ERR_ARG;
+  return SHIRO_OK;
+}
+
+shiro_status cover_sum_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw, int64_t *total) {
+  int64_t s = 0;
+  for (int32_t i = 0; i < nr; i++) {
+    if (rw[i] < 0 || rw[i] > INT64_MAX - 1 - s) return SHIRO_ERR_ARG;
+    s += rw[i];
+  }
+  for (int32_t j = 0; j < nc; j++) {
+    if (cw[j] < 0 || cw[j] > INT64_MAX - 1 - s) return SHIRO_ERR_ARG;
+    s += cw[j];
+  }
+  *total = s;
   return SHIRO_OK;
 }
 

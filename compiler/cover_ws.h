@@ -26,6 +26,8 @@ struct cover_ws {
   cover_buf u8;    /* byte scratch: visited marks (König) */
   cover_buf match; /* int32 [nr+nc]: rmatch|cmatch that cover_min_vertex_cover keeps
                       between its two steps (the others use only the scratch above) */
+  cover_buf lex64, lex32, lex8; /* cover_lex's own scratch, kept while it calls cover_weighted
+                                   (which uses i32 and i64) on the part it cannot decide alone */
   int64_t grow_budget; /* test hook: reallocs still allowed to succeed; -1 = unlimited */
 };
 
@@ -45,6 +47,26 @@ void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
  * every Gj[k] in [0, nc). O(nr + edges). Returns SHIRO_OK or SHIRO_ERR_ARG.
  * A NULL Gp with nr == 0 is an empty graph. */
 shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj);
+
+/* Checks weights (each >= 0) and sums them into *total; SHIRO_ERR_ARG if one
+ * is negative or the sum would not leave room for one more unit (INT64_MAX). */
+shiro_status cover_sum_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw, int64_t *total);
+
+/* Checks that (rmatch, cmatch) is a matching of the graph (konig.c): entries
+ * in range or -1, the two arrays mirror each other, each pair is an edge.
+ * Sets *size to the number of pairs. SHIRO_ERR_ARG otherwise. O(nr + nc + edges). */
+shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                                  const int32_t *rmatch, const int32_t *cmatch, int64_t *size);
+
+/* König's cover from a checked matching of `size` pairs (konig.c). Scratch:
+ * queue [nr] int32, mark [nr+nc] bytes; on return mark[i] (rows) and
+ * mark[nr+j] (columns) are 1 for the vertices reached from the unmatched rows
+ * by alternating paths, the set Z. Returns `notmax` (rcov/ccov untouched) if a
+ * free column is reached: the matching is not maximum. */
+shiro_status konig_run(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                       const int32_t *rmatch, const int32_t *cmatch, int64_t size,
+                       int32_t *queue, uint8_t *mark, shiro_status notmax,
+                       uint8_t *rcov, uint8_t *ccov);
 
 /* Number of edges of a checked graph: Gp[nr] - Gp[0] (0 when Gp is NULL). */
 int64_t cover_graph_edges(int32_t nr, const int64_t *Gp);

@@ -8,9 +8,12 @@
  * those the fewest intra-node hops. f_j = the ranks of N other than the
  * rail-aligned receiver that need column j (forwards inside N); g_i = the
  * ranks of H other than the aggregator that hold nonzeros of row i (partials
- * sent inside H). The cover is then cut back to the blocks (p, q): a column
- * is sent to p only if p has a nonzero in it whose row is not selected, and a
- * row is computed by q only if q still holds one of its nonzeros. */
+ * sent inside H). It is solved as a maximum matching (the certificate) and
+ * cover_lex from it: the cover cover_weighted would give with these weights,
+ * without running max-flow on the whole graph. The cover is then cut back to
+ * the blocks (p, q): a column is sent to p only if p has a nonzero in it
+ * whose row is not selected, and a row is computed by q only if q still holds
+ * one of its nonzeros. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +47,7 @@ typedef struct node_pair {
   int64_t **rows; int64_t *nrows, *roff;   /* per p in N (index p - N*G): sorted rows, combined offset */
   int64_t **cols; int64_t *ncols, *coff;   /* per q in H */
   int64_t nr, nc, ne;
-  int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;
+  int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;  /* graph; hop counts g (rows) and f (columns) */
   uint8_t *rcov, *ccov;
   int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
   int32_t **rmap, **cmap;        /* [nt] per block: combined id of each row / column within its rank's part */
@@ -69,14 +72,19 @@ static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, i
   return lists[x][v - off[x]];
 }
 
-/* A maximum matching of the node pair's graph as global (i, j) pairs. Its size
- * equals the cover's cardinality: the certificate that no node-level cover
- * moves fewer inter-node rows. */
-static shiro_status np_certificate(node_pair *np, int32_t G, cover_ws *ws) {
+/* The cover of the node pair and its certificate: a maximum matching (its
+ * size is the cover's cardinality: no node-level cover moves fewer inter-node
+ * rows), then the fewest hops among the covers of that size (cover_lex). The
+ * matching is kept as global (i, j) pairs. */
+static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
   int32_t *rm = malloc(((size_t)np->nr + 1) * sizeof *rm), *cm = malloc(((size_t)np->nc + 1) * sizeof *cm);
-  int64_t size = 0;
+  int64_t size = 0, weight = 0, bound = -1;
   shiro_status st = (!rm || !cm) ? SHIRO_ERR_NOMEM
                                  : cover_max_matching((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, ws, rm, cm, &size);
+  if (st == SHIRO_OK)
+    st = cover_lex((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, ws, np->rcov, np->ccov,
+                   &weight, &bound);
+  if (st == SHIRO_OK && weight != bound) st = SHIRO_ERR_INTERNAL;
   if (st == SHIRO_OK) np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
   if (st == SHIRO_OK && !np->cert) st = SHIRO_ERR_NOMEM;
   for (int64_t i = 0; st == SHIRO_OK && i < np->nr; i++)
@@ -176,11 +184,6 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
     }
   }
   free(fill);
-  int64_t W = 1;  /* larger than any sum of hop counts: cardinality first */
-  for (int64_t i = 0; i < np->nr; i++) W += np->rw[i];
-  for (int64_t j = 0; j < np->nc; j++) W += np->cw[j];
-  for (int64_t i = 0; i < np->nr; i++) np->rw[i] += W;
-  for (int64_t j = 0; j < np->nc; j++) np->cw[j] += W;
   return SHIRO_OK;
 }
 
@@ -223,11 +226,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       np.N = (int32_t)(pair / nodes);
       np.H = (int32_t)(pair % nodes);
       if (np.N == np.H || failed) continue;
-      int64_t weight = 0, flow = 0;
-      if (!ws || np_build(B, G, &np) != SHIRO_OK ||
-          cover_weighted((int32_t)np.nr, (int32_t)np.nc, np.Gp, np.Gj, np.rw, np.cw, ws, np.rcov, np.ccov, &weight,
-                         &flow) != SHIRO_OK ||
-          weight != flow || np_certificate(&np, G, ws) != SHIRO_OK) {
+      if (!ws || np_build(B, G, &np) != SHIRO_OK || np_cover(&np, G, ws) != SHIRO_OK) {
         failed = 1;
       } else {
         np_apply(B, G, &np);

@@ -12,10 +12,7 @@
 #include "cover_ws.h"
 #include "error.h"
 
-/* Checks that (rmatch, cmatch) is a matching of the graph: entries in range
- * or -1, the two arrays mirror each other, each pair is an edge. Sets *size to
- * the number of pairs. O(nr + nc + edges). */
-static shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp,
+shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp,
                                          const int32_t *Gj, const int32_t *rmatch,
                                          const int32_t *cmatch, int64_t *size) {
   int64_t n = 0;
@@ -36,11 +33,8 @@ static shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *
   return SHIRO_OK;
 }
 
-/* The alternating BFS and the cover, for a valid matching of `size` pairs.
- * Scratch: queue [nr] int32, mark [nr+nc] bytes (rows, then columns).
- * Returns `notmax` if a free column is reached (the matching is not maximum),
- * with rcov/ccov untouched; else writes the cover. */
-static shiro_status konig_run(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+/* The alternating BFS (the set Z, left in mark) and the cover. */
+shiro_status konig_run(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
                               const int32_t *rmatch, const int32_t *cmatch, int64_t size,
                               int32_t *queue, uint8_t *mark, shiro_status notmax,
                               uint8_t *rcov, uint8_t *ccov) {

@@ -6,6 +6,10 @@
  * Hopcroft–Karp matching size, lexicographic weights (1000003·a + b) and
  * weights near 2^62 stay exact in int64, results are deterministic, bad
  * arguments give SHIRO_ERR_ARG and allocation failures SHIRO_ERR_NOMEM.
+ * cover_lex (the fewest vertices, then the least small weight, from a
+ * maximum matching) gives exactly cover_weighted's cover with weights W + w,
+ * on small, sparse, dense and power-law graphs, and refuses matchings that are
+ * not maximum or not matchings.
  * Returns 0 on success, 1 (after printing why) on the first failure. */
 #include <stdint.h>
 #include <stdio.h>
@@ -342,6 +346,108 @@ static int test_nomem(void) {
   return 0;
 }
 
+/* cover_lex against cover_weighted with weights W + rh, W + ch on g: the same
+ * cover, vertex for vertex, and the same weight; the matching's size vertices. */
+static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover_ws *ws, const char *what) {
+  int32_t nr = g->nr, nc = g->nc;
+  size_t r = (size_t)nr, c = (size_t)nc;
+  int32_t *m = malloc((r + c + 1) * sizeof *m);
+  int64_t *rw = malloc((r + 1) * sizeof *rw), *cw = malloc((c + 1) * sizeof *cw);
+  uint8_t *a = malloc(r + c + 1), *b = malloc(r + c + 1);
+  if (!m || !rw || !cw || !a || !b) exit(1);
+  int64_t W = 1, size = -1, w = -1, bound = -2, ww = -1, wf = -2, n = 0;
+  for (int32_t i = 0; i < nr; i++) W += rh[i];
+  for (int32_t j = 0; j < nc; j++) W += ch[j];
+  for (int32_t i = 0; i < nr; i++) rw[i] = W + rh[i];
+  for (int32_t j = 0; j < nc; j++) cw[j] = W + ch[j];
+  shiro_status s1 = cover_max_matching(nr, nc, g->Gp, g->Gj, ws, m, m + r, &size);
+  shiro_status s2 = s1 ? s1 : cover_lex(nr, nc, g->Gp, g->Gj, rh, ch, m, m + r, ws, a, a + r, &w, &bound);
+  shiro_status s3 = cover_weighted(nr, nc, g->Gp, g->Gj, rw, cw, ws, b, b + r, &ww, &wf);
+  for (size_t v = 0; v < r + c; v++) n += a[v];
+  int bad = s1 || s2 || s3 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
+            check_cover(g, rh, ch, a, a + r, w);
+  if (bad)
+    fprintf(stderr, "%s (%d x %d): status %d/%d/%d, lex weight %lld bound %lld, %lld vertices for %lld pairs, "
+            "weighted %lld = W %lld x %lld + %lld?, same cover: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
+            (long long)bound, (long long)n, (long long)size, (long long)ww, (long long)W, (long long)size,
+            (long long)(ww - W * size), memcmp(a, b, r + c) ? "no" : "yes");
+  free(m); free(rw); free(cw); free(a); free(b);
+  return bad;
+}
+
+/* cover_lex: random small and medium graphs (hop weights 0..3 as the group
+ * strategy has, and 0..9), sparse ones with long alternating paths, and
+ * power-law ones like R-MAT blocks; then matchings it must refuse. */
+static int test_lex(cover_ws *ws) {
+  char what[64];
+  for (int t = 0; t < 2000; t++) {
+    int32_t nr = rng_below(14), nc = rng_below(14);
+    static const double dens[] = {0.05, 0.12, 0.25, 0.5, 0.9};
+    graph g = graph_random(nr, nc, dens[rng_below(5)], rng_below(3), rng_below(3));
+    int64_t top = t % 3 ? 3 : 9;
+    int64_t *rh = weights_random(nr, 0, top, 0.2), *ch = weights_random(nc, 0, top, 0.2);
+    snprintf(what, sizeof what, "lex small #%d", t);
+    int bad = check_lex(&g, rh, ch, ws, what);
+    free(rh); free(ch); graph_free(&g);
+    if (bad) return 1;
+  }
+  for (int t = 0; t < 12; t++) {
+    graph g = t % 3 == 0 ? graph_random(2000, 1500, 1.2 / 1500.0, 5, 0)
+              : t % 3 == 1 ? graph_powerlaw(3000, 2500, 9000 + 3000 * t)
+                           : graph_random(400, 500, 0.01, 20, 2);
+    int64_t *rh = weights_random(g.nr, 0, 3, 0.3), *ch = weights_random(g.nc, 0, 3, 0.3);
+    snprintf(what, sizeof what, "lex large #%d", t);
+    int bad = check_lex(&g, rh, ch, ws, what);
+    free(rh); free(ch); graph_free(&g);
+    if (bad) return 1;
+  }
+  /* A path r0-c0-r1-c1: {c0, r1} (weights) vs {r0, c1}; a non-maximum and a broken matching. */
+  int64_t gp[3] = {0, 1, 3}, h[2] = {0, 0};
+  int32_t gj[3] = {0, 0, 1}, rm[2] = {0, -1}, cm[2] = {0, -1}, bad_rm[2] = {1, -1}, bad_cm[2] = {-1, 0};
+  uint8_t rc[2], cc[2];
+  int64_t w, bnd;
+  CHECK(cover_lex(2, 2, gp, gj, h, h, rm, cm, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: non-maximum matching");
+  CHECK(cover_lex(2, 2, gp, gj, h, h, bad_rm, bad_cm, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: not a matching");
+  int32_t rm2[2] = {0, 1}, cm2[2] = {0, 1};
+  int64_t neg[2] = {0, -1};
+  CHECK(cover_lex(2, 2, gp, gj, neg, h, rm2, cm2, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: negative weight");
+  CHECK(cover_lex(2, 2, gp, gj, h, h, rm2, cm2, ws, rc, cc, NULL, &bnd) == SHIRO_ERR_ARG, "lex: NULL weight");
+  int64_t rh[2] = {5, 1}, ch[2] = {1, 5};
+  CHECK(cover_lex(2, 2, gp, gj, rh, ch, rm2, cm2, ws, rc, cc, &w, &bnd) == SHIRO_OK && w == 2 && bnd == 2 &&
+        !rc[0] && rc[1] && cc[0] && !cc[1], "lex path: weight %lld, cover r%d%d c%d%d", (long long)w, rc[0], rc[1],
+        cc[0], cc[1]);
+  /* Allocation failures: NOMEM with outputs untouched, then the same answer. */
+  graph g = graph_powerlaw(300, 250, 1500);
+  int64_t *rh3 = weights_random(g.nr, 0, 3, 0.3), *ch3 = weights_random(g.nc, 0, 3, 0.3);
+  int32_t *m = malloc(550 * sizeof *m);
+  uint8_t ref[550], out[550];
+  int64_t size, refw;
+  if (!m) exit(1);
+  CHECK(cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, ws, m, m + 300, &size) == SHIRO_OK &&
+        cover_lex(g.nr, g.nc, g.Gp, g.Gj, rh3, ch3, m, m + 300, ws, ref, ref + 300, &refw, &bnd) == SHIRO_OK, "lex ref");
+  int nomem = 0;
+  for (int budget = 0; budget < 10; budget++) {
+    cover_ws *fresh = cover_ws_new();
+    CHECK(fresh, "cover_ws_new");
+    cover_ws_set_grow_budget(fresh, budget);
+    memset(out, 0xAB, sizeof out);
+    w = -5;
+    shiro_status st = cover_lex(g.nr, g.nc, g.Gp, g.Gj, rh3, ch3, m, m + 300, fresh, out, out + 300, &w, &bnd);
+    if (st == SHIRO_ERR_NOMEM) {
+      for (int i = 0; i < 550; i++) CHECK(out[i] == 0xAB, "lex: output written before NOMEM");
+      CHECK(w == -5, "lex: weight written before NOMEM");
+      nomem++;
+      cover_ws_set_grow_budget(fresh, -1);
+      st = cover_lex(g.nr, g.nc, g.Gp, g.Gj, rh3, ch3, m, m + 300, fresh, out, out + 300, &w, &bnd);
+    }
+    CHECK(st == SHIRO_OK && w == refw && !memcmp(out, ref, 550), "lex budget %d: status %d", budget, st);
+    cover_ws_free(fresh);
+  }
+  CHECK(nomem >= 3, "lex: only %d allocation failures exercised", nomem);
+  free(m); free(rh3); free(ch3); graph_free(&g);
+  return 0;
+}
+
 int main(void) {
   cover_ws *ws = cover_ws_new();
   CHECK(ws, "cover_ws_new");
@@ -358,6 +464,8 @@ int main(void) {
   printf("large graphs ok\n");
   if (test_nomem()) return 1;
   printf("allocation failures ok\n");
+  if (test_lex(ws)) return 1;
+  printf("cover_lex = cover_weighted with lexicographic weights ok\n");
   cover_ws_free(ws);
   return 0;
 }

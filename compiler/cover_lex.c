@@ -1,0 +1,199 @@
+/* cover_lex.c — the minimum vertex cover of least secondary weight, from a
+ * maximum matching (Dulmage–Mendelsohn), with a max-flow only where a choice
+ * is left.
+ *
+ * With a maximum matching M (each minimum cover takes exactly one end of each
+ * pair of M, and nothing else):
+ *   Z = reached from the free rows by alternating paths (row → any column,
+ *       column → its mate): every minimum cover takes Z's columns, not its rows;
+ *   Y = reached from the free columns (column → any row, row → its mate):
+ *       every minimum cover takes Y's rows, not its columns;
+ *   the other pairs are free to take either end, except that an edge (i, j)
+ *   from pair P (i its row) to another pair Q (j its column) forbids "P takes
+ *   its column while Q takes its row".
+ * A pair with no such edge ("alone") takes its lighter end, its row on a tie.
+ * The others go to cover_weighted as their own graph (their rows, their
+ * columns, the edges among them), weighted W + rh, W + ch with W above the
+ * sum of their rh and ch, so that the fewest vertices come first.
+ *
+ * The result is the cover cover_weighted gives on the whole graph with weights
+ * W + rh, W + ch: of all optimal covers, the one with the fewest rows out and
+ * columns in (the source side of the minimal minimum cut, which is unique),
+ * because Z is in every optimal source side and Y in none. */
+#include <stdint.h>
+#include <string.h>
+
+#include "cover_ws.h"
+#include "error.h"
+
+/* cover_lex's scratch, carved from its own workspace buffers. */
+typedef struct lex_scratch {
+  int64_t *Tp;       /* [nc+1] transpose of the edges whose column is outside Z */
+  int64_t *sGp;      /* [nr+1] the graph of the pairs left to choose */
+  int64_t *srw, *scw;/* [nr] their weights */
+  int32_t *queue;    /* [nr+nc] BFS queues */
+  int32_t *Ti;       /* [edges] transpose: rows */
+  int32_t *sGj;      /* [edges] the pairs' graph: columns (a pair's id) */
+  int32_t *pid;      /* [nr] row i's pair id in that graph, or -1 */
+  uint8_t *z;        /* [nr+nc] Z (rows, then columns) */
+  uint8_t *y;        /* [nr+nc] Y */
+  uint8_t *kcov;     /* [nr+nc] König's cover (konig_run's output, not used) */
+  uint8_t *scov;     /* [2 nr] the pairs' cover: rows, then columns */
+} lex_scratch;
+
+static shiro_status lex_reserve(cover_ws *ws, int32_t nr, int32_t nc, int64_t ne, lex_scratch *x) {
+  int64_t *l;
+  int32_t *w;
+  uint8_t *b;
+  shiro_status st = cover_ws_reserve(ws, &ws->lex64, (int64_t)nc + 1 + 3 * ((int64_t)nr + 1), sizeof *l, (void **)&l);
+  if (st == SHIRO_OK) st = cover_ws_reserve(ws, &ws->lex32, 2 * ne + 2 * (int64_t)nr + nc, sizeof *w, (void **)&w);
+  if (st == SHIRO_OK) st = cover_ws_reserve(ws, &ws->lex8, 3 * ((int64_t)nr + nc) + 2 * (int64_t)nr, 1, (void **)&b);
+  if (st != SHIRO_OK) return st;
+  x->Tp = l;
+  x->sGp = l + nc + 1;
+  x->srw = x->sGp + nr + 1;
+  x->scw = x->srw + nr + 1;
+  x->queue = w;
+  x->Ti = w + nr + nc;
+  x->sGj = x->Ti + ne;
+  x->pid = x->sGj + ne;
+  x->z = b;
+  x->y = b + nr + nc;
+  x->kcov = x->y + nr + nc;
+  x->scov = x->kcov + nr + nc;
+  return SHIRO_OK;
+}
+
+/* Y: the alternating BFS from the free columns, over the transpose of the
+ * edges whose column is outside Z (an edge into Z cannot lead into Y). */
+static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                       const int32_t *cmatch, lex_scratch *x) {
+  const uint8_t *cz = x->z + nr;
+  uint8_t *ry = x->y, *cy = x->y + nr;
+  int64_t *Tp = x->Tp;
+  const uint8_t *rz = x->z;
+  memset(Tp, 0, ((size_t)nc + 1) * sizeof *Tp);
+  for (int32_t i = 0; i < nr; i++)  /* a row in Z has all its columns in Z */
+    if (!rz[i])
+      for (int64_t k = Gp[i]; k < Gp[i + 1]; k++)
+        if (!cz[Gj[k]]) Tp[Gj[k] + 1]++;
+  for (int32_t j = 0; j < nc; j++) Tp[j + 1] += Tp[j];
+  for (int32_t i = 0; i < nr; i++)  /* Tp[j] runs to the end of column j, then back */
+    if (!rz[i])
+      for (int64_t k = Gp[i]; k < Gp[i + 1]; k++)
+        if (!cz[Gj[k]]) x->Ti[Tp[Gj[k]]++] = i;
+  for (int32_t j = nc; j > 0; j--) Tp[j] = Tp[j - 1];
+  Tp[0] = 0;
+  memset(x->y, 0, (size_t)nr + (size_t)nc);
+  int64_t head = 0, tail = 0;
+  for (int32_t j = 0; j < nc; j++)
+    if (cmatch[j] < 0) { cy[j] = 1; x->queue[tail++] = j; }
+  while (head < tail) {
+    int32_t j = x->queue[head++];
+    for (int64_t p = Tp[j]; p < Tp[j + 1]; p++) {
+      int32_t i = x->Ti[p], w = rmatch[i];
+      if (ry[i]) continue;
+      ry[i] = 1;
+      if (w >= 0 && !cy[w]) { cy[w] = 1; x->queue[tail++] = w; }
+    }
+  }
+}
+
+/* Marks the pairs that have an edge to another undecided pair (pid[i] = 0),
+ * numbers them in row order, and builds their graph. Returns their count. */
+static int32_t lex_pairs_graph(int32_t nr, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                               const int32_t *cmatch, lex_scratch *x) {
+  const uint8_t *rz = x->z, *ry = x->y;
+  int32_t *pid = x->pid;
+  for (int32_t i = 0; i < nr; i++) pid[i] = -1;
+  for (int32_t i = 0; i < nr; i++) {
+    if (rmatch[i] < 0 || rz[i] || ry[i]) continue;
+    for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+      int32_t j = Gj[k], o = cmatch[j];  /* o: j's mate; matched, since i is not in Y */
+      if (j == rmatch[i] || o < 0 || rz[o]) continue;  /* a column in Z is in every cover */
+      pid[i] = pid[o] = 0;
+    }
+  }
+  int32_t n = 0;
+  for (int32_t i = 0; i < nr; i++)
+    if (pid[i] == 0) pid[i] = n++;
+  int64_t e = 0;
+  for (int32_t i = 0, p = 0; i < nr; i++) {
+    if (pid[i] < 0) continue;
+    x->sGp[p++] = e;
+    for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+      int32_t o = cmatch[Gj[k]];
+      if (o >= 0 && !rz[o]) x->sGj[e++] = pid[o];
+    }
+  }
+  x->sGp[n] = e;
+  return n;
+}
+
+shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
+                       const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
+                       uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound) {
+  shiro_status st = cover_check_graph(nr, nc, Gp, Gj);
+  if (st != SHIRO_OK) return st;
+  if (!ws || !weight || !bound || (nr > 0 && (!rh || !rmatch || !rcov)) || (nc > 0 && (!ch || !cmatch || !ccov)))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument");
+  int64_t total, size;
+  if (cover_sum_weights(nr, nc, rh, ch, &total) != SHIRO_OK || total > INT64_MAX / 4 / ((int64_t)nr + 1))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "negative weight or weights too large");
+  if (konig_check_matching(nr, nc, Gp, Gj, rmatch, cmatch, &size) != SHIRO_OK)
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching of the graph");
+  lex_scratch x;
+  int64_t ne = cover_graph_edges(nr, Gp);
+  st = lex_reserve(ws, nr, nc, ne, &x);
+  if (st != SHIRO_OK) return st;
+  st = konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, x.queue, x.z, SHIRO_ERR_ARG, x.kcov, x.kcov + nr);
+  if (st != SHIRO_OK) return st;  /* the matching is not maximum */
+  lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x);
+  int32_t n = lex_pairs_graph(nr, Gp, Gj, rmatch, cmatch, &x);
+  /* The pairs left to choose: W + rh, W + ch, W above their sum of hops. */
+  int64_t W = 1, sw = 0, sf = 0;
+  for (int32_t i = 0; i < nr; i++)
+    if (x.pid[i] >= 0) W += rh[i] + ch[rmatch[i]];
+  for (int32_t i = 0; i < nr; i++)
+    if (x.pid[i] >= 0) {
+      x.srw[x.pid[i]] = W + rh[i];
+      x.scw[x.pid[i]] = W + ch[rmatch[i]];
+    }
+  if (n > 0) {
+    st = cover_weighted(n, n, x.sGp, x.sGj, x.srw, x.scw, ws, x.scov, x.scov + n, &sw, &sf);
+    if (st != SHIRO_OK) return st;
+    int64_t taken = 0;
+    for (int32_t p = 0; p < 2 * n; p++) taken += x.scov[p];
+    if (sw != sf || taken != n) return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "pairs' cover is not minimum");
+  }
+  /* The cover: Z's columns, Y's rows, each undecided pair's chosen end. */
+  const uint8_t *rz = x.z, *cz = x.z + nr, *ry = x.y;
+  int64_t w = 0, low = sf - W * n, count = 0;
+  for (int32_t j = 0; j < nc; j++) ccov[j] = cz[j];
+  for (int32_t i = 0; i < nr; i++) {
+    int32_t j = rmatch[i];
+    int col;
+    if (rz[i] || ry[i]) {
+      col = 0;
+      rcov[i] = ry[i];
+      if (ry[i]) low += rh[i];
+      else if (j >= 0) low += ch[j];
+    } else if (x.pid[i] < 0) {
+      col = ch[j] < rh[i];
+      rcov[i] = (uint8_t)!col;
+      low += col ? ch[j] : rh[i];
+    } else {
+      col = x.scov[n + x.pid[i]];
+      rcov[i] = x.scov[x.pid[i]];
+    }
+    if (col) ccov[j] = 1;
+  }
+  for (int32_t i = 0; i < nr; i++) { w += rcov[i] ? rh[i] : 0; count += rcov[i]; }
+  for (int32_t j = 0; j < nc; j++) { w += ccov[j] ? ch[j] : 0; count += ccov[j]; }
+  if (count != size || w != low)
+    return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "cover: %lld vertices for %lld pairs, weight %lld, bound %lld",
+                      (long long)count, (long long)size, (long long)w, (long long)low);
+  *weight = w;
+  *bound = low;
+  return SHIRO_OK;
+}
