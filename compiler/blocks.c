@@ -252,6 +252,18 @@ done:
   return SHIRO_OK;
 }
 
+void block_count_entries(sc_block *b) {
+  int64_t np = 0, nr = 0;
+  for (int32_t i = 0; i < b->nr; i++) {
+    int64_t sel = 0, n = b->Gp[i + 1] - b->Gp[i];
+    for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sel += b->csel[b->Gj[e]];
+    nr += sel;
+    if (b->rsel[i]) np += n - sel;
+  }
+  b->ent_partial = np;
+  b->ent_remote = nr;
+}
+
 void blocks_free(sc_blocks *B) {
   if (!B) return;
   for (int64_t t = 0; t < B->n; t++) free(B->b[t].rmatch);

@@ -23,6 +23,9 @@ typedef struct sc_block {
   uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
   uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
   int64_t mu;      /* maximum matching size (= minimum cover size), -1 if not solved */
+  int64_t ent_partial; /* entries the selection puts in programs (block_count_entries): nonzeros of
+                          selected rows in unselected columns (the partial rows q computes) */
+  int64_t ent_remote;  /* and nonzeros in selected columns (p's REMOTE_B entries) */
   int32_t *rmatch; /* [nr] column matched to row i or -1: the cover's certificate (NULL if none;
                       malloc'ed on its own, the other arrays live in their rank's arena) */
 } sc_block;
@@ -49,6 +52,11 @@ typedef struct sc_blocks {
  * Memory: 12 bytes per edge, 17 per block row, 9 per block column. */
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
+
+/* Sets b->ent_partial and b->ent_remote from b's rsel and csel: what its
+ * rows and columns put in the programs. Strategies call it once a block's
+ * selection is final, while the block is still in cache. */
+void block_count_entries(sc_block *b);
 
 /* Frees every block's arrays and the list. NULL is a no-op. */
 void blocks_free(sc_blocks *B);

@@ -35,6 +35,14 @@ shiro_status cover_konig(int32_t nr, int32_t nc, const int64_t *Gp, const int32_
                          const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
                          uint8_t *rcov, uint8_t *ccov);
 
+/* cover_konig for a matching cover_max_matching has just returned for this
+ * same graph, with its size: the graph and the matching are not checked
+ * again (two passes over the edges fewer). The cover's size is still checked
+ * against `size` (SHIRO_ERR_ARG if the matching was not maximum). */
+shiro_status cover_konig_matched(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                                 const int32_t *rmatch, const int32_t *cmatch, int64_t size, cover_ws *ws,
+                                 uint8_t *rcov, uint8_t *ccov);
+
 /* Convenience: maximum matching then König. *size = cover size = matching size. */
 shiro_status cover_min_vertex_cover(int32_t nr, int32_t nc, const int64_t *Gp,
                                     const int32_t *Gj, cover_ws *ws, uint8_t *rcov,

@@ -203,6 +203,7 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1] && !keep; e++) keep = !cc[b->Gj[e]];
       rc[i] = (uint8_t)keep;
     }
+    block_count_entries(b);
     b->mu = -1;  /* the certificate is the node pair's matching, not a per-block one */
     free(b->rmatch);
     b->rmatch = NULL;

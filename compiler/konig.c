@@ -94,6 +94,18 @@ shiro_status cover_konig(int32_t nr, int32_t nc, const int64_t *Gp, const int32_
   return konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, queue, mark, SHIRO_ERR_ARG, rcov, ccov);
 }
 
+shiro_status cover_konig_matched(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
+                                 const int32_t *rmatch, const int32_t *cmatch, int64_t size, cover_ws *ws,
+                                 uint8_t *rcov, uint8_t *ccov) {
+  if (!ws || size < 0 || (nr > 0 && (!Gp || !rmatch || !rcov)) || (nc > 0 && (!cmatch || !ccov)))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument");
+  int32_t *queue;
+  uint8_t *mark;
+  shiro_status st = konig_scratch(ws, nr, nc, &queue, &mark);
+  if (st != SHIRO_OK) return st;
+  return konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, queue, mark, SHIRO_ERR_ARG, rcov, ccov);
+}
+
 shiro_status cover_min_vertex_cover(int32_t nr, int32_t nc, const int64_t *Gp,
                                     const int32_t *Gj, cover_ws *ws, uint8_t *rcov,
                                     uint8_t *ccov, int64_t *size) {

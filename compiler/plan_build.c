@@ -46,30 +46,11 @@ typedef struct flat_ctx {
 
 static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
 
-int plan_block_entries(const sc_blocks *B, int64_t *nent) {
-  int64_t n = B->n;
-  int32_t R = B->parts;
-  int64_t *part = malloc((size_t)(n ? n : 1) * 2 * sizeof *part);
-  if (!part) return 0;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t t = 0; t < n; t++) {
-    const sc_block *b = &B->b[t];
-    int64_t np = 0, nr = 0;
-    for (int32_t i = 0; i < b->nr; i++)
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
-        int sel = b->csel[b->Gj[e]];
-        nr += sel;
-        np += !sel && b->rsel[i];
-      }
-    part[2 * t] = np;
-    part[2 * t + 1] = nr;
+void plan_block_entries(const sc_blocks *B, int64_t *nent) {
+  for (int64_t t = 0; t < B->n; t++) {
+    nent[B->b[t].q] += B->b[t].ent_partial;
+    nent[B->parts + B->b[t].p] += B->b[t].ent_remote;
   }
-  for (int64_t t = 0; t < n; t++) {
-    nent[B->b[t].q] += part[2 * t];
-    nent[R + B->b[t].p] += part[2 * t + 1];
-  }
-  free(part);
-  return 1;
 }
 
 /* Entries each rank's partial rows and REMOTE_B op will hold (see
@@ -77,7 +58,7 @@ int plan_block_entries(const sc_blocks *B, int64_t *nent) {
  * nothing is computed for others). */
 static void count_entries(flat_ctx *f) {
   if (f->s != STRAT_BLOCK) {
-    (void)plan_block_entries(f->B, f->nent);  /* no counts: the programs then grow as they are built */
+    plan_block_entries(f->B, f->nent);
     return;
   }
   for (int64_t t = 0; t < f->B->n; t++) f->nent[f->R + f->B->b[t].p] += f->B->b[t].ne;

@@ -62,9 +62,8 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
  * rows whose column is not selected (r computes them as partials) and
  * nent[R + r] = the edges of blocks (r, q) whose column is selected (r
  * multiplies the B rows it receives). nent: [2R], zeroed by the caller.
- * Blocks are counted in parallel; false when out of memory (nent then
- * untouched: callers size their programs by growing instead). */
-int plan_block_entries(const sc_blocks *B, int64_t *nent);
+ * Sums the blocks' counts (block_count_entries, set by strategy_select). */
+void plan_block_entries(const sc_blocks *B, int64_t *nent);
 
 /* Frees every program of a plan built in memory. NULL is a no-op. */
 void plan_free(sc_plan *P);

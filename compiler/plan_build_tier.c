@@ -497,7 +497,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
   t->nent = calloc((size_t)R * 2, sizeof *t->nent);
-  if (t->nent && !plan_block_entries(B, t->nent)) { free(t->nent); t->nent = NULL; }
+  if (t->nent) plan_block_entries(B, t->nent);
   layout(t);
   for (int32_t r = 0; r < R; r++)
     if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {

@@ -48,11 +48,12 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
         if (!b->rmatch) b->rmatch = malloc(((size_t)b->nr + 1) * sizeof *b->rmatch);
         if (!cm || !b->rmatch ||
             cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
-            cover_konig(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, ws, b->rsel, b->csel) != SHIRO_OK) {
+            cover_konig_matched(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, size, ws, b->rsel, b->csel) != SHIRO_OK) {
           failed = 1;
           continue;
         }
         b->mu = size;  /* rmatch is kept: the plan stores it as the cover's certificate */
+        block_count_entries(b);
       }
       if (progress) {
         int64_t d;
@@ -90,6 +91,8 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
     b->mu = -1;
     memset(b->csel, col_side, (size_t)b->nc);
     memset(b->rsel, !col_side, (size_t)b->nr);
+    b->ent_partial = col_side ? 0 : b->ne;
+    b->ent_remote = col_side ? b->ne : 0;
   }
   if (progress) progress(B->n, B->n, arg);
   return SHIRO_OK;

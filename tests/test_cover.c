@@ -98,6 +98,11 @@ static int check_graph(const graph *g, cover_ws *ws, int brute, const char *what
     goto done;
   }
   if (check_cover(g, rcov, ccov, msize)) goto report;
+  st = cover_konig_matched(g->nr, g->nc, g->Gp, g->Gj, rmatch, cmatch, msize, ws, rcov2, ccov2);
+  if (st != SHIRO_OK || memcmp(rcov, rcov2, (size_t)g->nr) || memcmp(ccov, ccov2, (size_t)g->nc)) {
+    fprintf(stderr, "%s: cover_konig_matched -> %d, or differs from cover_konig\n", what, st);
+    goto done;
+  }
   st = cover_min_vertex_cover(g->nr, g->nc, g->Gp, g->Gj, ws, rcov2, ccov2, &csize);
   if (st != SHIRO_OK || csize != msize) {
     fprintf(stderr, "%s: cover_min_vertex_cover -> %d, size %lld vs %lld\n", what, st,
@@ -292,6 +297,9 @@ static int test_bad_args(cover_ws *ws) {
   int32_t rm_nonmax[3] = {1, -1, 2}, cm_nonmax[3] = {-1, 0, 2}; /* row 1 - col 1 - row 0 - col 0 */
   CHECK(cover_konig(3, 3, gp, gj, rm_nonmax, cm_nonmax, ws, rc, cc) == SHIRO_ERR_ARG,
         "konig non-maximum matching");
+  CHECK(cover_konig_matched(3, 3, gp, gj, rm_nonmax, cm_nonmax, 2, ws, rc, cc) == SHIRO_ERR_ARG,
+        "konig_matched non-maximum matching");
+  CHECK(cover_konig_matched(3, 3, gp, gj, rm_ok, cm_ok, 3, NULL, rc, cc) == SHIRO_ERR_ARG, "konig_matched ws NULL");
   int32_t rm_nonedge[3] = {2, 1, -1}, cm_nonedge[3] = {-1, 1, 0};
   CHECK(cover_konig(3, 3, gp, gj, rm_nonedge, cm_nonedge, ws, rc, cc) == SHIRO_ERR_ARG,
         "konig matched along a non-edge");

@@ -2,7 +2,8 @@
  * the blocks partition the off-diagonal nonzeros; every joint cover covers its
  * block, has the size of a maximum matching (its optimality certificate) and
  * is no larger than the block's rows or columns (joint <= min(col, row) per
- * pair); selections do not depend on the thread count. */
+ * pair); selections do not depend on the thread count; every strategy
+ * leaves each block the entry counts of its selection. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,18 @@
 #include "mm_read.h"
 #include "strategy.h"
 #include "test_util.h"
+
+/* The entry counts a strategy leaves in a block are those of its selection. */
+static void check_entries(const char *path, const sc_block *b) {
+  int64_t np = 0, nr = 0;
+  for (int32_t i = 0; i < b->nr; i++)
+    for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) {
+      nr += b->csel[b->Gj[e]];
+      np += b->rsel[i] && !b->csel[b->Gj[e]];
+    }
+  EXPECT(np == b->ent_partial && nr == b->ent_remote, "%s block (%d,%d): entries %lld/%lld, counted %lld/%lld", path,
+         b->p, b->q, (long long)b->ent_partial, (long long)b->ent_remote, (long long)np, (long long)nr);
+}
 
 static void check_matrix(const char *path, int32_t R) {
   shiro_error err;
@@ -52,8 +65,15 @@ static void check_matrix(const char *path, int32_t R) {
            (long long)size, b->nr, b->nc);
     EXPECT(!memcmp(b->rsel, B2.b[t].rsel, (size_t)b->nr) && !memcmp(b->csel, B2.b[t].csel, (size_t)b->nc),
            "%s block (%d,%d): cover differs between 1 and 2 threads", path, b->p, b->q);
+    check_entries(path, b);
   }
   cover_ws_free(ws);
+  /* every other strategy leaves its counts too (group: blocks between nodes cut back from node-pair covers) */
+  sc_strategy others[] = {STRAT_COL, STRAT_ROW, STRAT_GROUP};
+  for (size_t s = 0; s < sizeof others / sizeof *others; s++) {
+    EXPECT(strategy_select(&B2, others[s], 2, NULL, NULL, &err) == SHIRO_OK, "%s", strategy_name(others[s]));
+    for (int64_t t = 0; t < B2.n; t++) check_entries(path, &B2.b[t]);
+  }
   blocks_free(&B1);
   blocks_free(&B2);
   part_free(&Pr);
