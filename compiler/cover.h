@@ -66,8 +66,10 @@ shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int
  * take either end with no edge to another such pair takes its lighter end,
  * and max-flow runs only on the pairs left. Writes the cover, its secondary
  * weight *weight and the lower bound *bound the matching and the flow prove
- * (equal to *weight). SHIRO_ERR_ARG if the matching is not a maximum
- * matching of the graph. */
+ * (equal to *weight). (rmatch, cmatch) must be what cover_max_matching
+ * returned for this graph, which it checked: here only that they mirror each
+ * other, in range, is checked again (SHIRO_ERR_ARG), and that the matching is
+ * maximum, by the alternating search itself (SHIRO_ERR_ARG). */
 shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
                        const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
                        uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound);

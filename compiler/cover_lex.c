@@ -133,15 +133,21 @@ static int32_t lex_pairs_graph(int32_t nr, const int64_t *Gp, const int32_t *Gj,
 shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
                        const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
                        uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound) {
-  shiro_status st = cover_check_graph(nr, nc, Gp, Gj);
-  if (st != SHIRO_OK) return st;
-  if (!ws || !weight || !bound || (nr > 0 && (!rh || !rmatch || !rcov)) || (nc > 0 && (!ch || !cmatch || !ccov)))
-    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument");
-  int64_t total, size;
+  shiro_status st;
+  if (nr < 0 || nc < 0 || (nr > 0 && !Gp) || !ws || !weight || !bound || (nr > 0 && (!rh || !rmatch || !rcov)) ||
+      (nc > 0 && (!ch || !cmatch || !ccov)))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument or negative size");
+  int64_t total, size = 0;
   if (cover_sum_weights(nr, nc, rh, ch, &total) != SHIRO_OK || total > INT64_MAX / 4 / ((int64_t)nr + 1))
     return shiro_fail(NULL, SHIRO_ERR_ARG, "negative weight or weights too large");
-  if (konig_check_matching(nr, nc, Gp, Gj, rmatch, cmatch, &size) != SHIRO_OK)
-    return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching of the graph");
+  for (int32_t i = 0; i < nr; i++) {  /* the graph was checked by cover_max_matching: only the mirror here */
+    int32_t j = rmatch[i];
+    if (j < -1 || j >= nc || (j >= 0 && cmatch[j] != i)) return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
+    size += j >= 0;
+  }
+  for (int32_t j = 0; j < nc; j++)
+    if (cmatch[j] < -1 || cmatch[j] >= nr || (cmatch[j] >= 0 && rmatch[cmatch[j]] != j))
+      return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
   lex_scratch x;
   int64_t ne = cover_graph_edges(nr, Gp);
   st = lex_reserve(ws, nr, nc, ne, &x);

@@ -52,12 +52,6 @@ shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const 
  * is negative or the sum would not leave room for one more unit (INT64_MAX). */
 shiro_status cover_sum_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw, int64_t *total);
 
-/* Checks that (rmatch, cmatch) is a matching of the graph (konig.c): entries
- * in range or -1, the two arrays mirror each other, each pair is an edge.
- * Sets *size to the number of pairs. SHIRO_ERR_ARG otherwise. O(nr + nc + edges). */
-shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
-                                  const int32_t *rmatch, const int32_t *cmatch, int64_t *size);
-
 /* König's cover from a checked matching of `size` pairs (konig.c). Scratch:
  * queue [nr] int32, mark [nr+nc] bytes; on return mark[i] (rows) and
  * mark[nr+j] (columns) are 1 for the vertices reached from the unmatched rows

@@ -12,7 +12,10 @@
 #include "cover_ws.h"
 #include "error.h"
 
-shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp,
+/* Checks that (rmatch, cmatch) is a matching of the graph: entries in range
+ * or -1, the two arrays mirror each other, each pair is an edge. Sets *size to
+ * the number of pairs. O(nr + nc + edges). */
+static shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp,
                                          const int32_t *Gj, const int32_t *rmatch,
                                          const int32_t *cmatch, int64_t *size) {
   int64_t n = 0;

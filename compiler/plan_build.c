@@ -385,8 +385,35 @@ void plan_volumes(const sc_plan *P, sc_volumes *v) {
   }
 }
 
+/* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
+ * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
+ * rows are consecutive and in order, so both see the same values, and the
+ * two hash chains, independent, run side by side for the cost of one. */
+static void pattern_digests(const sc_csr *A, const sc_partition *Prow, sc_plan *out) {
+  digest64 dm, dr;
+  digest_init(&dm);
+  digest_add(&dm, A->m);
+  digest_add(&dm, A->k);
+  for (int32_t r = 0; r < Prow->parts; r++) {
+    digest_init(&dr);
+    digest_add(&dr, Prow->first[r + 1] - Prow->first[r]);
+    digest_add(&dr, A->k);
+    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++) {
+      digest_add(&dm, A->Ap[i + 1] - A->Ap[i]);
+      digest_add(&dr, A->Ap[i + 1] - A->Ap[i]);
+      for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+        digest_add(&dm, A->Aj[t]);
+        digest_add(&dr, A->Aj[t]);
+      }
+    }
+    out->ranks[r].pattern_digest = dr.h;
+  }
+  out->meta.matrix_digest = dm.h;
+}
+
 /* Each rank's optimality certificate (the matchings of the cover problems
- * whose rows it owns) and the digests of the pattern; ranks in parallel. */
+ * whose rows it owns), ranks in parallel, and beside them the digests of the
+ * pattern. */
 static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, sc_plan *out) {
   int32_t R = Prow->parts;
   /* node-level pairs (group) bucketed by the rank owning their row, in their order */
@@ -400,12 +427,11 @@ static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, 
 #pragma omp parallel reduction(| : failed)
   {
 #pragma omp single nowait
-    out->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);  /* beside the ranks' work */
+    pattern_digests(A, Prow, out);  /* beside the ranks' certificates */
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < R; p++) {  /* start[p] is now the end of p's bucket */
       if (failed) continue;
       prog_rank *pr = &out->ranks[p];
-      pr->pattern_digest = plan_rows_digest(A, NULL, pr->c_first, pr->c_rows);
       int64_t lo = p ? start[p - 1] : 0, hi = start[p], n = hi - lo;
       for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
         if (B->b[t].rmatch) n += B->b[t].mu;

@@ -403,7 +403,7 @@ static int test_lex(cover_ws *ws) {
   }
   /* A path r0-c0-r1-c1: {c0, r1} (weights) vs {r0, c1}; a non-maximum and a broken matching. */
   int64_t gp[3] = {0, 1, 3}, h[2] = {0, 0};
-  int32_t gj[3] = {0, 0, 1}, rm[2] = {0, -1}, cm[2] = {0, -1}, bad_rm[2] = {1, -1}, bad_cm[2] = {-1, 0};
+  int32_t gj[3] = {0, 0, 1}, rm[2] = {0, -1}, cm[2] = {0, -1}, bad_rm[2] = {1, -1}, bad_cm[2] = {-1, 1};
   uint8_t rc[2], cc[2];
   int64_t w, bnd;
   CHECK(cover_lex(2, 2, gp, gj, h, h, rm, cm, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: non-maximum matching");
