@@ -64,14 +64,13 @@ static shiro_status lex_reserve(cover_ws *ws, int32_t nr, int32_t nc, int64_t ne
   return SHIRO_OK;
 }
 
-/* Y: the alternating BFS from the free columns, over the transpose of the
- * edges whose column is outside Z (an edge into Z cannot lead into Y). */
-static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
-                       const int32_t *cmatch, lex_scratch *x) {
-  const uint8_t *cz = x->z + nr;
+/* Y's rows by the alternating BFS from the free columns, over the transpose
+ * of the edges whose column is outside Z (an edge into Z cannot lead into Y). */
+static void lex_y_search(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                         const int32_t *cmatch, lex_scratch *x) {
+  const uint8_t *rz = x->z, *cz = x->z + nr;
   uint8_t *ry = x->y, *cy = x->y + nr;
   int64_t *Tp = x->Tp;
-  const uint8_t *rz = x->z;
   memset(Tp, 0, ((size_t)nc + 1) * sizeof *Tp);
   for (int32_t i = 0; i < nr; i++)  /* a row in Z has all its columns in Z */
     if (!rz[i])
@@ -97,6 +96,35 @@ static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t 
       if (w >= 0 && !cy[w]) { cy[w] = 1; x->queue[tail++] = w; }
     }
   }
+}
+
+/* Sweeps lex_find_y tries before the search: R-MAT node pairs settle in 2-4. */
+enum { LEX_SWEEPS = 6 };
+
+/* Y's rows (x->y[i], 1 = in Y): a row outside Z is in Y iff one of its
+ * columns is free or is the mate of a row in Y. Found by sweeps over the rows
+ * not yet in it, alternately forward and backward, from the rows' side (no
+ * transpose) until a sweep adds nothing; if LEX_SWEEPS do not settle it, by
+ * lex_y_search. Either way exactly Y. (Y's columns, never in a minimum
+ * cover, are not needed.) */
+static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                       const int32_t *cmatch, lex_scratch *x) {
+  const uint8_t *rz = x->z;
+  uint8_t *ry = x->y;
+  memset(ry, 0, (size_t)nr);
+  for (int sweep = 0; sweep < LEX_SWEEPS; sweep++) {
+    int changed = 0;
+    for (int32_t n = 0; n < nr; n++) {
+      int32_t i = sweep & 1 ? nr - 1 - n : n;
+      if (rz[i] || ry[i]) continue;
+      for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+        int32_t o = cmatch[Gj[k]];
+        if (o < 0 || ry[o]) { ry[i] = 1; changed = 1; break; }
+      }
+    }
+    if (!changed) return;
+  }
+  lex_y_search(nr, nc, Gp, Gj, rmatch, cmatch, x);
 }
 
 /* Marks the pairs that have an edge to another undecided pair (pid[i] = 0),

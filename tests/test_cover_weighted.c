@@ -401,6 +401,29 @@ static int test_lex(cover_ws *ws) {
     free(rh); free(ch); graph_free(&g);
     if (bad) return 1;
   }
+  /* A long alternating chain from a free column whose rows are numbered in a
+   * zigzag (0, L-1, 1, L-2, ...), so that Y spreads against the order of
+   * every sweep: cover_lex must finish it with its alternating search. Plus
+   * a second chain the other way round and random extra edges. */
+  for (int t = 0; t < 20; t++) {
+    int32_t L = 8 + 6 * t, nr = 2 * L, nc = 2 * L + 2;
+    int32_t *ei = malloc((size_t)(8 * L + 8) * sizeof *ei), *ej = malloc((size_t)(8 * L + 8) * sizeof *ej);
+    if (!ei || !ej) exit(1);
+    int64_t ne = 0;
+    for (int32_t c = 0; c < 2; c++)
+      for (int32_t k = 0; k < L; k++) {
+        int32_t z = k % 2 ? L - 1 - k / 2 : k / 2, row = c ? 2 * L - 1 - z : z, col = c * L + k;
+        ei[ne] = row, ej[ne++] = col;                                    /* the pair (row, col) */
+        ei[ne] = row, ej[ne++] = k ? col - 1 : 2 * L + c;                /* from the previous pair, or the free column */
+      }
+    for (int32_t k = 0; k < L / 2; k++) ei[ne] = rng_below(nr), ej[ne++] = rng_below(2 * L);
+    graph g = graph_from_edges(nr, nc, ne, ei, ej, 0);
+    int64_t *rh = weights_random(nr, 0, 3, 0.2), *ch = weights_random(nc, 0, 3, 0.2);
+    snprintf(what, sizeof what, "lex zigzag chain #%d", t);
+    int bad = check_lex(&g, rh, ch, ws, what);
+    free(ei); free(ej); free(rh); free(ch); graph_free(&g);
+    if (bad) return 1;
+  }
   /* A path r0-c0-r1-c1: {c0, r1} (weights) vs {r0, c1}; a non-maximum and a broken matching. */
   int64_t gp[3] = {0, 1, 3}, h[2] = {0, 0};
   int32_t gj[3] = {0, 0, 1}, rm[2] = {0, -1}, cm[2] = {0, -1}, bad_rm[2] = {1, -1}, bad_cm[2] = {-1, 1};
