@@ -22,12 +22,11 @@ typedef struct bscratch {
   uint64_t *bits;  /* [kq_max/64 + 1] zero, or the offsets seen in the block being renumbered */
   int64_t *uniq;   /* [cap] the rank's distinct columns, block after block */
   int64_t *cnt;    /* [3R] per source rank: edges, rows, fill position */
-  int64_t *last;   /* [R] last row seen per source rank */
   int64_t *slot;   /* [R] block of each source rank, or -1 */
 } bscratch;
 
 static void scratch_free(bscratch *s) {
-  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->last); free(s->slot);
+  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->slot);
 }
 
 /* Scratch for ranges of up to kq_max columns, R ranks and up to cap nonzeros per rank. */
@@ -37,9 +36,8 @@ static shiro_status scratch_alloc(bscratch *s, int64_t kq_max, int32_t R, int64_
   s->bits = calloc((size_t)(kq_max / 64 + 1), sizeof *s->bits);
   s->uniq = malloc((size_t)(cap ? cap : 1) * sizeof *s->uniq);
   s->cnt = malloc((size_t)R * 3 * sizeof *s->cnt);
-  s->last = malloc((size_t)R * sizeof *s->last);
   s->slot = malloc((size_t)R * sizeof *s->slot);
-  if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->last || !s->slot) return SHIRO_ERR_NOMEM;
+  if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->slot) return SHIRO_ERR_NOMEM;
   for (int64_t j = 0; j < kq_max; j++) s->mark[j] = -1;
   return SHIRO_OK;
 }
@@ -73,18 +71,21 @@ static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *
   return (int32_t)nc;
 }
 
-/* First pass over rank p's rows [r0, r1): edges and rows of every block. */
+/* First pass over rank p's rows [r0, r1): edges and rows of every block. A
+ * row's nonzeros of one source rank are consecutive (columns increase): the
+ * owner is looked up once per run, not per nonzero. */
 static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
                        bscratch *s) {
   int64_t *ce = s->cnt, *cr = s->cnt + R;
   memset(s->cnt, 0, (size_t)R * 2 * sizeof *s->cnt);
-  for (int32_t q = 0; q < R; q++) s->last[q] = -1;
   for (int64_t i = r0; i < r1; i++)
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {
       int32_t q = part_owner_at(own, A->Aj[t]);
+      int64_t lim = own->first[q + 1], t0 = t;
+      while (t < end && A->Aj[t] < lim) t++;
       if (q == p) continue;
-      ce[q]++;
-      if (s->last[q] != i) { s->last[q] = i; cr[q]++; }
+      ce[q] += t - t0;
+      cr[q]++;
     }
 }
 
@@ -121,25 +122,28 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
   return SHIRO_OK;
 }
 
-/* Second pass: rows, and edges (values, column offsets). */
+/* Second pass: rows, and edges (values, column offsets), one run of a
+ * source rank's nonzeros at a time. */
 static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
                       bscratch *s, sc_block *blk) {
   int64_t *cf = s->cnt + 2 * R;
-  for (int32_t q = 0; q < R; q++) s->last[q] = -1;
   for (int64_t i = r0; i < r1; i++)
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-      int64_t j = A->Aj[t];
-      int32_t q = part_owner_at(own, j);
-      if (q == p) continue;
-      sc_block *b = &blk[s->slot[q]];
-      int64_t e = cf[q]++;
-      if (s->last[q] != i) {
-        s->last[q] = i;
-        b->Gp[b->nr] = e;
-        b->rows[b->nr++] = i;
+    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {
+      int32_t q = part_owner_at(own, A->Aj[t]);
+      int64_t first = own->first[q], lim = own->first[q + 1];
+      if (q == p) {
+        while (t < end && A->Aj[t] < lim) t++;
+        continue;
       }
-      b->Gj[e] = (int32_t)(j - own->first[q]);
-      b->Gx[e] = A->Ax[t];
+      sc_block *b = &blk[s->slot[q]];
+      int64_t e = cf[q];
+      b->Gp[b->nr] = e;
+      b->rows[b->nr++] = i;
+      for (; t < end && A->Aj[t] < lim; t++, e++) {
+        b->Gj[e] = (int32_t)(A->Aj[t] - first);
+        b->Gx[e] = A->Ax[t];
+      }
+      cf[q] = e;
     }
 }
 

@@ -225,24 +225,27 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
   pb_mul_begin(pb, PROG_TAG_REMOTE_B, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
   for (int64_t li = 0; li < c_rows; li++) {
     int64_t i = c_first + li;
-    int32_t prev = -1;
     if (rows_b) pb_row(pb, 0);
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {  /* one run per source q: a block row */
       int32_t q = part_owner_at(&f->own, A->Aj[t]);
-      if (q == r) continue;
-      const sc_block *b = &f->B->b[blk[q]];
-      if (q != prev) {  /* a new block row: its partial row, then its edges */
-        if (prev >= 0) w->at[prev]++;
-        prev = q;
-        if (b->rsel[w->at[q]] && f->s != STRAT_BLOCK) {
-          w->add_li[nadd] = (int32_t)li;
-          w->add_pos[nadd++] = (int32_t)w->slot[q]++;
-        }
+      int64_t lim = f->Pcol->first[q + 1];
+      if (q == r) {
+        while (t < end && A->Aj[t] < lim) t++;
+        continue;
       }
-      int32_t pos = f->cpos[blk[q]][b->Gj[w->edge[q]++]];
-      if (pos >= 0) pb_entry(pb, (int32_t)(f->sg[(int64_t)r * f->R + q].r_off + pos), A->Ax[t]);
+      const sc_block *b = &f->B->b[blk[q]];
+      if (b->rsel[w->at[q]++] && f->s != STRAT_BLOCK) {  /* its partial row, then its edges */
+        w->add_li[nadd] = (int32_t)li;
+        w->add_pos[nadd++] = (int32_t)w->slot[q]++;
+      }
+      const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
+      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
+      for (; t < end && A->Aj[t] < lim; t++) {
+        int32_t pos = cpos[gj[t - t0]];
+        if (pos >= 0) pb_entry(pb, (int32_t)(r_off + pos), A->Ax[t]);
+      }
+      w->edge[q] += t - t0;
     }
-    if (prev >= 0) w->at[prev]++;
   }
   pb_mul_end(pb);
   pb_mul_begin(pb, PROG_TAG_ADD_C, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);

@@ -366,11 +366,19 @@ static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog
   pb_mul_begin(pb, PROG_TAG_REMOTE_B, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
   for (int64_t li = 0; li < c_rows; li++) {
     pb_row(pb, (int32_t)li);
-    for (int64_t e = A->Ap[c_first + li]; e < A->Ap[c_first + li + 1]; e++) {
+    for (int64_t e = A->Ap[c_first + li], end = A->Ap[c_first + li + 1]; e < end;) {  /* one run per source q */
       int32_t q = part_owner_at(&t->own, A->Aj[e]);
-      if (q == r || M->stage[q] != stage) continue;
-      int32_t src = M->col[q][t->B->b[blk[q]].Gj[M->edge[q]++]];
-      if (src >= 0) pb_entry(pb, src, A->Ax[e]);
+      int64_t lim = t->Pcol->first[q + 1], e0 = e;
+      if (q == r || M->stage[q] != stage) {
+        while (e < end && A->Aj[e] < lim) e++;
+        continue;
+      }
+      const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *col = M->col[q];
+      for (; e < end && A->Aj[e] < lim; e++) {
+        int32_t src = col[gj[e - e0]];
+        if (src >= 0) pb_entry(pb, src, A->Ax[e]);
+      }
+      M->edge[q] += e - e0;
     }
   }
   pb_mul_end(pb);
