@@ -111,18 +111,23 @@ static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t 
                        const int32_t *cmatch, lex_scratch *x) {
   const uint8_t *rz = x->z;
   uint8_t *ry = x->y;
+  int32_t *left = x->queue, n = 0;  /* the rows still outside Z and Y, increasing */
   memset(ry, 0, (size_t)nr);
+  for (int32_t i = 0; i < nr; i++)
+    if (!rz[i]) left[n++] = i;
   for (int sweep = 0; sweep < LEX_SWEEPS; sweep++) {
-    int changed = 0;
-    for (int32_t n = 0; n < nr; n++) {
-      int32_t i = sweep & 1 ? nr - 1 - n : n;
-      if (rz[i] || ry[i]) continue;
-      for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+    int32_t kept = 0;
+    for (int32_t y = 0; y < n; y++) {
+      int32_t i = left[sweep & 1 ? n - 1 - y : y];
+      for (int64_t k = Gp[i]; k < Gp[i + 1] && !ry[i]; k++) {
         int32_t o = cmatch[Gj[k]];
-        if (o < 0 || ry[o]) { ry[i] = 1; changed = 1; break; }
+        ry[i] = o < 0 || ry[o];
       }
     }
-    if (!changed) return;
+    for (int32_t y = 0; y < n; y++)
+      if (!ry[left[y]]) left[kept++] = left[y];
+    if (kept == n) return;
+    n = kept;
   }
   lex_y_search(nr, nc, Gp, Gj, rmatch, cmatch, x);
 }
