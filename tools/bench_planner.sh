@@ -15,7 +15,8 @@
 # 3. Planner: for each pattern file, thread count and strategy in
 #    $STRATEGIES, shiro-plan --json at R=$RANKS, G=$GPN: phase times (read,
 #    partition, cover, plan, write), nonzeros per second of partition + cover
-#    + plan (read and write excluded), and peak RSS. For each value in
+#    + plan (read and write excluded), and peak RSS, from the run (of
+#    $PLAN_REPEAT) with the least partition + cover + plan. For each value in
 #    $HUGEPAGES (1: shiro-plan's heap on transparent huge pages, its default;
 #    0: SHIRO_HUGEPAGES=0, 4 KiB pages; "1 0" shows both side by side).
 # $EXTRA: more Matrix Market files for the reader table (e.g. a grid from
@@ -136,9 +137,10 @@ for path in "${files[@]}"; do
         best=$(python3 - "$best" "$j" <<'EOF'
 import json, sys
 old, new = sys.argv[1], json.loads(sys.argv[2])
+plan = lambda j: sum(j["timings_s"][k] for k in ("partition", "cover", "plan"))  # what nnz/s is over
 if old:
     o = json.loads(old)
-    if o["timings_s"]["total"] <= new["timings_s"]["total"]:
+    if plan(o) <= plan(new):
         new = o
 print(json.dumps(new))
 EOF
