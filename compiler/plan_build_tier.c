@@ -274,7 +274,7 @@ static void gather_step(void *arg, int64_t slot, int64_t src) {
 }
 
 /* Between the stages: rows to forward gathered from R, partials summed from R. */
-static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
+static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, collector *c) {
   const sc_blocks *B = t->B;
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_FORWARD_B, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 0);
@@ -284,8 +284,7 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
     for_each_forward(t, r, p, gather_step, &fg);
   }
   pb_mul_end(pb);
-  collector c;
-  coll_init(&c, t->s_rows[r]);
+  coll_begin(c, t->s_rows[r]);
   for (int32_t p = 0; p < t->R; p++) {
     if (node_of(t, p) == me || rail(t, me, p) != r) continue;
     int64_t x = (int64_t)p * t->nodes + me, dst = t->off_s[IDX(PROG_MSG_AGG_C, r, p)];
@@ -297,12 +296,12 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb) {
       for (int32_t i = 0; i < B->b[b].nr; i++)
         if (t->rpos[b][i] >= 0) {  /* V(p, me) holds every selected row, both increasing */
           y = sc_seek(V, y, B->b[b].rows[i]);
-          coll_add(&c, dst + y, (int32_t)(src + t->rpos[b][i]), 1.0);
+          coll_add(c, dst + y, (int32_t)(src + t->rpos[b][i]));
         }
     }
   }
   pb_mul_begin(pb, PROG_TAG_AGGREGATE_C, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 1);
-  shiro_status st = coll_emit(&c, pb, 0);
+  shiro_status st = coll_emit(c, pb, 0);
   pb_mul_end(pb);
   return st;
 }
@@ -385,33 +384,34 @@ static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog
 }
 
 /* C += contributions delivered by stage `stage`: B rows (REMOTE_B) and partial rows (ADD_C). */
-static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb) {
+static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb,
+                                  collector *cc) {
   const sc_blocks *B = t->B;
   int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
   int32_t me = node_of(t, r);
-  collector cc;
   if (M->any[stage]) emit_remote_b(t, r, stage, M, pb);
-  coll_init(&cc, c_rows);
+  coll_begin(cc, c_rows);
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
     if (node_of(t, q) != me) continue;
     for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
       if (t->rpos[b][i] >= 0)
-        coll_add(&cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]), 1.0);
+        coll_add(cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]));
   }
   for (int32_t H = 0; H < t->nodes && stage == 1; H++) {  /* aggregated rows, node order */
     if (H == me) continue;
     int64_t x = (int64_t)r * t->nodes + H, src = t->off_r[IDX(PROG_MSG_AGG_C, rail(t, H, r), r)];
-    for (int64_t y = 0; y < t->nV[x]; y++) coll_add(&cc, t->V[x][y] - c_first, (int32_t)(src + y), 1.0);
+    for (int64_t y = 0; y < t->nV[x]; y++) coll_add(cc, t->V[x][y] - c_first, (int32_t)(src + y));
   }
   shiro_status st = SHIRO_OK;
-  if (cc.n) {
+  if (cc->n) {
     pb_mul_begin(pb, PROG_TAG_ADD_C, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 1, 0, 1);
-    st = coll_emit(&cc, pb, 0);
+    st = coll_emit(cc, pb, 0);
     pb_mul_end(pb);
+  } else if (cc->failed) {
+    st = SHIRO_ERR_NOMEM;
   }
-  coll_free(&cc);
   return st;
 }
 
@@ -435,7 +435,7 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
       }
 }
 
-static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
+static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collector *c) {
   plan_rank_init(pr, r, t->Prow, t->Pcol);
   pr->s_rows = t->s_rows[r];
   pr->r_rows = t->r_rows[r];
@@ -456,12 +456,12 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr) {
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 0);
   recv_map M = {0};
-  shiro_status st = emit_relays(t, r, &pb);
+  shiro_status st = emit_relays(t, r, &pb, c);
   if (st == SHIRO_OK) st = recv_map_build(t, r, &M);
   pb_sync(&pb, PROG_OP_START, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb, c);
   pb_sync(&pb, PROG_OP_WAIT, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &M, &pb);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &M, &pb, c);
   emit_exchange(t, r, &pb);
   recv_map_free(&M);
   return st != SHIRO_OK ? st : pb_status(&pb);
@@ -513,8 +513,14 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
       goto done;
     }
   int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
-  for (int32_t r = 0; r < R; r++) failed |= build_rank(t, r, &out->ranks[r]) != SHIRO_OK;
+#pragma omp parallel reduction(| : failed)
+  {
+    collector c;  /* one per thread, reused by every rank it builds */
+    coll_init(&c);
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t r = 0; r < R; r++) failed |= build_rank(t, r, &out->ranks[r], &c) != SHIRO_OK;
+    coll_free(&c);
+  }
   if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
   out->meta.gpus_per_node = gpn;
   out->meta.m = A->m;
