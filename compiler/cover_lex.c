@@ -170,17 +170,12 @@ shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t 
   if (nr < 0 || nc < 0 || (nr > 0 && !Gp) || !ws || !weight || !bound || (nr > 0 && (!rh || !rmatch || !rcov)) ||
       (nc > 0 && (!ch || !cmatch || !ccov)))
     return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument or negative size");
-  int64_t total, size = 0;
+  int64_t total, size;
   if (cover_sum_weights(nr, nc, rh, ch, &total) != SHIRO_OK || total > INT64_MAX / 4 / ((int64_t)nr + 1))
     return shiro_fail(NULL, SHIRO_ERR_ARG, "negative weight or weights too large");
-  for (int32_t i = 0; i < nr; i++) {  /* the graph was checked by cover_max_matching: only the mirror here */
-    int32_t j = rmatch[i];
-    if (j < -1 || j >= nc || (j >= 0 && cmatch[j] != i)) return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
-    size += j >= 0;
-  }
-  for (int32_t j = 0; j < nc; j++)
-    if (cmatch[j] < -1 || cmatch[j] >= nr || (cmatch[j] >= 0 && rmatch[cmatch[j]] != j))
-      return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
+  /* the graph was checked by cover_max_matching: only the mirror here */
+  if (cover_check_mirror(nr, nc, rmatch, cmatch, &size) != SHIRO_OK)
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
   lex_scratch x;
   int64_t ne = cover_graph_edges(nr, Gp);
   st = lex_reserve(ws, nr, nc, ne, &x);

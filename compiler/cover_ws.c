@@ -63,6 +63,21 @@ shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const 
   return SHIRO_OK;
 }
 
+shiro_status cover_check_mirror(int32_t nr, int32_t nc, const int32_t *rmatch, const int32_t *cmatch, int64_t *size) {
+  int64_t n = 0;
+  for (int32_t j = 0; j < nc; j++) {
+    int32_t i = cmatch[j];
+    if (i < -1 || i >= nr || (i >= 0 && rmatch[i] != j)) return SHIRO_ERR_ARG;
+  }
+  for (int32_t i = 0; i < nr; i++) {
+    int32_t j = rmatch[i];
+    if (j < -1 || j >= nc || (j >= 0 && cmatch[j] != i)) return SHIRO_ERR_ARG;
+    n += j >= 0;
+  }
+  *size = n;
+  return SHIRO_OK;
+}
+
 shiro_status cover_sum_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw, int64_t *total) {
   int64_t s = 0;
   for (int32_t i = 0; i < nr; i++) {

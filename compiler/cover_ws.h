@@ -52,6 +52,12 @@ shiro_status cover_check_graph(int32_t nr, int32_t nc, const int64_t *Gp, const 
  * is negative or the sum would not leave room for one more unit (INT64_MAX). */
 shiro_status cover_sum_weights(int32_t nr, int32_t nc, const int64_t *rw, const int64_t *cw, int64_t *total);
 
+/* Checks that rmatch and cmatch mirror each other (entries in range or -1,
+ * rmatch[i] = j exactly when cmatch[j] = i) and sets *size to the number of
+ * pairs; SHIRO_ERR_ARG otherwise. O(nr + nc): whether the pairs are edges is
+ * not checked here. */
+shiro_status cover_check_mirror(int32_t nr, int32_t nc, const int32_t *rmatch, const int32_t *cmatch, int64_t *size);
+
 /* König's cover from a checked matching of `size` pairs (konig.c). Scratch:
  * queue [nr] int32, mark [nr+nc] bytes; on return mark[i] (rows) and
  * mark[nr+j] (columns) are 1 for the vertices reached from the unmatched rows

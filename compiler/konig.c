@@ -18,21 +18,14 @@
 static shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *Gp,
                                          const int32_t *Gj, const int32_t *rmatch,
                                          const int32_t *cmatch, int64_t *size) {
-  int64_t n = 0;
-  for (int32_t j = 0; j < nc; j++) {
-    int32_t i = cmatch[j];
-    if (i < -1 || i >= nr || (i >= 0 && rmatch[i] != j)) return SHIRO_ERR_ARG;
-  }
+  if (cover_check_mirror(nr, nc, rmatch, cmatch, size) != SHIRO_OK) return SHIRO_ERR_ARG;
   for (int32_t i = 0; i < nr; i++) {
     int32_t j = rmatch[i];
-    if (j < -1 || j >= nc || (j >= 0 && cmatch[j] != i)) return SHIRO_ERR_ARG;
     if (j < 0) continue;
     int64_t k = Gp[i];
     while (k < Gp[i + 1] && Gj[k] != j) k++;
     if (k == Gp[i + 1]) return SHIRO_ERR_ARG; /* matched along a non-edge */
-    n++;
   }
-  *size = n;
   return SHIRO_OK;
 }
 

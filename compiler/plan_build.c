@@ -53,17 +53,6 @@ void plan_block_entries(const sc_blocks *B, int64_t *nent) {
   }
 }
 
-/* Entries each rank's partial rows and REMOTE_B op will hold (see
- * plan_block_entries; with the block strategy every column is sent and
- * nothing is computed for others). */
-static void count_entries(flat_ctx *f) {
-  if (f->s != STRAT_BLOCK) {
-    plan_block_entries(f->B, f->nent);
-    return;
-  }
-  for (int64_t t = 0; t < f->B->n; t++) f->nent[f->R + f->B->b[t].p] += f->B->b[t].ne;
-}
-
 /* Counts what each pair moves and lays out the S and R buffers. */
 static shiro_status layout(flat_ctx *f) {
   int32_t R = f->R;
@@ -90,7 +79,7 @@ static shiro_status layout(flat_ctx *f) {
     for (int32_t p = 0; p < R; p++)
       for (int32_t q = 0; q < R; q++)
         if (p != q) f->sg[(int64_t)p * R + q].nb = brows_of(f, q);
-  count_entries(f);
+  plan_block_entries(f->B, f->nent);  /* the block strategy's counts: every edge is a REMOTE_B entry */
   for (int32_t r = 0; r < R; r++) {
     int64_t s_off = 0, r_off = 0;
     for (int32_t o = 0; o < R; o++) {

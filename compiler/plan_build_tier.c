@@ -42,7 +42,6 @@ typedef struct tier {
   int64_t *blk;              /* [R*R] block of (p, q), -1 if none */
   int32_t **cpos, **rpos;    /* per block: rank of each selected column / row among the selected, or -1 */
   int32_t *pool;             /* [Σ nc + nr] the storage of cpos and rpos */
-  int64_t *in_ne;            /* [R] nonzeros of the blocks whose source is rank r */
   int64_t *ncsel, *nrsel;    /* per block: selected columns / rows */
   int64_t **U, *nU;          /* [R*nodes] U(q, N): sorted global B rows q sends to node N */
   int64_t **V, *nV;          /* [R*nodes] V(p, H): sorted global C rows p receives aggregated from node H */
@@ -53,8 +52,7 @@ typedef struct tier {
   int64_t *fwd_from_r;       /* [R*R] (rep, p): the R row where the FWD_B message starts when its rows are
                                 one contiguous run of what rep received (sent from R, no copy), else -1 */
   sc_owner_index own;        /* owners of B rows (Pcol) */
-  int64_t *nent;             /* [2R] entries of each rank's partial rows / REMOTE_B ops (plan_block_entries),
-                                or NULL: bounded by the nonzeros of its rows and columns instead */
+  int64_t *nent;             /* [2R] entries of each rank's partial rows / REMOTE_B ops (plan_block_entries) */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -89,7 +87,6 @@ static shiro_status selections(tier *t) {
     t->cpos[b] = t->pool + total;
     t->rpos[b] = t->cpos[b] + k->nc;
     total += (int64_t)k->nc + k->nr;
-    t->in_ne[k->q] += k->ne;
     for (int32_t j = 0; j < k->nc; j++) t->cpos[b][j] = k->csel[j] ? (int32_t)t->ncsel[b]++ : -1;
     for (int32_t i = 0; i < k->nr; i++) t->rpos[b][i] = k->rsel[i] ? (int32_t)t->nrsel[b]++ : -1;
   }
@@ -441,14 +438,11 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collecto
   pr->r_rows = t->r_rows[r];
   prog_builder pb;
   pb_init(&pb, pr);
-  /* every entry: a nonzero of r's rows (local, remote) or of r's columns
-   * (partial), or one per buffer row (gather, forward, add); the rows'
-   * share is a bound, so the pages are left to be touched as filled */
-  int64_t rows_ne = t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first], ne = rows_ne + t->in_ne[r];
-  if (t->nent) {  /* local nonzeros, received B rows' and partial rows' edges: exact */
-    ne = rows_ne + t->nent[r] + t->nent[t->R + r];
-    for (int64_t b = t->B->first_p[r]; b < t->B->first_p[r + 1]; b++) ne -= t->B->b[b].ne;
-  }
+  /* every entry: a local nonzero, a received B row's or partial row's edge
+   * (exact), or one per buffer row (gather, forward, add: a bound, so the
+   * pages are left to be touched as filled) */
+  int64_t ne = t->A->Ap[pr->c_first + pr->c_rows] - t->A->Ap[pr->c_first] + t->nent[r] + t->nent[t->R + r];
+  for (int64_t b = t->B->first_p[r]; b < t->B->first_p[r + 1]; b++) ne -= t->B->b[b].ne;
   pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16, ne + pr->s_rows + pr->r_rows,
              pr->s_rows + pr->r_rows, 0);
   emit_sends(t, r, &pb);
@@ -469,7 +463,7 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collecto
 
 static void tier_free(tier *t) {
   if (t->U) for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) { free(t->U[x]); free(t->V[x]); }
-  free(t->blk); free(t->pool); free(t->in_ne); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
+  free(t->blk); free(t->pool); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
   free(t->r_rows); free(t->fwd_from_r);
   part_owner_index_free(&t->own);
@@ -493,10 +487,10 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->cnt = calloc(kk, sizeof *t->cnt); t->off_s = calloc(kk, sizeof *t->off_s); t->off_r = calloc(kk, sizeof *t->off_r);
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
-  t->in_ne = calloc((size_t)R, sizeof *t->in_ne);
+  t->nent = calloc((size_t)R * 2, sizeof *t->nent);
   out->ranks = calloc((size_t)R, sizeof *out->ranks);
   if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
-      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->in_ne ||
+      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->nent ||
       !out->ranks) {
     st = SHIRO_ERR_NOMEM;
     goto done;
@@ -504,8 +498,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   out->meta.ranks = R;
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
-  t->nent = calloc((size_t)R * 2, sizeof *t->nent);
-  if (t->nent) plan_block_entries(B, t->nent);
+  plan_block_entries(B, t->nent);
   layout(t);
   for (int32_t r = 0; r < R; r++)
     if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {
