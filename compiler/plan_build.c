@@ -18,6 +18,7 @@
 #include "checksum.h"
 #include "error.h"
 #include "plan_build.h"
+#include "plan_emit.h"
 #include "prog_builder.h"
 
 /* Where the rows of one block sit in the S buffer of its source and the R
@@ -277,9 +278,8 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
 }
 
 shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                             const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_emit *e,
                              shiro_error *err) {
-  memset(out, 0, sizeof *out);
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
   flat_ctx f = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .s = s, .R = R, .gpn = gpn};
@@ -290,44 +290,32 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
   f.sg = calloc((size_t)R * R, sizeof *f.sg);
   f.cpos = calloc((size_t)(B->n ? B->n : 1), sizeof *f.cpos);
   f.nent = calloc((size_t)R * 2, sizeof *f.nent);
-  out->ranks = calloc((size_t)R, sizeof *out->ranks);
-  if (!f.blk || !f.sg || !f.cpos || !f.nent || !out->ranks) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (!f.blk || !f.sg || !f.cpos || !f.nent) { st = SHIRO_ERR_NOMEM; goto done; }
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &f.own, NULL), st);
-  out->meta.ranks = R;  /* plan_free needs it even after a failure */
   SHIRO_CHECK_GOTO(layout(&f), st);
-  int failed = 0;
-#pragma omp parallel reduction(| : failed)
+#pragma omp parallel
   {
     walk w = {0};
     w.at = malloc((size_t)R * 3 * sizeof *w.at);
     w.edge = w.at ? w.at + R : NULL;
     w.slot = w.at ? w.at + 2 * R : NULL;
-    failed = !w.at;
-#pragma omp for schedule(dynamic, 1)
-    for (int32_t r = 0; r < R; r++)
-      if (!failed) failed = build_rank(&f, r, &out->ranks[r], &w) != SHIRO_OK;
+#pragma omp for ordered schedule(dynamic, 1)
+    for (int32_t r = 0; r < R; r++) {
+      prog_rank pr = {0};
+      shiro_status rst = SHIRO_ERR_NOMEM;
+      if (w.at && !plan_emit_stopped(e)) {
+        rst = build_rank(&f, r, &pr, &w);
+        if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
+      }
+#pragma omp ordered
+      plan_emit_deliver(e, &pr, rst);
+    }
     free(w.at); free(w.add_li); free(w.add_pos);
   }
-  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
-  for (int32_t r = 0; r < R; r++) {
-    if (out->ranks[r].s_rows > INT32_MAX || out->ranks[r].r_rows > INT32_MAX) {
-      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
-      goto done;
-    }
-  }
-  out->meta.gpus_per_node = gpn;
-  out->meta.m = A->m;
-  out->meta.k = A->k;
-  out->meta.nnz = A->nnz;
-  strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
-  strncpy(out->meta.partition, "block", sizeof out->meta.partition - 1);
 done:
   free(f.cpool); free(f.cpos); free(f.nent); free(f.blk); free(f.sg);
   part_owner_index_free(&f.own);
-  if (st != SHIRO_OK) {
-    plan_free(out);
-    if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
-  }
+  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
 }
 
@@ -344,130 +332,75 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
   return d.h;
 }
 
+shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err) {
+  pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
+  pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
+  if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
+  for (int64_t i = 0; i < pr->b_rows; i++) pr->b_global[i] = oldof[pr->b_first + i];
+  pr->ncglobal = pr->c_rows;
+  pr->nbglobal = pr->b_rows;
+  pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
+  return SHIRO_OK;
+}
+
 shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
                                 shiro_error *err) {
   memset(P->meta.partition, 0, sizeof P->meta.partition);
   strncpy(P->meta.partition, partition, sizeof P->meta.partition - 1);
   P->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
   for (int32_t r = 0; r < P->meta.ranks; r++) {
-    prog_rank *pr = &P->ranks[r];
-    pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
-    pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
-    if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-    for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
-    for (int64_t i = 0; i < pr->b_rows; i++) pr->b_global[i] = oldof[pr->b_first + i];
-    pr->ncglobal = pr->c_rows;
-    pr->nbglobal = pr->b_rows;
-    pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
+    shiro_status st = plan_rank_set_rows(&P->ranks[r], A, oldof, err);
+    if (st != SHIRO_OK) return st;
   }
   return SHIRO_OK;
+}
+
+void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
+  for (int64_t x = 0; x < pr->nx; x++) {
+    const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
+    if (rec[XF_DIR] != 0) continue;
+    v->total_rows += rec[XF_COUNT];
+    if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
+    else v->intra_node_rows += rec[XF_COUNT];
+  }
 }
 
 void plan_volumes(const sc_plan *P, sc_volumes *v) {
   memset(v, 0, sizeof *v);
-  for (int32_t r = 0; r < P->meta.ranks; r++) {
-    const prog_rank *pr = &P->ranks[r];
-    for (int64_t x = 0; x < pr->nx; x++) {
-      const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
-      if (rec[XF_DIR] != 0) continue;
-      v->total_rows += rec[XF_COUNT];
-      if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
-      else v->intra_node_rows += rec[XF_COUNT];
-    }
-  }
+  for (int32_t r = 0; r < P->meta.ranks; r++) plan_rank_volumes(&P->ranks[r], v);
 }
 
-/* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
- * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
- * rows are consecutive and in order, so both see the same values, and the
- * two hash chains, independent, run side by side for the cost of one. */
-static void pattern_digests(const sc_csr *A, const sc_partition *Prow, sc_plan *out) {
-  digest64 dm, dr;
-  digest_init(&dm);
-  digest_add(&dm, A->m);
-  digest_add(&dm, A->k);
-  for (int32_t r = 0; r < Prow->parts; r++) {
-    digest_init(&dr);
-    digest_add(&dr, Prow->first[r + 1] - Prow->first[r]);
-    digest_add(&dr, A->k);
-    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++) {
-      digest_add(&dm, A->Ap[i + 1] - A->Ap[i]);
-      digest_add(&dr, A->Ap[i + 1] - A->Ap[i]);
-      for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-        digest_add(&dm, A->Aj[t]);
-        digest_add(&dr, A->Aj[t]);
-      }
-    }
-    out->ranks[r].pattern_digest = dr.h;
-  }
-  out->meta.matrix_digest = dm.h;
+/* plan_build's sink: keeps every program in the plan. */
+static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  (void)err;
+  sc_plan *P = arg;
+  P->meta = *meta;
+  P->ranks[pr->rank] = *pr;
+  return SHIRO_OK;
 }
 
-/* Each rank's optimality certificate (the matchings of the cover problems
- * whose rows it owns), ranks in parallel, and beside them the digests of the
- * pattern. */
-static shiro_status add_certificates(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, sc_plan *out) {
-  int32_t R = Prow->parts;
-  /* node-level pairs (group) bucketed by the rank owning their row, in their order */
-  int64_t *start = calloc((size_t)R + 1, sizeof *start), *order = malloc((size_t)(B->ncert + 1) * sizeof *order);
-  int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
-  if (!start || !order || !own) { free(start); free(order); free(own); return SHIRO_ERR_NOMEM; }
-  for (int64_t x = 0; x < B->ncert; x++) start[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
-  for (int32_t p = 0; p < R; p++) start[p + 1] += start[p];
-  for (int64_t x = 0; x < B->ncert; x++) order[start[own[x]]++] = x;
-  int failed = 0;  /* 1: out of memory, 2: internal error */
-#pragma omp parallel reduction(| : failed)
-  {
-#pragma omp single nowait
-    pattern_digests(A, Prow, out);  /* beside the ranks' certificates */
-#pragma omp for schedule(dynamic, 1)
-    for (int32_t p = 0; p < R; p++) {  /* start[p] is now the end of p's bucket */
-      if (failed) continue;
-      prog_rank *pr = &out->ranks[p];
-      int64_t lo = p ? start[p - 1] : 0, hi = start[p], n = hi - lo;
-      for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
-        if (B->b[t].rmatch) n += B->b[t].mu;
-      if (!n) continue;
-      pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
-      if (!pr->cert) { failed |= 1; continue; }
-      sc_big_populate(pr->cert, 0, (size_t)n * 2 * sizeof *pr->cert);
-      for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
-        const sc_block *b = &B->b[t];
-        for (int32_t i = 0; b->rmatch && i < b->nr; i++)
-          if (b->rmatch[i] >= 0) {
-            pr->cert[2 * pr->ncert] = b->rows[i];
-            pr->cert[2 * pr->ncert + 1] = b->cols[b->rmatch[i]];
-            pr->ncert++;
-          }
-      }
-      for (int64_t y = lo; y < hi; y++) {
-        pr->cert[2 * pr->ncert] = B->cert[2 * order[y]];
-        pr->cert[2 * pr->ncert + 1] = B->cert[2 * order[y] + 1];
-        pr->ncert++;
-      }
-      if (pr->ncert != n) failed |= 2;
-    }
-  }
-  shiro_status st = (failed & 1) ? SHIRO_ERR_NOMEM : failed ? SHIRO_ERR_INTERNAL : SHIRO_OK;
-  free(start);
-  free(order);
-  free(own);
-  return st;
+shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
+                             shiro_error *err) {
+  plan_emit e;
+  shiro_status st = plan_emit_init(&e, A, Prow, B, s, gpn, sink, arg, err);
+  if (st != SHIRO_OK) return st;
+  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &e, err)
+                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &e, err);
+  shiro_status delivered = plan_emit_done(&e);
+  return st != SHIRO_OK ? st : delivered;
 }
 
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err) {
-  shiro_status st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, out, err)
-                                            : plan_build_flat(A, Prow, Pcol, B, s, gpn, out, err);
-  if (st != SHIRO_OK) return st;
-  memset(out->meta.strategy, 0, sizeof out->meta.strategy);
-  strncpy(out->meta.strategy, strategy_name(s), sizeof out->meta.strategy - 1);
-  st = add_certificates(A, Prow, B, out);
-  if (st != SHIRO_OK) {
-    plan_free(out);
-    return shiro_fail(err, st, "plan: %s while storing certificates", st == SHIRO_ERR_NOMEM ? "out of memory" : "internal error");
-  }
-  return SHIRO_OK;
+  memset(out, 0, sizeof *out);
+  out->meta.ranks = Prow->parts;
+  out->ranks = calloc((size_t)Prow->parts, sizeof *out->ranks);
+  if (!out->ranks) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  shiro_status st = plan_build_each(A, Prow, Pcol, B, s, gpn, keep_rank, out, err);
+  if (st != SHIRO_OK) plan_free(out);
+  return st;
 }
 
 void plan_free(sc_plan *P) {

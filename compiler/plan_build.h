@@ -14,26 +14,39 @@ typedef struct sc_plan {
   prog_rank *ranks;   /* [meta.ranks] programs */
 } sc_plan;
 
-/* Builds the flat (single-stage, direct) program of every rank for strategy
- * s (block, col, row or joint) from blocks whose selections are set. Ranks
- * are built in parallel; the result does not depend on the thread count.
- * gpn = ranks per node (classifies each message's tier). */
-shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                             const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out,
+/* Receives each finished program of plan_build_each, in rank order (0 ..
+ * R-1), one call at a time (from whichever thread built it). The sink owns
+ * *pr from then on: it keeps it or frees it (prog_rank_free). meta, the
+ * plan's root facts, is complete from the first call on. A status other
+ * than SHIRO_OK (err filled) stops the build. */
+typedef shiro_status (*plan_sink_fn)(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err);
+
+/* Builds every rank's program for strategy s from blocks whose selections
+ * are set (flat for block, col, row, joint; two-tier for hier, group), each
+ * with its certificate and pattern digest, and hands them to `sink` one by
+ * one, so that a caller that writes and frees them never holds the whole
+ * plan. Ranks are built in parallel; the programs do not depend on the
+ * thread count. gpn = ranks per node. */
+shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
                              shiro_error *err);
 
-/* Builds the two-tier program of every rank (hier, group; plan_build_tier.c)
- * from blocks whose selections are set: B rows cross to the destination
- * node's rail-aligned rank and are forwarded inside it; partial C rows are
- * summed at the source node's rail-aligned rank before they cross. Stage 0:
- * inter-node B rows, intra-node partials, direct exchanges inside nodes;
- * stage 1: inter-node aggregated rows, intra-node forwarding. */
-shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                 const sc_blocks *B, int32_t gpn, sc_plan *out, shiro_error *err);
-
-/* plan_build_flat or plan_build_two_tier, by strategy; records the strategy's name. */
+/* plan_build_each into memory: the whole plan in *out (plan_free). */
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err);
+
+/* The builders behind plan_build_each (plan_build.c: the flat, single-stage,
+ * direct program; plan_build_tier.c: the two-tier one, where B rows cross to
+ * the destination node's rail-aligned rank and are forwarded inside it, and
+ * partial C rows are summed at the source node's rail-aligned rank before
+ * they cross). Each delivers its programs to e; a failure before any rank is
+ * built is returned (err filled). */
+struct plan_emit;
+shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, struct plan_emit *e,
+                             shiro_error *err);
+shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 const sc_blocks *B, int32_t gpn, struct plan_emit *e, shiro_error *err);
 
 /* For a plan of the permuted matrix P·A·Pᵀ (metis partition): records each
  * rank's original row ids (oldof[new] = old), the partition's name, and the
@@ -42,12 +55,19 @@ shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_part
 shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
                                 shiro_error *err);
 
+/* plan_set_row_lists for one program (its row lists and its digest over
+ * the original A); the caller sets the meta's partition and digest. */
+shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err);
+
 /* shiro_pattern_digest of rows list[0..n-1] of A in that order (list NULL:
  * rows first .. first+n-1): the digest applications compute over their rows. */
 uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n);
 
 /* Rows each plan moves per call, from its exchange records (every hop counted). */
 void plan_volumes(const sc_plan *P, sc_volumes *v);
+
+/* Adds the rows one program sends per call to *v (plan_volumes, rank by rank). */
+void plan_rank_volumes(const prog_rank *pr, sc_volumes *v);
 
 /* Zeroes *pr and sets rank r's owned rows of C and B from the partitions. */
 void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol);

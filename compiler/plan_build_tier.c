@@ -27,6 +27,7 @@
 #include "collector.h"
 #include "error.h"
 #include "plan_build.h"
+#include "plan_emit.h"
 #include "prog_builder.h"
 #include "sorted.h"
 
@@ -471,8 +472,7 @@ static void tier_free(tier *t) {
 }
 
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                 const sc_blocks *B, int32_t gpn, sc_plan *out, shiro_error *err) {
-  memset(out, 0, sizeof *out);
+                                 const sc_blocks *B, int32_t gpn, plan_emit *e, shiro_error *err) {
   int32_t R = Prow->parts, G = gpn < R ? gpn : R;
   tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
   tier *t = &tt;
@@ -488,14 +488,11 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
   t->nent = calloc((size_t)R * 2, sizeof *t->nent);
-  out->ranks = calloc((size_t)R, sizeof *out->ranks);
   if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
-      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->nent ||
-      !out->ranks) {
+      !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->nent) {
     st = SHIRO_ERR_NOMEM;
     goto done;
   }
-  out->meta.ranks = R;
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
   plan_block_entries(B, t->nent);
@@ -505,26 +502,25 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
       st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
       goto done;
     }
-  int failed = 0;
-#pragma omp parallel reduction(| : failed)
+#pragma omp parallel
   {
     collector c;  /* one per thread, reused by every rank it builds */
     coll_init(&c);
-#pragma omp for schedule(dynamic, 1)
-    for (int32_t r = 0; r < R; r++) failed |= build_rank(t, r, &out->ranks[r], &c) != SHIRO_OK;
+#pragma omp for ordered schedule(dynamic, 1)
+    for (int32_t r = 0; r < R; r++) {
+      prog_rank pr = {0};
+      shiro_status rst = SHIRO_ERR_NOMEM;
+      if (!plan_emit_stopped(e)) {
+        rst = build_rank(t, r, &pr, &c);
+        if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
+      }
+#pragma omp ordered
+      plan_emit_deliver(e, &pr, rst);
+    }
     coll_free(&c);
   }
-  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
-  out->meta.gpus_per_node = gpn;
-  out->meta.m = A->m;
-  out->meta.k = A->k;
-  out->meta.nnz = A->nnz;
-  strncpy(out->meta.partition, "block", sizeof out->meta.partition - 1);
 done:
   tier_free(t);
-  if (st != SHIRO_OK) {
-    plan_free(out);
-    if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
-  }
+  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
 }

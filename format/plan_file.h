@@ -18,6 +18,18 @@
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
                              shiro_error *err);
 
+/* The same, one rank at a time, so that a planner can free each program as
+ * soon as it is written: open with the root facts, write ranks 0 .. R-1 in
+ * order, then close (sealed and renamed into place) or abort (the temporary
+ * file removed). The file is byte for byte the one plan_file_write gives. */
+typedef struct plan_writer plan_writer;
+shiro_status plan_writer_open(plan_writer **w, const char *path, const prog_meta *meta, shiro_error *err);
+shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err);
+/* Finishes the file; on failure nothing is left under the path. Frees w either way. */
+shiro_status plan_writer_close(plan_writer *w, shiro_error *err);
+/* Drops an unfinished file and frees w. NULL is a no-op. */
+void plan_writer_abort(plan_writer *w);
+
 /* The temporary name plan_file_write uses for `path` in process `pid`
  * ("PATH.tmp.PID"), so that a tool can remove it when interrupted. */
 void plan_file_temp_name(const char *path, long pid, char *buf, size_t len);

@@ -117,50 +117,109 @@ void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
   snprintf(buf, len, "%s.tmp.%ld", path, pid);
 }
 
-shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
-                             shiro_error *err) {
-  shiro_status st = SHIRO_OK;
-  size_t len = strlen(path) + 32;
-  char *tmp = malloc(len);
-  if (!tmp) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
-  plan_file_temp_name(path, (long)getpid(), tmp, len);
+/* An open plan file being written, rank after rank. */
+struct plan_writer {
+  char *path;        /* the final name */
+  char *tmp;         /* the temporary file written */
+  hid_t f, fapl;     /* the open file (-1 once closed) */
+  int32_t ranks;     /* ranks the plan has */
+  int32_t next;      /* the rank expected next */
   H5E_auto2_t old_fn;
-  void *old_data;
-  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+  void *old_data;    /* HDF5's error printing, restored at the end */
+};
+
+/* Closes everything and removes the temporary file (any state). */
+static void writer_discard(plan_writer *w) {
+  if (w->f >= 0) H5Fclose(w->f);
+  if (w->fapl >= 0) H5Pclose(w->fapl);
+  if (w->tmp) remove(w->tmp);
+  H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
+  free(w->tmp);
+  free(w->path);
+  free(w);
+}
+
+shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
+  *out = NULL;
+  plan_writer *w = calloc(1, sizeof *w);
+  size_t len = strlen(path) + 32;
+  if (w) { w->f = w->fapl = -1; w->path = strdup(path); w->tmp = malloc(len); }
+  if (!w || !w->path || !w->tmp) {
+    if (w) { free(w->path); free(w->tmp); free(w); }
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+  }
+  plan_file_temp_name(path, (long)getpid(), w->tmp, len);
+  w->ranks = meta->ranks;
+  H5Eget_auto2(H5E_DEFAULT, &w->old_fn, &w->old_data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* the library never prints */
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  w->fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* 64-byte alignment: every mapped array starts on a cache line. */
-  if (fapl < 0 || H5Pset_alignment(fapl, 1, 64) < 0) {
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
-    goto done;
+  if (w->fapl < 0 || H5Pset_alignment(w->fapl, 1, 64) < 0) {
+    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
+    free(w->tmp); w->tmp = NULL;  /* nothing created yet */
+    writer_discard(w);
+    return st;
   }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
-  hid_t f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
-                    H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
-                ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl)
-                : -1;
+  w->f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                 H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
+             ? H5Fcreate(w->tmp, H5F_ACC_TRUNC, fcpl, w->fapl)
+             : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
-  if (f < 0) {
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", tmp);
-    goto done;
+  if (w->f < 0) {
+    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)",
+                                 w->tmp);
+    writer_discard(w);
+    return st;
   }
-  int ok = write_root(f, meta);
-  for (int32_t r = 0; ok && r < meta->ranks; r++) ok = write_rank(f, &ranks[r]);
-  if (H5Fclose(f) < 0) ok = 0;
-  if (!ok) {
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", tmp);
-    goto done;
+  if (!write_root(w->f, meta)) {
+    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+    writer_discard(w);
+    return st;
   }
-  SHIRO_CHECK_GOTO(plan_envelope_seal(tmp, err), st);
-  if (rename(tmp, path) != 0) {
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", path);
-    goto done;
+  *out = w;
+  return SHIRO_OK;
+}
+
+shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err) {
+  if (pr->rank != w->next || w->next >= w->ranks)
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->tmp,
+                      pr->rank, w->next, w->ranks);
+  if (!write_rank(w->f, pr)) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+  w->next++;
+  return SHIRO_OK;
+}
+
+shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
+  shiro_status st = SHIRO_OK;
+  if (w->next != w->ranks) {
+    st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->tmp, w->next, w->ranks);
+  } else {
+    int closed = H5Fclose(w->f) >= 0;
+    w->f = -1;
+    if (!closed) st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
   }
-done:
-  if (st != SHIRO_OK) remove(tmp);
-  if (fapl >= 0) H5Pclose(fapl);
-  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-  free(tmp);
+  if (st == SHIRO_OK) st = plan_envelope_seal(w->tmp, err);
+  if (st == SHIRO_OK && rename(w->tmp, w->path) != 0)
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", w->path);
+  if (st == SHIRO_OK) { free(w->tmp); w->tmp = NULL; }  /* renamed: nothing to remove */
+  writer_discard(w);
   return st;
+}
+
+void plan_writer_abort(plan_writer *w) {
+  if (w) writer_discard(w);
+}
+
+shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
+                             shiro_error *err) {
+  plan_writer *w;
+  shiro_status st = plan_writer_open(&w, path, meta, err);
+  for (int32_t r = 0; st == SHIRO_OK && r < meta->ranks; r++) st = plan_writer_rank(w, &ranks[r], err);
+  if (st != SHIRO_OK) {
+    plan_writer_abort(w);
+    return st;
+  }
+  return plan_writer_close(w, err);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "blocks.h"
+#include "error.h"
 #include "mm_read.h"
 #include "plan_build.h"
 #include "plan_envelope.h"
@@ -17,17 +18,27 @@
 static int same_i64(const int64_t *a, const int64_t *b, int64_t n) { return n == 0 || !memcmp(a, b, (size_t)n * 8); }
 static int same_i32(const int32_t *a, const int32_t *b, int64_t n) { return n == 0 || !memcmp(a, b, (size_t)n * 4); }
 
-static int build(const char *mtx, int32_t R, sc_plan *plan) {
-  shiro_error err;
+/* Plans mtx for R ranks (joint, G = 2): into *plan, or, with plan NULL,
+ * program by program into sink (plan_build_each). */
+static shiro_status build_to(const char *mtx, int32_t R, sc_plan *plan, plan_sink_fn sink, void *arg,
+                             shiro_error *err) {
   sc_csr *A = NULL;
   sc_partition Pr = {0}, Pc = {0};
   sc_blocks B = {0};
-  int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, R, &Pr, &err) == SHIRO_OK &&
-           part_block(A->k, R, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, STRAT_JOINT, 2, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, &err) == SHIRO_OK;
-  if (!ok) fprintf(stderr, "build: %s\n", err.message);
+  shiro_status st = SHIRO_ERR_INTERNAL;
+  if (mm_read(mtx, &A, NULL, err) == SHIRO_OK && part_block(A->m, R, &Pr, err) == SHIRO_OK &&
+      part_block(A->k, R, &Pc, err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, err) == SHIRO_OK &&
+      strategy_select(&B, STRAT_JOINT, 2, NULL, NULL, err) == SHIRO_OK)
+    st = plan ? plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, err)
+              : plan_build_each(A, &Pr, &Pc, &B, STRAT_JOINT, 2, sink, arg, err);
   blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
+  return st;
+}
+
+static int build(const char *mtx, int32_t R, sc_plan *plan) {
+  shiro_error err;
+  int ok = build_to(mtx, R, plan, NULL, NULL, &err) == SHIRO_OK;
+  if (!ok) fprintf(stderr, "build: %s\n", err.message);
   return ok;
 }
 
@@ -200,6 +211,65 @@ static void round_trip(const char *dir) {
   plan_free(&plan);
 }
 
+/* A sink that writes each program as it comes (what shiro-plan does), and
+ * fails on purpose at rank fail_at (-1: never). */
+typedef struct stream_sink { const char *path; plan_writer *w; int32_t fail_at, calls; } stream_sink;
+
+static shiro_status write_rank_now(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  stream_sink *ss = arg;
+  ss->calls++;
+  shiro_status st = pr->rank == ss->fail_at ? shiro_fail(err, SHIRO_ERR_IO, "sink: refused rank %d", pr->rank)
+                    : pr->rank == 0         ? plan_writer_open(&ss->w, ss->path, meta, err)
+                                            : SHIRO_OK;
+  if (st == SHIRO_OK) st = plan_writer_rank(ss->w, pr, err);
+  prog_rank_free(pr);
+  return st;
+}
+
+/* Writing rank by rank, straight from the builder, gives the same bytes as
+ * writing the plan built in memory; misuse of the writer is refused and
+ * leaves no file; a failing sink stops the build at once. */
+static void streamed(const char *dir) {
+  char whole[512], each[512], tmp[600];
+  snprintf(whole, sizeof whole, "%s/whole.shiro.h5", dir);
+  snprintf(each, sizeof each, "%s/each.shiro.h5", dir);
+  sc_plan plan = {0};
+  shiro_error err;
+  if (!build("data/ca-GrQc.mtx", 5, &plan)) { EXPECT(0, "planning failed"); return; }
+  EXPECT(plan_file_write(whole, &plan.meta, plan.ranks, &err) == SHIRO_OK, "%s", err.message);
+  stream_sink ss = {each, NULL, -1, 0};
+  EXPECT(build_to("data/ca-GrQc.mtx", 5, NULL, write_rank_now, &ss, &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(ss.calls == 5, "sink called %d times for 5 ranks", ss.calls);
+  EXPECT(ss.w && plan_writer_close(ss.w, &err) == SHIRO_OK, "close: %s", err.message);
+  size_t n1 = 0, n2 = 0;
+  uint8_t *a = slurp(whole, &n1), *b = slurp(each, &n2);
+  EXPECT(a && b && n1 == n2 && !memcmp(a, b, n1), "streamed plan differs from the plan written whole (%zu vs %zu bytes)", n1, n2);
+  free(a); free(b);
+  unlink(each);
+  /* out of order, closed early, aborted: an error, and nothing left behind */
+  plan_writer *w = NULL;
+  plan_file_temp_name(each, (long)getpid(), tmp, sizeof tmp);
+  EXPECT(plan_writer_open(&w, each, &plan.meta, &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(plan_writer_rank(w, &plan.ranks[1], &err) == SHIRO_ERR_INTERNAL && strstr(err.message, "out of order"),
+         "rank 1 first: %s", err.message);
+  EXPECT(plan_writer_rank(w, &plan.ranks[0], &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(plan_writer_close(w, &err) == SHIRO_ERR_INTERNAL && strstr(err.message, "after 1 of 5"), "early close: %s", err.message);
+  EXPECT(access(each, F_OK) != 0 && access(tmp, F_OK) != 0, "early close left a file");
+  EXPECT(plan_writer_open(&w, each, &plan.meta, &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(access(tmp, F_OK) == 0, "no temporary file while writing");
+  plan_writer_abort(w);
+  EXPECT(access(each, F_OK) != 0 && access(tmp, F_OK) != 0, "abort left a file");
+  /* a sink's failure ends the build with its message, and no rank after it is delivered */
+  stream_sink bad = {each, NULL, 2, 0};
+  EXPECT(build_to("data/ca-GrQc.mtx", 5, NULL, write_rank_now, &bad, &err) == SHIRO_ERR_IO &&
+         strstr(err.message, "refused rank 2"), "failing sink: %s", err.message);
+  EXPECT(bad.calls == 3, "sink called %d times, want 3 (ranks 0-2)", bad.calls);
+  plan_writer_abort(bad.w);
+  EXPECT(access(each, F_OK) != 0 && access(tmp, F_OK) != 0, "failed build left a file");
+  unlink(whole);
+  plan_free(&plan);
+}
+
 static void foreign_files(const char *dir) {
   char path[512];
   shiro_error err;
@@ -237,6 +307,7 @@ int main(void) {
   if (!mkdtemp(dir)) return 1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   round_trip(dir);
+  streamed(dir);
   foreign_files(dir);
   rmdir(dir);
   if (test_failures) fprintf(stderr, "%d failures\n", test_failures);

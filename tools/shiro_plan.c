@@ -126,6 +126,51 @@ static char *default_output(const char *matrix) {
   return out;
 }
 
+/* plan_build_each's sink when only the volumes are wanted. */
+static shiro_status count_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  (void)meta, (void)err;
+  plan_rank_volumes(pr, arg);
+  prog_rank_free(pr);
+  return SHIRO_OK;
+}
+
+/* Where the programs go as they are built: each is completed (metis row
+ * lists), counted (two-tier volumes), written, and freed, so that the whole
+ * plan is never in memory at once. */
+typedef struct plan_out {
+  const char *path;        /* plan file, NULL: none written */
+  const char *partition;   /* the partition's name, for the file */
+  const sc_csr *A0;        /* metis: the original matrix ... */
+  const int64_t *oldof;    /* ... and oldof[new] = original row; else NULL */
+  uint64_t digest0;        /* metis: shiro_pattern_digest of A0 */
+  sc_volumes *vol;         /* two-tier: volumes summed here; else NULL */
+  plan_writer *w;          /* open from rank 0 on */
+  int32_t ranks;
+  double write_s;          /* seconds spent writing */
+} plan_out;
+
+static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  plan_out *po = arg;
+  shiro_status st = po->oldof ? plan_rank_set_rows(pr, po->A0, po->oldof, err) : SHIRO_OK;
+  if (po->vol) plan_rank_volumes(pr, po->vol);
+  if (st == SHIRO_OK && po->path) {
+    double t0 = cli_now();
+    if (pr->rank == 0) {
+      prog_meta m = *meta;
+      memset(m.partition, 0, sizeof m.partition);
+      strncpy(m.partition, po->partition, sizeof m.partition - 1);
+      if (po->oldof) m.matrix_digest = po->digest0;
+      st = plan_writer_open(&po->w, po->path, &m, err);
+    }
+    if (st == SHIRO_OK) st = plan_writer_rank(po->w, pr, err);
+    po->write_s += cli_now() - t0;
+  }
+  int32_t done = pr->rank + 1;
+  prog_rank_free(pr);
+  cli_progress("programs", done, po->ranks);
+  return st;
+}
+
 /* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan). */
 static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
                              sc_strategy s, int32_t gpn, sc_volumes *v, shiro_error *err) {
@@ -134,11 +179,8 @@ static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc
     if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
     return st;
   }
-  sc_plan plan = {0};
-  st = plan_build(A, Prow, Pcol, B, s, gpn, &plan, err);
-  if (st == SHIRO_OK) plan_volumes(&plan, v);
-  plan_free(&plan);
-  return st;
+  memset(v, 0, sizeof *v);
+  return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
 }
 
 /* Row partitions of A/C and B; metis replaces *A by the permuted matrix (the
@@ -238,7 +280,6 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   sc_partition Prow = {0}, Pcol = {0};
   sc_blocks B = {0};
-  sc_plan plan = {0};
   sc_volumes vol[STRAT_COUNT] = {{0}};
   int have[STRAT_COUNT] = {0};
   timings t = {0};
@@ -271,30 +312,34 @@ int main(int argc, char **argv) {
   if (strategy_select(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
+    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof,
+                   .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks};
+    if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
+    if (write_plan) {
+      plan_file_temp_name(out, (long)getpid(), temp_path, sizeof temp_path);
+      signal(SIGINT, on_signal);
+      signal(SIGTERM, on_signal);
+      signal(SIGHUP, on_signal);
+    }
     cli_progress("programs", 0, o.ranks);
-    if (plan_build(A, &Prow, &Pcol, &B, o.strategy, o.gpn, &plan, &err) != SHIRO_OK) goto fail;
-    cli_progress("programs", o.ranks, o.ranks);
-    if (strcmp(o.partition, "block") &&
-        (oldof ? plan_set_row_lists(&plan, A0, oldof, o.partition, &err) != SHIRO_OK
-               : (strcpy(plan.meta.partition, o.partition), 0)))
-      goto fail;
-    t1 = cli_now(); t.plan = t1 - t0; t0 = t1;
-  }
-  if (strategy_is_two_tier(o.strategy)) plan_volumes(&plan, &vol[o.strategy]);
-  else strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
-  have[o.strategy] = 1;
-  if (write_plan) {
-    plan_file_temp_name(out, (long)getpid(), temp_path, sizeof temp_path);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
-    cli_progress("write", 0, 1);
-    shiro_status wst = plan_file_write(out, &plan.meta, plan.ranks, &err);
-    cli_progress("write", 1, 1);
+    shiro_status pst = plan_build_each(A, &Prow, &Pcol, &B, o.strategy, o.gpn, out_rank, &po, &err);
+    t1 = cli_now();
+    t.plan = t1 - t0 - po.write_s;  /* building only: writing each program is timed apart */
+    t.write = po.write_s;
+    t0 = t1;
+    if (pst == SHIRO_OK && po.w) {
+      cli_progress("write", 0, 1);
+      pst = plan_writer_close(po.w, &err);  /* sealed and renamed into place */
+      po.w = NULL;
+      cli_progress("write", 1, 1);
+      t1 = cli_now(); t.write += t1 - t0;
+    }
+    plan_writer_abort(po.w);
     temp_path[0] = 0;
-    if (wst != SHIRO_OK) goto fail;
-    t1 = cli_now(); t.write = t1 - t0;
+    if (pst != SHIRO_OK) goto fail;
   }
+  if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
+  have[o.strategy] = 1;
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
   report(&o, A, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow));
   rc = 0;
@@ -303,7 +348,6 @@ fail:
   cli_progress_enable(0);
   fprintf(stderr, "%s: %s\n", prog, err.message);
 done:
-  plan_free(&plan);
   blocks_free(&B);
   part_free(&Prow);
   part_free(&Pcol);

@@ -1,0 +1,137 @@
+/* plan_emit.c — certificates, digests and in-order delivery of finished programs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "error.h"
+#include "plan_emit.h"
+
+/* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
+ * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
+ * rows are consecutive and in order, so both see the same values, and the
+ * two hash chains, independent, run side by side for the cost of one. */
+static void pattern_digests(plan_emit *e) {
+  const sc_csr *A = e->A;
+  const sc_partition *Prow = e->Prow;
+  digest64 dm, dr;
+  digest_init(&dm);
+  digest_add(&dm, A->m);
+  digest_add(&dm, A->k);
+  for (int32_t r = 0; r < Prow->parts; r++) {
+    digest_init(&dr);
+    digest_add(&dr, Prow->first[r + 1] - Prow->first[r]);
+    digest_add(&dr, A->k);
+    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++) {
+      digest_add(&dm, A->Ap[i + 1] - A->Ap[i]);
+      digest_add(&dr, A->Ap[i + 1] - A->Ap[i]);
+      for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+        digest_add(&dm, A->Aj[t]);
+        digest_add(&dr, A->Aj[t]);
+      }
+    }
+    e->digest[r] = dr.h;
+  }
+  e->meta.matrix_digest = dm.h;
+}
+
+shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
+                            sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err) {
+  int32_t R = Prow->parts;
+  *e = (plan_emit){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err};
+  e->meta.ranks = R;
+  e->meta.gpus_per_node = gpn;
+  e->meta.m = A->m;
+  e->meta.k = A->k;
+  e->meta.nnz = A->nnz;
+  strncpy(e->meta.strategy, strategy_name(s), sizeof e->meta.strategy - 1);
+  strncpy(e->meta.partition, "block", sizeof e->meta.partition - 1);
+  e->digest = malloc((size_t)R * sizeof *e->digest);
+  e->cstart = calloc((size_t)R + 1, sizeof *e->cstart);
+  e->corder = malloc((size_t)(B->ncert + 1) * sizeof *e->corder);
+  int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
+  if (!e->digest || !e->cstart || !e->corder || !own) {
+    free(own);
+    plan_emit_done(e);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  }
+  /* node-level pairs (group) bucketed by the rank owning their row, in their order */
+  for (int64_t x = 0; x < B->ncert; x++) e->cstart[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
+  for (int32_t p = 0; p < R; p++) e->cstart[p + 1] += e->cstart[p];
+  int64_t *fill = malloc((size_t)(R + 1) * sizeof *fill);
+  if (!fill) {
+    free(own);
+    plan_emit_done(e);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  }
+  memcpy(fill, e->cstart, (size_t)(R + 1) * sizeof *fill);
+  for (int64_t x = 0; x < B->ncert; x++) e->corder[fill[own[x]]++] = x;
+  free(fill);
+  free(own);
+  pattern_digests(e);
+  return SHIRO_OK;
+}
+
+int plan_emit_stopped(const plan_emit *e) {
+  int stop;
+#pragma omp atomic read
+  stop = e->stop;
+  return stop;
+}
+
+/* Rank p's optimality certificate: the matchings of the cover problems whose
+ * rows it owns (its blocks', then group's node-level pairs). */
+shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
+  const sc_blocks *B = e->B;
+  int32_t p = pr->rank;
+  pr->pattern_digest = e->digest[p];
+  int64_t lo = e->cstart[p], hi = e->cstart[p + 1], n = hi - lo;
+  for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
+    if (B->b[t].rmatch) n += B->b[t].mu;
+  if (!n) return SHIRO_OK;
+  pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
+  if (!pr->cert) return SHIRO_ERR_NOMEM;
+  for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
+    const sc_block *b = &B->b[t];
+    for (int32_t i = 0; b->rmatch && i < b->nr; i++)
+      if (b->rmatch[i] >= 0) {
+        pr->cert[2 * pr->ncert] = b->rows[i];
+        pr->cert[2 * pr->ncert + 1] = b->cols[b->rmatch[i]];
+        pr->ncert++;
+      }
+  }
+  for (int64_t y = lo; y < hi; y++) {
+    pr->cert[2 * pr->ncert] = B->cert[2 * e->corder[y]];
+    pr->cert[2 * pr->ncert + 1] = B->cert[2 * e->corder[y] + 1];
+    pr->ncert++;
+  }
+  return pr->ncert == n ? SHIRO_OK : SHIRO_ERR_INTERNAL;
+}
+
+void plan_emit_fail(plan_emit *e, shiro_status st) {
+  if (st == SHIRO_OK || e->st != SHIRO_OK) return;
+  e->st = st;
+#pragma omp atomic write
+  e->stop = 1;
+}
+
+void plan_emit_deliver(plan_emit *e, prog_rank *pr, shiro_status st) {
+  if (st == SHIRO_OK && e->st == SHIRO_OK && (pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX)) {
+    st = shiro_fail(e->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
+  } else if (st == SHIRO_ERR_NOMEM && e->st == SHIRO_OK) {
+    st = shiro_fail(e->err, st, "plan: out of memory");
+  } else if (st != SHIRO_OK && e->st == SHIRO_OK) {
+    st = shiro_fail(e->err, st, "plan: internal error while building rank %d's program", pr->rank);
+  }
+  plan_emit_fail(e, st);
+  if (e->st != SHIRO_OK) {
+    prog_rank_free(pr);
+    return;
+  }
+  plan_emit_fail(e, e->sink(e->arg, &e->meta, pr, e->err));  /* the sink fills err */
+}
+
+shiro_status plan_emit_done(plan_emit *e) {
+  free(e->digest); free(e->cstart); free(e->corder);
+  e->digest = NULL; e->cstart = e->corder = NULL;
+  return e->st;
+}
