@@ -22,22 +22,41 @@
 #include "sorted.h"
 #include "strategy.h"
 
+/* A thread's stamp array for merge_lists: -1 everywhere between calls. */
+typedef struct stamp { int32_t *at; int64_t cap; } stamp;
+
 /* Merges the nl sorted lists (lists[y], n[y]) into out (sorted, unique;
  * room for Σ n[y]) and returns its length; map[y][h] = the index in out of
- * lists[y][h]. Linear in the output for a fixed nl (nl is at most G). */
-static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_t *n, int64_t *pos, int64_t *out,
-                           int32_t *const *map) {
-  int64_t u = 0;
-  for (int32_t y = 0; y < nl; y++) pos[y] = 0;
-  for (;;) {
-    int32_t best = -1;
-    for (int32_t y = 0; y < nl; y++)
-      if (pos[y] < n[y] && (best < 0 || lists[y][pos[y]] < lists[best][pos[best]])) best = y;
-    if (best < 0) return u;
-    int64_t v = lists[best][pos[best]];
-    if (u == 0 || out[u - 1] != v) out[u++] = v;
-    map[best][pos[best]++] = (int32_t)(u - 1);
+ * lists[y][h]. Dense over the lists' value range [lo, hi] (at most a part's
+ * width): marks each value, numbers the marks in one sweep, reads the
+ * numbers back. O(Σ n + hi - lo), no comparisons between lists.
+ * -1: out of memory. */
+static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_t *n, int64_t *out,
+                           int32_t *const *map, stamp *st) {
+  int64_t lo = INT64_MAX, hi = -1;
+  for (int32_t y = 0; y < nl; y++)
+    if (n[y]) {
+      if (lists[y][0] < lo) lo = lists[y][0];
+      if (lists[y][n[y] - 1] > hi) hi = lists[y][n[y] - 1];
+    }
+  if (hi < 0) return 0;
+  if (hi - lo + 1 > st->cap) {
+    int32_t *at = realloc(st->at, (size_t)(hi - lo + 1) * sizeof *at);
+    if (!at) return -1;
+    for (int64_t v = st->cap; v < hi - lo + 1; v++) at[v] = -1;
+    st->at = at;
+    st->cap = hi - lo + 1;
   }
+  int32_t *at = st->at;
+  for (int32_t y = 0; y < nl; y++)
+    for (int64_t h = 0; h < n[y]; h++) at[lists[y][h] - lo] = 0;
+  int64_t u = 0;
+  for (int64_t v = 0; v <= hi - lo; v++)
+    if (at[v] == 0) { at[v] = (int32_t)u; out[u++] = lo + v; }
+  for (int32_t y = 0; y < nl; y++)
+    for (int64_t h = 0; h < n[y]; h++) map[y][h] = at[lists[y][h] - lo];
+  for (int64_t x = 0; x < u; x++) at[out[x] - lo] = -1;
+  return u;
 }
 
 /* The rows/columns of one node pair, the combined graph and its weights. */
@@ -52,7 +71,7 @@ typedef struct node_pair {
   int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
   int32_t **rmap, **cmap;        /* [nt] per block: combined id of each row / column within its rank's part */
   int32_t *maps;                 /* the storage of rmap and cmap */
-  void *merge;                   /* merge_lists' scratch: G list heads, lengths, positions, maps */
+  void *merge;                   /* merge_lists' arguments: G list heads, lengths, maps */
 } node_pair;
 
 static void np_free(node_pair *np, int32_t G) {
@@ -99,7 +118,7 @@ static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
 }
 
 /* Builds the combined graph and weights of node pair (N, H). */
-static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
+static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp *st) {
   int32_t R = B->parts;
   int32_t N = np->N, H = np->H;
   np->rows = calloc((size_t)G, sizeof *np->rows); np->nrows = calloc((size_t)G, sizeof *np->nrows);
@@ -122,11 +141,11 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
     np->cmap[y] = np->maps + at; at += b->nc;
   }
   /* per part x: the union of the rows of p = N*G + x, of the columns of q = H*G + x */
-  np->merge = malloc((size_t)G * (sizeof(int64_t *) + 2 * sizeof(int64_t) + sizeof(int32_t *)));
+  np->merge = malloc((size_t)G * (sizeof(int64_t *) + sizeof(int64_t) + sizeof(int32_t *)));
   if (!np->merge) return SHIRO_ERR_NOMEM;
   const int64_t **lists = np->merge;
-  int64_t *nl = (int64_t *)(lists + G), *pos = nl + G;
-  int32_t **maps = (int32_t **)(pos + G);
+  int64_t *nl = (int64_t *)(lists + G);
+  int32_t **maps = (int32_t **)(nl + G);
   for (int32_t x = 0; x < G; x++) {
     int32_t k = 0, c = 0;
     int64_t nr = 0, nc = 0;
@@ -136,14 +155,15 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np) {
     }
     np->rows[x] = malloc((size_t)(nr ? nr : 1) * sizeof **np->rows);
     if (!np->rows[x]) return SHIRO_ERR_NOMEM;
-    np->nrows[x] = merge_lists(k, lists, nl, pos, np->rows[x], maps);
+    np->nrows[x] = merge_lists(k, lists, nl, np->rows[x], maps, st);
     for (int64_t y = 0; y < np->nt; y++) {
       const sc_block *b = &B->b[np->tlist[y]];
       if (b->q == H * G + x) { lists[c] = b->cols; nl[c] = b->nc; maps[c++] = np->cmap[y]; nc += b->nc; }
     }
     np->cols[x] = malloc((size_t)(nc ? nc : 1) * sizeof **np->cols);
     if (!np->cols[x]) return SHIRO_ERR_NOMEM;
-    np->ncols[x] = merge_lists(c, lists, nl, pos, np->cols[x], maps);
+    np->ncols[x] = merge_lists(c, lists, nl, np->cols[x], maps, st);
+    if (np->nrows[x] < 0 || np->ncols[x] < 0) return SHIRO_ERR_NOMEM;
     np->roff[x + 1] = np->roff[x] + np->nrows[x];
     np->coff[x + 1] = np->coff[x] + np->ncols[x];
   }
@@ -220,6 +240,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
+    stamp st = {NULL, 0};
 #pragma omp for schedule(dynamic, 1) reduction(| : failed)
     for (int64_t pair = 0; pair < npairs; pair++) {
       node_pair np;
@@ -227,7 +248,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       np.N = (int32_t)(pair / nodes);
       np.H = (int32_t)(pair % nodes);
       if (np.N == np.H || failed) continue;
-      if (!ws || np_build(B, G, &np) != SHIRO_OK || np_cover(&np, G, ws) != SHIRO_OK) {
+      if (!ws || np_build(B, G, &np, &st) != SHIRO_OK || np_cover(&np, G, ws) != SHIRO_OK) {
         failed = 1;
       } else {
         np_apply(B, G, &np);
@@ -238,6 +259,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       np_free(&np, G);
     }
     cover_ws_free(ws);
+    free(st.at);
   }
   int64_t total = 0;
   for (int64_t x = 0; x < npairs; x++) total += ncerts[x];
