@@ -30,6 +30,13 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err);
 /* Drops an unfinished file and frees w. NULL is a no-op. */
 void plan_writer_abort(plan_writer *w);
 
+/* For a program that writes plans and then exits (shiro-plan): keeps HDF5
+ * from tidying up at exit. After a write that failed part way (the disk
+ * full), libhdf5 1.10 cannot close the file, and its exit handler, trying
+ * again, crashes; the temporary file is already removed and the error
+ * reported by then. Call before any other plan_file function. */
+void plan_file_exit_quietly(void);
+
 /* The temporary name plan_file_write uses for `path` in process `pid`
  * ("PATH.tmp.PID"), so that a tool can remove it when interrupted. */
 void plan_file_temp_name(const char *path, long pid, char *buf, size_t len);

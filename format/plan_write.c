@@ -113,6 +113,10 @@ static int write_rank(hid_t f, const prog_rank *pr) {
   return ok;
 }
 
+void plan_file_exit_quietly(void) {
+  H5dont_atexit();
+}
+
 void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
   snprintf(buf, len, "%s.tmp.%ld", path, pid);
 }
@@ -120,26 +124,36 @@ void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
 /* An open plan file being written, rank after rank. */
 struct plan_writer {
   char *path;        /* the final name */
-  char *tmp;         /* the temporary file written */
+  char *tmp;         /* the temporary file written, NULL once renamed (or never created) */
   hid_t f, fapl;     /* the open file (-1 once closed) */
   int32_t ranks;     /* ranks the plan has */
   int32_t next;      /* the rank expected next */
-  H5E_auto2_t old_fn;
-  void *old_data;    /* HDF5's error printing, restored at the end */
 };
+
+/* HDF5's error printing, off for the span of one writer call: the library
+ * never prints, we report. It is per thread (a thread-safe libhdf5), and a
+ * planner calls the writer from whichever thread finished a rank. */
+typedef struct quiet { H5E_auto2_t fn; void *data; } quiet;
+static quiet quiet_begin(void) {
+  quiet q;
+  H5Eget_auto2(H5E_DEFAULT, &q.fn, &q.data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return q;
+}
+static void quiet_end(quiet q) { H5Eset_auto2(H5E_DEFAULT, q.fn, q.data); }
 
 /* Closes everything and removes the temporary file (any state). */
 static void writer_discard(plan_writer *w) {
   if (w->f >= 0) H5Fclose(w->f);
   if (w->fapl >= 0) H5Pclose(w->fapl);
   if (w->tmp) remove(w->tmp);
-  H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
   free(w->tmp);
   free(w->path);
   free(w);
 }
 
-shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
+/* plan_writer_open without the quieting. */
+static shiro_status writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
   *out = NULL;
   plan_writer *w = calloc(1, sizeof *w);
   size_t len = strlen(path) + 32;
@@ -150,8 +164,6 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   }
   plan_file_temp_name(path, (long)getpid(), w->tmp, len);
   w->ranks = meta->ranks;
-  H5Eget_auto2(H5E_DEFAULT, &w->old_fn, &w->old_data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* the library never prints */
   w->fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* 64-byte alignment: every mapped array starts on a cache line. */
   if (w->fapl < 0 || H5Pset_alignment(w->fapl, 1, 64) < 0) {
@@ -182,17 +194,28 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   return SHIRO_OK;
 }
 
+shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
+  quiet q = quiet_begin();
+  shiro_status st = writer_open(out, path, meta, err);
+  quiet_end(q);
+  return st;
+}
+
 shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err) {
   if (pr->rank != w->next || w->next >= w->ranks)
     return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->tmp,
                       pr->rank, w->next, w->ranks);
-  if (!write_rank(w->f, pr)) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+  quiet q = quiet_begin();
+  int ok = write_rank(w->f, pr);
+  quiet_end(q);
+  if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
   w->next++;
   return SHIRO_OK;
 }
 
 shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
   shiro_status st = SHIRO_OK;
+  quiet q = quiet_begin();
   if (w->next != w->ranks) {
     st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->tmp, w->next, w->ranks);
   } else {
@@ -205,11 +228,15 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", w->path);
   if (st == SHIRO_OK) { free(w->tmp); w->tmp = NULL; }  /* renamed: nothing to remove */
   writer_discard(w);
+  quiet_end(q);
   return st;
 }
 
 void plan_writer_abort(plan_writer *w) {
-  if (w) writer_discard(w);
+  if (!w) return;
+  quiet q = quiet_begin();
+  writer_discard(w);
+  quiet_end(q);
 }
 
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,

@@ -272,6 +272,7 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
 int main(int argc, char **argv) {
   options o;
   huge_pages_restart(argv);
+  plan_file_exit_quietly();  /* a failed write must end in its message, not a crash at exit */
   if (!parse(argc, argv, &o)) return 2;
   if (o.threads) omp_set_num_threads(o.threads);
   cli_progress_enable(!o.quiet);
