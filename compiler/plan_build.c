@@ -126,8 +126,7 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
     for (int32_t i = 0; i < b->nr; i++) {
       if (!b->rsel[i]) continue;
       pb_row(pb, (int32_t)slot++);
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
-        if (!b->csel[b->Gj[e]]) pb_entry(pb, (int32_t)(b->cols[b->Gj[e]] - b_first), b->Gx[e]);
+      plan_emit_partial_row(pb, b, i, b_first);
     }
   }
   pb_mul_end(pb);
@@ -165,6 +164,26 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
       if (A->Aj[t] >= b_first && A->Aj[t] < b_last) pb_entry(pb, (int32_t)(A->Aj[t] - b_first), A->Ax[t]);
   }
   pb_mul_end(pb);
+}
+
+void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first) {
+  int64_t e0 = k->Gp[i], e1 = k->Gp[i + 1];
+  if (pb_has_room(pb, e1 - e0)) {  /* the common case: every edge stored, those kept counted */
+    prog_rank *pr = pb->pr;
+    int32_t *cd = pr->col + pr->ncol;
+    double *vd = pr->val + pr->ncol;
+    int64_t n = 0;
+    for (int64_t e = e0; e < e1; e++) {
+      int32_t j = k->Gj[e];
+      cd[n] = (int32_t)(k->cols[j] - b_first);
+      vd[n] = k->Gx[e];
+      n += !k->csel[j];
+    }
+    pr->ncol += n;
+    return;
+  }
+  for (int64_t e = e0; e < e1; e++)
+    if (!k->csel[k->Gj[e]]) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
 }
 
 /* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
@@ -229,8 +248,22 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
         w->add_pos[nadd++] = (int32_t)w->slot[q]++;
       }
       const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
-      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
-      for (; t < end && A->Aj[t] < lim; t++) {
+      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t, t1 = t;
+      while (t1 < end && A->Aj[t1] < lim) t1++;
+      if (pb_has_room(pb, t1 - t0)) {  /* the common case: every candidate stored, the kept ones counted */
+        prog_rank *pr = pb->pr;
+        int32_t *cd = pr->col + pr->ncol;
+        double *vd = pr->val + pr->ncol;
+        int64_t n = 0;
+        for (; t < t1; t++) {
+          int32_t pos = cpos[gj[t - t0]];
+          cd[n] = (int32_t)(r_off + pos);
+          vd[n] = A->Ax[t];
+          n += pos >= 0;
+        }
+        pr->ncol += n;
+      }
+      for (; t < t1; t++) {
         int32_t pos = cpos[gj[t - t0]];
         if (pos >= 0) pb_entry(pb, (int32_t)(r_off + pos), A->Ax[t]);
       }

@@ -77,6 +77,11 @@ struct prog_builder;
 void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
                      struct prog_builder *pb);
 
+/* Appends block k's row i as a partial row's entries: its edges whose column
+ * is not selected (those the destination does not compute itself), each
+ * (column's B row - b_first, value). Shared by the builders. */
+void plan_emit_partial_row(struct prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first);
+
 /* The entries each rank's programs will hold for the blocks, from their
  * selections: per rank r, nent[r] = the edges of blocks (p, r) in selected
  * rows whose column is not selected (r computes them as partials) and

@@ -244,8 +244,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
         pb_row(pb, (int32_t)(base + y));
         while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
         if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
-        for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
-          if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
+        plan_emit_partial_row(pb, k, i, b_first);  /* cpos < 0 exactly where csel is 0 */
       }
       continue;
     }
@@ -256,8 +255,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
     for (int32_t i = 0; i < k->nr; i++) {
       if (t->rpos[b][i] < 0) continue;
       pb_row(pb, (int32_t)(base + t->rpos[b][i]));
-      for (int64_t e = k->Gp[i]; e < k->Gp[i + 1]; e++)
-        if (t->cpos[b][k->Gj[e]] < 0) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
+      plan_emit_partial_row(pb, k, i, b_first);
     }
   }
   pb_mul_end(pb);
@@ -371,7 +369,22 @@ static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog
         continue;
       }
       const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *col = M->col[q];
-      for (; e < end && A->Aj[e] < lim; e++) {
+      int64_t e1 = e;
+      while (e1 < end && A->Aj[e1] < lim) e1++;
+      if (pb_has_room(pb, e1 - e0)) {  /* the common case: every candidate stored, the kept ones counted */
+        prog_rank *pr = pb->pr;
+        int32_t *cd = pr->col + pr->ncol;
+        double *vd = pr->val + pr->ncol;
+        int64_t n = 0;
+        for (; e < e1; e++) {
+          int32_t src = col[gj[e - e0]];
+          cd[n] = src;
+          vd[n] = A->Ax[e];
+          n += src >= 0;
+        }
+        pr->ncol += n;
+      }
+      for (; e < e1; e++) {
         int32_t src = col[gj[e - e0]];
         if (src >= 0) pb_entry(pb, src, A->Ax[e]);
       }

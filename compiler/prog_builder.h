@@ -54,6 +54,15 @@ static inline void pb_entry(prog_builder *b, int32_t src_row, double val) {
   pr->ncol++;  /* the row's end pointer and nval follow at the next pb_row or pb_mul_end */
 }
 
+/* Whether k more entries fit the open op as it stands (no failure, no
+ * growth needed). Then a hot loop may write them straight to
+ * pr->col/val[pr->ncol ...] and add what it kept to pr->ncol: storing every
+ * candidate and advancing only over the kept ones, which is branch-free
+ * where pb_entry under an unpredictable test is not. */
+static inline int pb_has_room(const prog_builder *b, int64_t k) {
+  return !b->failed && b->cur >= 0 && b->pr->ncol + k <= b->cap_col;
+}
+
 /* Closes the open op; an op with no rows is dropped. */
 void pb_mul_end(prog_builder *b);
 
