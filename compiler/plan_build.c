@@ -186,6 +186,25 @@ void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64
     if (!k->csel[k->Gj[e]]) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
 }
 
+void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x, int64_t n) {
+  if (pb_has_room(pb, n)) {  /* the common case: every candidate stored, the kept ones counted */
+    prog_rank *pr = pb->pr;
+    int32_t *cd = pr->col + pr->ncol;
+    double *vd = pr->val + pr->ncol;
+    int64_t kept = 0;
+    for (int64_t e = 0; e < n; e++) {
+      int32_t src = map[gj[e]];
+      cd[kept] = base + src;
+      vd[kept] = x[e];
+      kept += src >= 0;
+    }
+    pr->ncol += kept;
+    return;
+  }
+  for (int64_t e = 0; e < n; e++)
+    if (map[gj[e]] >= 0) pb_entry(pb, base + map[gj[e]], x[e]);
+}
+
 /* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
 typedef struct walk {
   int64_t *at;      /* [R] per source q: the block row reached (index into rows) */
@@ -248,25 +267,9 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
         w->add_pos[nadd++] = (int32_t)w->slot[q]++;
       }
       const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
-      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t, t1 = t;
-      while (t1 < end && A->Aj[t1] < lim) t1++;
-      if (pb_has_room(pb, t1 - t0)) {  /* the common case: every candidate stored, the kept ones counted */
-        prog_rank *pr = pb->pr;
-        int32_t *cd = pr->col + pr->ncol;
-        double *vd = pr->val + pr->ncol;
-        int64_t n = 0;
-        for (; t < t1; t++) {
-          int32_t pos = cpos[gj[t - t0]];
-          cd[n] = (int32_t)(r_off + pos);
-          vd[n] = A->Ax[t];
-          n += pos >= 0;
-        }
-        pr->ncol += n;
-      }
-      for (; t < t1; t++) {
-        int32_t pos = cpos[gj[t - t0]];
-        if (pos >= 0) pb_entry(pb, (int32_t)(r_off + pos), A->Ax[t]);
-      }
+      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
+      while (t < end && A->Aj[t] < lim) t++;
+      plan_emit_run(pb, gj, cpos, (int32_t)r_off, A->Ax + t0, t - t0);
       w->edge[q] += t - t0;
     }
   }

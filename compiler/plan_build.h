@@ -82,6 +82,12 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
  * (column's B row - b_first, value). Shared by the builders. */
 void plan_emit_partial_row(struct prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first);
 
+/* Appends one run of a block row's edges as REMOTE_B entries: edge e
+ * (column gj[e], value x[e]) reads source row base + map[gj[e]], and is
+ * left out where map[gj[e]] < 0 (that B row is not received). */
+void plan_emit_run(struct prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x,
+                   int64_t n);
+
 /* The entries each rank's programs will hold for the blocks, from their
  * selections: per rank r, nent[r] = the edges of blocks (p, r) in selected
  * rows whose column is not selected (r computes them as partials) and

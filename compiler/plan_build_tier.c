@@ -368,26 +368,9 @@ static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog
         while (e < end && A->Aj[e] < lim) e++;
         continue;
       }
-      const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *col = M->col[q];
-      int64_t e1 = e;
-      while (e1 < end && A->Aj[e1] < lim) e1++;
-      if (pb_has_room(pb, e1 - e0)) {  /* the common case: every candidate stored, the kept ones counted */
-        prog_rank *pr = pb->pr;
-        int32_t *cd = pr->col + pr->ncol;
-        double *vd = pr->val + pr->ncol;
-        int64_t n = 0;
-        for (; e < e1; e++) {
-          int32_t src = col[gj[e - e0]];
-          cd[n] = src;
-          vd[n] = A->Ax[e];
-          n += src >= 0;
-        }
-        pr->ncol += n;
-      }
-      for (; e < e1; e++) {
-        int32_t src = col[gj[e - e0]];
-        if (src >= 0) pb_entry(pb, src, A->Ax[e]);
-      }
+      const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q];
+      while (e < end && A->Aj[e] < lim) e++;
+      plan_emit_run(pb, gj, M->col[q], 0, A->Ax + e0, e - e0);
       M->edge[q] += e - e0;
     }
   }

@@ -18,61 +18,58 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
+failures = []
 
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what)
-
-
-def sha(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+def plan_digest(plan, matrix, out, args, **kw):
+    """Runs shiro-plan MATRIX -o OUT ARGS; (exit status, stderr, sha256 of OUT or None)."""
+    r = subprocess.run([plan, matrix, "--quiet", "-o", out] + args, capture_output=True, text=True, **kw)
+    digest = None
+    if r.returncode == 0:
+        with open(out, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    return r.returncode, r.stderr.strip(), digest
 
 
 def main():
     build, matrix = sys.argv[1], sys.argv[2]
     plan = os.path.join(build, "tools", "shiro-plan")
     with tempfile.TemporaryDirectory() as tmp:
-        probe = subprocess.run([plan, matrix, "--ranks", "2", "--partition", "metis", "--quiet",
-                                "-o", os.path.join(tmp, "probe.h5")], capture_output=True, text=True)
-        partitions = ["block", "nnz"] + (["metis"] if probe.returncode == 0 else [])
+        out = os.path.join(tmp, "p.h5")
+        has_metis = plan_digest(plan, matrix, out, ["--ranks", "2", "--partition", "metis"])[0] == 0
         cases = 0
-        for part in partitions:
+        for part in ["block", "nnz"] + (["metis"] if has_metis else []):
             for strategy in ["block", "col", "row", "joint", "hier", "group"]:
-                digests = {}
+                digests = set()
                 for threads in (1, 2, 3):
-                    out = os.path.join(tmp, "p%d.h5" % threads)
-                    r = subprocess.run([plan, matrix, "--ranks", "12", "--gpus-per-node", "4", "--strategy", strategy,
-                                        "--partition", part, "--threads", str(threads), "--quiet", "-o", out],
-                                       capture_output=True, text=True)
-                    check(r.returncode == 0, "%s %s --threads %d: exit %d: %s" % (part, strategy, threads,
-                                                                                r.returncode, r.stderr.strip()))
-                    if r.returncode == 0:
-                        digests[threads] = sha(out)
-                check(len(set(digests.values())) == 1,
-                      "%s %s: plans differ between thread counts %s" % (part, strategy, sorted(digests)))
+                    rc, err, digest = plan_digest(plan, matrix, out, ["--ranks", "12", "--gpus-per-node", "4",
+                                                                      "--strategy", strategy, "--partition", part,
+                                                                      "--threads", str(threads)])
+                    if rc != 0:
+                        failures.append("%s %s --threads %d: exit %d: %s" % (part, strategy, threads, rc, err))
+                    digests.add(digest)
+                if len(digests) != 1:
+                    failures.append("%s %s: the plan differs between 1, 2 and 3 threads" % (part, strategy))
                 cases += 1
         # A write that fails part way (a file size limit: the disk full
         # after some ranks are written): exit status 1, a message, and no
         # file left, neither the plan nor its temporary.
         full = os.path.join(tmp, "full")
         os.mkdir(full)
-        out = os.path.join(full, "p.h5")
 
         def small_disk():
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
             resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
 
-        r = subprocess.run([plan, matrix, "--ranks", "12", "--gpus-per-node", "4", "--threads", "2", "--quiet",
-                            "-o", out], capture_output=True, text=True, preexec_fn=small_disk)
-        check(r.returncode == 1 and "writing the plan failed" in r.stderr,
-              "write failing part way: exit %d: %s" % (r.returncode, r.stderr.strip()))
-        check(os.listdir(full) == [], "failed write left files: %s" % os.listdir(full))
+        rc, err, _ = plan_digest(plan, matrix, os.path.join(full, "p.h5"),
+                                 ["--ranks", "12", "--gpus-per-node", "4", "--threads", "2"], preexec_fn=small_disk)
+        if rc != 1 or "writing the plan failed" not in err:
+            failures.append("write failing part way: exit %d: %s" % (rc, err))
+        if os.listdir(full):
+            failures.append("failed write left files: %s" % os.listdir(full))
         print("%d strategy x partition cases, 3 thread counts each" % cases)
+    for f in failures:
+        print("FAIL", f)
     return 1 if failures else 0
 
 
