@@ -380,18 +380,6 @@ shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *o
   return SHIRO_OK;
 }
 
-shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
-                                shiro_error *err) {
-  memset(P->meta.partition, 0, sizeof P->meta.partition);
-  strncpy(P->meta.partition, partition, sizeof P->meta.partition - 1);
-  P->meta.matrix_digest = shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj);
-  for (int32_t r = 0; r < P->meta.ranks; r++) {
-    shiro_status st = plan_rank_set_rows(&P->ranks[r], A, oldof, err);
-    if (st != SHIRO_OK) return st;
-  }
-  return SHIRO_OK;
-}
-
 void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
   for (int64_t x = 0; x < pr->nx; x++) {
     const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
@@ -400,11 +388,6 @@ void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
     if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
     else v->intra_node_rows += rec[XF_COUNT];
   }
-}
-
-void plan_volumes(const sc_plan *P, sc_volumes *v) {
-  memset(v, 0, sizeof *v);
-  for (int32_t r = 0; r < P->meta.ranks; r++) plan_rank_volumes(&P->ranks[r], v);
 }
 
 /* plan_build's sink: keeps every program in the plan. */

@@ -48,25 +48,19 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                                  const sc_blocks *B, int32_t gpn, struct plan_emit *e, shiro_error *err);
 
-/* For a plan of the permuted matrix P·A·Pᵀ (metis partition): records each
- * rank's original row ids (oldof[new] = old), the partition's name, and the
- * digests of the ORIGINAL matrix A (whole, and each rank's rows in its local
- * order), which is what applications hold. */
-shiro_status plan_set_row_lists(sc_plan *P, const sc_csr *A, const int64_t *oldof, const char *partition,
-                                shiro_error *err);
-
-/* plan_set_row_lists for one program (its row lists and its digest over
- * the original A); the caller sets the meta's partition and digest. */
+/* For a program of the permuted matrix P·A·Pᵀ (metis partition): records
+ * the rank's original row ids (oldof[new] = old) and its digest over the
+ * ORIGINAL matrix A (its rows in local order), which is what applications
+ * hold. The caller names the partition in the meta and sets its matrix
+ * digest to A's (shiro_pattern_digest). */
 shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err);
 
 /* shiro_pattern_digest of rows list[0..n-1] of A in that order (list NULL:
  * rows first .. first+n-1): the digest applications compute over their rows. */
 uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n);
 
-/* Rows each plan moves per call, from its exchange records (every hop counted). */
-void plan_volumes(const sc_plan *P, sc_volumes *v);
-
-/* Adds the rows one program sends per call to *v (plan_volumes, rank by rank). */
+/* Adds the rows one program sends per call to *v, from its exchange
+ * records (every hop counted): summed over the ranks, a plan's volumes. */
 void plan_rank_volumes(const prog_rank *pr, sc_volumes *v);
 
 /* Zeroes *pr and sets rank r's owned rows of C and B from the partitions. */
