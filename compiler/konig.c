@@ -31,9 +31,9 @@ static shiro_status konig_check_matching(int32_t nr, int32_t nc, const int64_t *
 
 /* The alternating BFS (the set Z, left in mark) and the cover. */
 shiro_status konig_run(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
-                              const int32_t *rmatch, const int32_t *cmatch, int64_t size,
-                              int32_t *queue, uint8_t *mark, shiro_status notmax,
-                              uint8_t *rcov, uint8_t *ccov) {
+                       const int32_t *rmatch, const int32_t *cmatch, int64_t size,
+                       int32_t *queue, uint8_t *mark, shiro_status notmax,
+                       uint8_t *rcov, uint8_t *ccov) {
   uint8_t *rz = mark, *cz = mark + nr;
   int32_t head = 0, tail = 0;
   memset(mark, 0, (size_t)nr + (size_t)nc);

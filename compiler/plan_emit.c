@@ -49,20 +49,16 @@ shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *P
   e->cstart = calloc((size_t)R + 1, sizeof *e->cstart);
   e->corder = malloc((size_t)(B->ncert + 1) * sizeof *e->corder);
   int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
-  if (!e->digest || !e->cstart || !e->corder || !own) {
+  int64_t *fill = malloc((size_t)(R + 1) * sizeof *fill);
+  if (!e->digest || !e->cstart || !e->corder || !own || !fill) {
     free(own);
+    free(fill);
     plan_emit_done(e);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
   }
   /* node-level pairs (group) bucketed by the rank owning their row, in their order */
   for (int64_t x = 0; x < B->ncert; x++) e->cstart[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
   for (int32_t p = 0; p < R; p++) e->cstart[p + 1] += e->cstart[p];
-  int64_t *fill = malloc((size_t)(R + 1) * sizeof *fill);
-  if (!fill) {
-    free(own);
-    plan_emit_done(e);
-    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  }
   memcpy(fill, e->cstart, (size_t)(R + 1) * sizeof *fill);
   for (int64_t x = 0; x < B->ncert; x++) e->corder[fill[own[x]]++] = x;
   free(fill);
@@ -107,7 +103,9 @@ shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
   return pr->ncert == n ? SHIRO_OK : SHIRO_ERR_INTERNAL;
 }
 
-void plan_emit_fail(plan_emit *e, shiro_status st) {
+/* Records a failure of the whole build: the first one wins (its err is
+ * already filled), and the builders skip the ranks left. */
+static void emit_fail(plan_emit *e, shiro_status st) {
   if (st == SHIRO_OK || e->st != SHIRO_OK) return;
   e->st = st;
 #pragma omp atomic write
@@ -115,19 +113,20 @@ void plan_emit_fail(plan_emit *e, shiro_status st) {
 }
 
 void plan_emit_deliver(plan_emit *e, prog_rank *pr, shiro_status st) {
-  if (st == SHIRO_OK && e->st == SHIRO_OK && (pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX)) {
-    st = shiro_fail(e->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
-  } else if (st == SHIRO_ERR_NOMEM && e->st == SHIRO_OK) {
-    st = shiro_fail(e->err, st, "plan: out of memory");
-  } else if (st != SHIRO_OK && e->st == SHIRO_OK) {
-    st = shiro_fail(e->err, st, "plan: internal error while building rank %d's program", pr->rank);
+  if (e->st == SHIRO_OK) {  /* the first failure names itself */
+    if (st == SHIRO_ERR_NOMEM)
+      st = shiro_fail(e->err, st, "plan: out of memory");
+    else if (st != SHIRO_OK)
+      st = shiro_fail(e->err, st, "plan: internal error while building rank %d's program", pr->rank);
+    else if (pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX)
+      st = shiro_fail(e->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
   }
-  plan_emit_fail(e, st);
-  if (e->st != SHIRO_OK) {
+  if (e->st != SHIRO_OK || st != SHIRO_OK) {  /* dropped */
+    emit_fail(e, st);
     prog_rank_free(pr);
     return;
   }
-  plan_emit_fail(e, e->sink(e->arg, &e->meta, pr, e->err));  /* the sink fills err */
+  emit_fail(e, e->sink(e->arg, &e->meta, pr, e->err));  /* the sink takes pr; it fills err on failure */
 }
 
 shiro_status plan_emit_done(plan_emit *e) {

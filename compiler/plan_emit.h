@@ -38,10 +38,6 @@ shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr);
  * ordered region). Takes *pr: it is the sink's, or freed on failure. */
 void plan_emit_deliver(plan_emit *e, prog_rank *pr, shiro_status st);
 
-/* Records a failure of the whole build (the first one wins; the caller
- * fills err). */
-void plan_emit_fail(plan_emit *e, shiro_status st);
-
 /* Frees the emitter; returns the first failure recorded (err filled), or SHIRO_OK. */
 shiro_status plan_emit_done(plan_emit *e);
 

@@ -152,8 +152,7 @@ static void writer_discard(plan_writer *w) {
   free(w);
 }
 
-/* plan_writer_open without the quieting. */
-static shiro_status writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
+shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
   *out = NULL;
   plan_writer *w = calloc(1, sizeof *w);
   size_t len = strlen(path) + 32;
@@ -164,13 +163,14 @@ static shiro_status writer_open(plan_writer **out, const char *path, const prog_
   }
   plan_file_temp_name(path, (long)getpid(), w->tmp, len);
   w->ranks = meta->ranks;
+  quiet q = quiet_begin();
+  shiro_status st = SHIRO_OK;
   w->fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* 64-byte alignment: every mapped array starts on a cache line. */
   if (w->fapl < 0 || H5Pset_alignment(w->fapl, 1, 64) < 0) {
-    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
     free(w->tmp); w->tmp = NULL;  /* nothing created yet */
-    writer_discard(w);
-    return st;
+    goto done;
   }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
@@ -179,24 +179,13 @@ static shiro_status writer_open(plan_writer **out, const char *path, const prog_
              ? H5Fcreate(w->tmp, H5F_ACC_TRUNC, fcpl, w->fapl)
              : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
-  if (w->f < 0) {
-    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)",
-                                 w->tmp);
-    writer_discard(w);
-    return st;
-  }
-  if (!write_root(w->f, meta)) {
-    shiro_status st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
-    writer_discard(w);
-    return st;
-  }
-  *out = w;
-  return SHIRO_OK;
-}
-
-shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
-  quiet q = quiet_begin();
-  shiro_status st = writer_open(out, path, meta, err);
+  if (w->f < 0)
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", w->tmp);
+  else if (!write_root(w->f, meta))
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+done:
+  if (st == SHIRO_OK) *out = w;
+  else writer_discard(w);
   quiet_end(q);
   return st;
 }
