@@ -207,23 +207,30 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp
   return SHIRO_OK;
 }
 
-/* Writes the node-pair cover back into its blocks, cut to what each block needs. */
+/* Writes the node-pair cover back into its blocks, cut to what each block
+ * needs, and counts their entries as block_count_entries would, in the same
+ * pass: a row keeps its selection only if one of its columns is not sent,
+ * and then puts exactly those nonzeros in partial rows. */
 static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
   for (int64_t y = 0; y < np->nt; y++) {
     sc_block *b = &B->b[np->tlist[y]];
-    int32_t xp = b->p - np->N * G;
+    const uint8_t *rcov = np->rcov + np->roff[b->p - np->N * G];
+    const int32_t *rmap = np->rmap[y];
     uint8_t *rc = b->rsel, *cc = b->csel;
-    for (int32_t i = 0; i < b->nr; i++) rc[i] = np->rcov[np->roff[xp] + np->rmap[y][i]];
-    for (int32_t j = 0; j < b->nc; j++) cc[j] = 0;
+    memset(cc, 0, (size_t)b->nc);
     for (int32_t i = 0; i < b->nr; i++)  /* a column is needed only for nonzeros of unselected rows */
-      if (!rc[i])
+      if (!rcov[rmap[i]])
         for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) cc[b->Gj[e]] = 1;
+    int64_t partial = 0, remote = 0;
     for (int32_t i = 0; i < b->nr; i++) {  /* a row is computed here only if it keeps a nonzero here */
-      int keep = 0;
-      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1] && !keep; e++) keep = !cc[b->Gj[e]];
-      rc[i] = (uint8_t)keep;
+      int64_t sent = 0, n = b->Gp[i + 1] - b->Gp[i];
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sent += cc[b->Gj[e]];
+      rc[i] = sent < n;
+      remote += sent;
+      partial += n - sent;  /* 0 for a row not kept */
     }
-    block_count_entries(b);
+    b->ent_partial = partial;
+    b->ent_remote = remote;
     b->mu = -1;  /* the certificate is the node pair's matching, not a per-block one */
     free(b->rmatch);
     b->rmatch = NULL;
