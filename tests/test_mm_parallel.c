@@ -32,52 +32,7 @@
 #include "gen.h"
 #include "mm_input.h"
 #include "mm_read.h"
-
-static int failures = 0;
-static int checks = 0;
-static char tmpdir[256];
-
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    checks++;                                     \
-    if (!(cond)) {                                \
-      failures++;                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-    }                                             \
-  } while (0)
-
-static uint64_t rng_state = 0x243f6a8885a308d3u;
-static uint64_t rng(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1du;
-}
-static int64_t rnd(int64_t n) {
-  return (int64_t)(rng() % (uint64_t)n);
-}
-
-static void tmp_path(char *out, size_t cap, const char *name) {
-  snprintf(out, cap, "%s/%s", tmpdir, name);
-}
-
-static int write_file(const char *path, const char *text, size_t len, bool gz) {
-  if (gz) {
-    gzFile g = gzopen(path, "wb1");
-    if (!g) return -1;
-    if (len && gzwrite(g, text, (unsigned)len) != (int)len) {
-      gzclose(g);
-      return -1;
-    }
-    return gzclose(g) == Z_OK ? 0 : -1;
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) return -1;
-  size_t w = fwrite(text, 1, len, f);
-  return (fclose(f) == 0 && w == len) ? 0 : -1;
-}
+#include "mm_test_files.h"
 
 /* Reads path with `threads` threads and parts of `chunk` bytes (0: auto). */
 static shiro_status read_with(const char *path, int threads, size_t chunk, sc_csr **A, mm_header *h,
@@ -960,12 +915,8 @@ static void test_builder(void) {
 }
 
 int main(void) {
-  const char *base = getenv("TMPDIR");
-  snprintf(tmpdir, sizeof tmpdir, "%s/shiro_mmp_XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(tmpdir)) {
-    printf("FAIL: mkdtemp %s: %s\n", tmpdir, strerror(errno));
-    return 1;
-  }
+  rng_seed(0x243f6a8885a308d3u);
+  if (tmpdir_make("shiro_mmp")) return 1;
   test_real_scanner();
   test_int_scanner();
   test_scanner_bounds();

@@ -19,22 +19,9 @@
 #include "csr.h"
 #include "mm_input.h"
 #include "mm_read.h"
+#include "mm_test_files.h"
 
-static int failures = 0;
-static int checks = 0;
 static int alloc_runs = 0; /* runs of the allocation-failure loop */
-static char tmpdir[256];
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    checks++;                                             \
-    if (!(cond)) {                                        \
-      failures++;                                         \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-      printf(__VA_ARGS__);                                \
-      printf("\n");                                       \
-    }                                                     \
-  } while (0)
 
 /* ---- allocation failure injection (glibc only) ----
  * The test defines malloc/calloc/realloc/free so that the allocation with
@@ -80,27 +67,6 @@ void free(void *p) {
 #endif
 
 /* ---- files ---- */
-
-/* Writes text[0..len) to path, gzip-compressed if gz. Returns 0 on success. */
-static int write_file(const char *path, const char *text, size_t len, bool gz) {
-  if (gz) {
-    gzFile g = gzopen(path, "wb");
-    if (!g) return -1;
-    if (len && gzwrite(g, text, (unsigned)len) != (int)len) {
-      gzclose(g);
-      return -1;
-    }
-    return gzclose(g) == Z_OK ? 0 : -1;
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) return -1;
-  size_t w = fwrite(text, 1, len, f);
-  return (fclose(f) == 0 && w == len) ? 0 : -1;
-}
-
-static void tmp_path(char *out, size_t cap, const char *name) {
-  snprintf(out, cap, "%s/%s", tmpdir, name);
-}
 
 /* Checks the CSR invariants of A: Ap monotone from 0 to nnz, columns in
  * range and strictly increasing within each row. */
@@ -632,15 +598,6 @@ static void test_multi_block(void) {
 
 /* ---- randomized inputs against a dense brute-force reference ---- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-static uint64_t rng(void) { /* xorshift64*: deterministic across platforms */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1du;
-}
-static int64_t rnd(int64_t n) { return (int64_t)(rng() % (uint64_t)n); }
-
 static const char *blank(void) {
   static const char *b[] = {" ", " ", " ", "\t", "  ", " \t "};
   return b[rnd(6)];
@@ -877,12 +834,8 @@ static int test_manifest(void) {
 }
 
 int main(void) {
-  const char *base = getenv("TMPDIR");
-  snprintf(tmpdir, sizeof tmpdir, "%s/shiro_mm_XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(tmpdir)) {
-    printf("FAIL: mkdtemp %s: %s\n", tmpdir, strerror(errno));
-    return 1;
-  }
+  rng_seed(0x9e3779b97f4a7c15u);
+  if (tmpdir_make("shiro_mm")) return 1;
   test_valid();
   test_bad();
   test_gzip_damage();
