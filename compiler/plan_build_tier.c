@@ -41,9 +41,8 @@ typedef struct tier {
   const sc_blocks *B;
   int32_t R, G, nodes;
   int64_t *blk;              /* [R*R] block of (p, q), -1 if none */
-  int32_t **cpos, **rpos;    /* per block: rank of each selected column / row among the selected, or -1 */
-  int32_t *pool;             /* [Σ nc + nr] the storage of cpos and rpos */
-  int64_t *ncsel, *nrsel;    /* per block: selected columns / rows */
+  int64_t *ncsel, *nrsel;    /* per block: selected columns / rows (a selected one's slot in a message:
+                                how many selected come before it, counted as the block is walked) */
   int64_t **U, *nU;          /* [R*nodes] U(q, N): sorted global B rows q sends to node N */
   int64_t **V, *nV;          /* [R*nodes] V(p, H): sorted global C rows p receives aggregated from node H */
   int64_t *cnt;              /* [K*R*R] rows of the message of kind k from src to dst */
@@ -73,23 +72,22 @@ static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
 
 static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(node, r, t->G, t->R); }
 
+/* How many of sel[0..n) are selected (1). */
+static int64_t count_selected(const uint8_t *sel, int32_t n) {
+  int64_t m = 0;
+  for (int32_t x = 0; x < n; x++) m += sel[x];
+  return m;
+}
+
 /* Selected ranks within each block, and the per-(rank, node) unions U and V. */
 static shiro_status selections(tier *t) {
   const sc_blocks *B = t->B;
   for (int64_t x = 0; x < (int64_t)t->R * t->R; x++) t->blk[x] = -1;
-  int64_t total = 0;
-  for (int64_t b = 0; b < B->n; b++) total += (int64_t)B->b[b].nc + B->b[b].nr;
-  t->pool = malloc((size_t)(total ? total : 1) * sizeof *t->pool);
-  if (!t->pool) return SHIRO_ERR_NOMEM;
-  total = 0;
   for (int64_t b = 0; b < B->n; b++) {
     const sc_block *k = &B->b[b];
     t->blk[(int64_t)k->p * t->R + k->q] = b;
-    t->cpos[b] = t->pool + total;
-    t->rpos[b] = t->cpos[b] + k->nc;
-    total += (int64_t)k->nc + k->nr;
-    for (int32_t j = 0; j < k->nc; j++) t->cpos[b][j] = k->csel[j] ? (int32_t)t->ncsel[b]++ : -1;
-    for (int32_t i = 0; i < k->nr; i++) t->rpos[b][i] = k->rsel[i] ? (int32_t)t->nrsel[b]++ : -1;
+    t->ncsel[b] = count_selected(k->csel, k->nc);
+    t->nrsel[b] = count_selected(k->rsel, k->nr);
   }
   int64_t width = 1;  /* the widest part of rows or columns: the range of a U or V */
   for (int32_t r = 0; r < t->R; r++) {
@@ -140,10 +138,10 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(v
     const sc_block *k = &t->B->b[b];
     int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)], y = 0;
     const int64_t *U = t->U[x];
-    for (int32_t j = 0; j < k->nc; j++)
-      if (t->cpos[b][j] >= 0) {  /* U(q, me) holds every selected column, both increasing */
+    for (int32_t j = 0, pos = 0; j < k->nc; j++)
+      if (k->csel[j]) {  /* U(q, me) holds every selected column, both increasing */
         y = sc_seek(U, y, k->cols[j]);
-        fn(arg, t->secF[b] + t->cpos[b][j], src + y);
+        fn(arg, t->secF[b] + pos++, src + y);
       }
   }
 }
@@ -217,9 +215,10 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
   for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
     int64_t b = t->blk[(int64_t)p * t->R + r];
     if (p == r || b < 0) continue;
+    int64_t base = t->off_s[IDX(PROG_MSG_DIRECT, r, p)];
     for (int32_t j = 0; j < B->b[b].nc; j++)
-      if (t->cpos[b][j] >= 0) {
-        pb_row(pb, (int32_t)(t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->cpos[b][j]));
+      if (B->b[b].csel[j]) {
+        pb_row(pb, (int32_t)base++);
         pb_entry(pb, (int32_t)(B->b[b].cols[j] - b_first), 1.0);
       }
   }
@@ -244,7 +243,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
         pb_row(pb, (int32_t)(base + y));
         while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
         if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
-        plan_emit_partial_row(pb, k, i, b_first);  /* cpos < 0 exactly where csel is 0 */
+        plan_emit_partial_row(pb, k, i, b_first);
       }
       continue;
     }
@@ -253,8 +252,8 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
     int64_t base = inter ? t->off_s[IDX(PROG_MSG_AGG_PART, r, agg)] + t->secA[b]
                          : t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->ncsel[b];
     for (int32_t i = 0; i < k->nr; i++) {
-      if (t->rpos[b][i] < 0) continue;
-      pb_row(pb, (int32_t)(base + t->rpos[b][i]));
+      if (!k->rsel[i]) continue;
+      pb_row(pb, (int32_t)base++);
       plan_emit_partial_row(pb, k, i, b_first);
     }
   }
@@ -290,9 +289,9 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
       int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b], y = 0;
       const int64_t *V = t->V[x];
       for (int32_t i = 0; i < B->b[b].nr; i++)
-        if (t->rpos[b][i] >= 0) {  /* V(p, me) holds every selected row, both increasing */
+        if (B->b[b].rsel[i]) {  /* V(p, me) holds every selected row, both increasing */
           y = sc_seek(V, y, B->b[b].rows[i]);
-          coll_add(c, dst + y, (int32_t)(src + t->rpos[b][i]));
+          coll_add(c, dst + y, (int32_t)src++);
         }
     }
   }
@@ -327,9 +326,9 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M) {
     M->col[q] = col;
     M->stage[q] = (int8_t)(inter && rep != r);
     M->any[M->stage[q]] |= t->ncsel[b] > 0;
-    for (int32_t j = 0; j < k->nc; j++) {
-      int32_t pos = t->cpos[b][j];
-      if (pos < 0) { col[j] = -1; continue; }
+    for (int32_t j = 0, pos = -1; j < k->nc; j++) {
+      if (!k->csel[j]) { col[j] = -1; continue; }
+      pos++;
       if (!inter) {
         col[j] = (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + pos);
       } else if (rep == r) {  /* U(q, me) holds every selected column, both increasing */
@@ -389,9 +388,9 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map 
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
     if (node_of(t, q) != me) continue;
+    int64_t src = t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b];
     for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
-      if (t->rpos[b][i] >= 0)
-        coll_add(cc, k->rows[i] - c_first, (int32_t)(t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b] + t->rpos[b][i]));
+      if (k->rsel[i]) coll_add(cc, k->rows[i] - c_first, (int32_t)src++);
   }
   for (int32_t H = 0; H < t->nodes && stage == 1; H++) {  /* aggregated rows, node order */
     if (H == me) continue;
@@ -460,7 +459,7 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collecto
 
 static void tier_free(tier *t) {
   if (t->U) for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) { free(t->U[x]); free(t->V[x]); }
-  free(t->blk); free(t->pool); free(t->cpos); free(t->rpos); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
+  free(t->blk); free(t->ncsel); free(t->nrsel); free(t->U); free(t->nU); free(t->V);
   free(t->nV); free(t->cnt); free(t->off_s); free(t->off_r); free(t->secA); free(t->secF); free(t->s_rows);
   free(t->r_rows); free(t->fwd_from_r);
   part_owner_index_free(&t->own);
@@ -475,7 +474,6 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   shiro_status st = SHIRO_OK;
   size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)R * (size_t)t->nodes, kk = (size_t)K * R * R;
   t->blk = malloc((size_t)R * R * sizeof *t->blk);
-  t->cpos = calloc(nb, sizeof *t->cpos); t->rpos = calloc(nb, sizeof *t->rpos);
   t->ncsel = calloc(nb, sizeof *t->ncsel); t->nrsel = calloc(nb, sizeof *t->nrsel);
   t->secA = calloc(nb, sizeof *t->secA); t->secF = calloc(nb, sizeof *t->secF);
   t->U = calloc(rn, sizeof *t->U); t->nU = calloc(rn, sizeof *t->nU);
@@ -484,7 +482,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
   t->nent = calloc((size_t)R * 2, sizeof *t->nent);
-  if (!t->blk || !t->cpos || !t->rpos || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
+  if (!t->blk || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
       !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->nent) {
     st = SHIRO_ERR_NOMEM;
     goto done;
