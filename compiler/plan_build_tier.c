@@ -40,6 +40,7 @@ typedef struct tier {
   const sc_partition *Prow, *Pcol;
   const sc_blocks *B;
   int32_t R, G, nodes;
+  int32_t widest;            /* the most rows or columns of any block: a rank's scratch list (list_selected) */
   int64_t *blk;              /* [R*R] block of (p, q), -1 if none */
   int64_t *ncsel, *nrsel;    /* per block: selected columns / rows (a selected one's slot in a message:
                                 how many selected come before it, counted as the block is walked) */
@@ -79,6 +80,30 @@ static int64_t count_selected(const uint8_t *sel, int32_t n) {
   return m;
 }
 
+/* Appends to out the ids[x] whose sel[x] is 1, in order; returns how many.
+ * out needs room for one more than that: every id is stored, and the count
+ * advances over the selected ones only (no branch on the selection). */
+static int64_t gather_selected(const int64_t *ids, const uint8_t *sel, int32_t n, int64_t *out) {
+  int64_t m = 0;
+  for (int32_t x = 0; x < n; x++) {
+    out[m] = ids[x];
+    m += sel[x];
+  }
+  return m;
+}
+
+/* idx[0..m) = the x with sel[x] = 1, increasing; returns m. idx has room
+ * for n + 1: every x is stored, the count advances over the selected only,
+ * so the loops that follow run over the selected without a branch on sel. */
+static int32_t list_selected(const uint8_t *sel, int32_t n, int32_t *idx) {
+  int32_t m = 0;
+  for (int32_t x = 0; x < n; x++) {
+    idx[m] = x;
+    m += sel[x];
+  }
+  return m;
+}
+
 /* Selected ranks within each block, and the per-(rank, node) unions U and V. */
 static shiro_status selections(tier *t) {
   const sc_blocks *B = t->B;
@@ -110,15 +135,13 @@ static shiro_status selections(tier *t) {
         if (bu >= 0) nu += t->ncsel[bu];
         if (bv >= 0) nv += t->nrsel[bv];
       }
-      int64_t *u = malloc((size_t)(nu ? nu : 1) * sizeof *u), *v = malloc((size_t)(nv ? nv : 1) * sizeof *v);
+      int64_t *u = malloc((size_t)(nu + 1) * sizeof *u), *v = malloc((size_t)(nv + 1) * sizeof *v);  /* + 1: gather_selected */
       if (!u || !v) { free(u); free(v); failed = 1; continue; }
       nu = nv = 0;
       for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
         int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
-        if (bu >= 0)
-          for (int32_t j = 0; j < B->b[bu].nc; j++) if (B->b[bu].csel[j]) u[nu++] = B->b[bu].cols[j];
-        if (bv >= 0)
-          for (int32_t i = 0; i < B->b[bv].nr; i++) if (B->b[bv].rsel[i]) v[nv++] = B->b[bv].rows[i];
+        if (bu >= 0) nu += gather_selected(B->b[bu].cols, B->b[bu].csel, B->b[bu].nc, u + nu);
+        if (bv >= 0) nv += gather_selected(B->b[bv].rows, B->b[bv].rsel, B->b[bv].nr, v + nv);
       }
       int64_t c0 = t->Pcol->first[r], r0 = t->Prow->first[r];
       t->U[x] = u; t->nU[x] = sc_sort_unique_range(u, nu, c0, t->Pcol->first[r + 1] - c0, bits);
@@ -207,7 +230,7 @@ static void layout(tier *t) {
 }
 
 /* Stage-0 sends: B rows gathered, partial rows computed (and own sums started). */
-static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
+static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx) {
   const sc_blocks *B = t->B;
   int64_t b_first = t->Pcol->first[r];
   int32_t me = node_of(t, r);
@@ -216,11 +239,10 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
     int64_t b = t->blk[(int64_t)p * t->R + r];
     if (p == r || b < 0) continue;
     int64_t base = t->off_s[IDX(PROG_MSG_DIRECT, r, p)];
-    for (int32_t j = 0; j < B->b[b].nc; j++)
-      if (B->b[b].csel[j]) {
-        pb_row(pb, (int32_t)base++);
-        pb_entry(pb, (int32_t)(B->b[b].cols[j] - b_first), 1.0);
-      }
+    for (int32_t y = 0, n = list_selected(B->b[b].csel, B->b[b].nc, idx); y < n; y++) {
+      pb_row(pb, (int32_t)(base + y));
+      pb_entry(pb, (int32_t)(B->b[b].cols[idx[y]] - b_first), 1.0);
+    }
   }
   for (int32_t N = 0; N < t->nodes; N++) {
     int64_t x = (int64_t)r * t->nodes + N;
@@ -251,10 +273,9 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb) {
     const sc_block *k = &B->b[b];
     int64_t base = inter ? t->off_s[IDX(PROG_MSG_AGG_PART, r, agg)] + t->secA[b]
                          : t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->ncsel[b];
-    for (int32_t i = 0; i < k->nr; i++) {
-      if (!k->rsel[i]) continue;
-      pb_row(pb, (int32_t)base++);
-      plan_emit_partial_row(pb, k, i, b_first);
+    for (int32_t y = 0, n = list_selected(k->rsel, k->nr, idx); y < n; y++) {
+      pb_row(pb, (int32_t)(base + y));
+      plan_emit_partial_row(pb, k, idx[y], b_first);
     }
   }
   pb_mul_end(pb);
@@ -269,7 +290,7 @@ static void gather_step(void *arg, int64_t slot, int64_t src) {
 }
 
 /* Between the stages: rows to forward gathered from R, partials summed from R. */
-static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, collector *c) {
+static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, collector *c, int32_t *idx) {
   const sc_blocks *B = t->B;
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_FORWARD_B, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 0);
@@ -288,11 +309,10 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
       if (q == r || b < 0) continue;
       int64_t src = t->off_r[IDX(PROG_MSG_AGG_PART, q, r)] + t->secA[b], y = 0;
       const int64_t *V = t->V[x];
-      for (int32_t i = 0; i < B->b[b].nr; i++)
-        if (B->b[b].rsel[i]) {  /* V(p, me) holds every selected row, both increasing */
-          y = sc_seek(V, y, B->b[b].rows[i]);
-          coll_add(c, dst + y, (int32_t)src++);
-        }
+      for (int32_t z = 0, n = list_selected(B->b[b].rsel, B->b[b].nr, idx); z < n; z++) {
+        y = sc_seek(V, y, B->b[b].rows[idx[z]]);  /* V(p, me) holds every selected row, both increasing */
+        coll_add(c, dst + y, (int32_t)(src + z));
+      }
     }
   }
   pb_mul_begin(pb, PROG_TAG_AGGREGATE_C, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 1);
@@ -428,7 +448,7 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
       }
 }
 
-static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collector *c) {
+static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collector *c, int32_t *idx) {
   plan_rank_init(pr, r, t->Prow, t->Pcol);
   pr->s_rows = t->s_rows[r];
   pr->r_rows = t->r_rows[r];
@@ -441,12 +461,12 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collecto
   for (int64_t b = t->B->first_p[r]; b < t->B->first_p[r + 1]; b++) ne -= t->B->b[b].ne;
   pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16, ne + pr->s_rows + pr->r_rows,
              pr->s_rows + pr->r_rows, 0);
-  emit_sends(t, r, &pb);
+  emit_sends(t, r, &pb, idx);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 0);
   recv_map M = {0};
-  shiro_status st = emit_relays(t, r, &pb, c);
+  shiro_status st = emit_relays(t, r, &pb, c, idx);
   if (st == SHIRO_OK) st = recv_map_build(t, r, &M);
   pb_sync(&pb, PROG_OP_START, 1);
   if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb, c);
@@ -489,6 +509,10 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   }
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
+  for (int64_t b = 0; b < B->n; b++) {
+    if (B->b[b].nr > t->widest) t->widest = B->b[b].nr;
+    if (B->b[b].nc > t->widest) t->widest = B->b[b].nc;
+  }
   plan_block_entries(B, t->nent);
   layout(t);
   for (int32_t r = 0; r < R; r++)
@@ -498,20 +522,22 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     }
 #pragma omp parallel
   {
-    collector c;  /* one per thread, reused by every rank it builds */
+    collector c;  /* one per thread, reused by every rank it builds, as is idx */
     coll_init(&c);
+    int32_t *idx = malloc(((size_t)t->widest + 1) * sizeof *idx);
 #pragma omp for ordered schedule(dynamic, 1)
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
       if (!plan_emit_stopped(e)) {
-        rst = build_rank(t, r, &pr, &c);
+        rst = idx ? build_rank(t, r, &pr, &c, idx) : SHIRO_ERR_NOMEM;
         if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
       }
 #pragma omp ordered
       plan_emit_deliver(e, &pr, rst);
     }
     coll_free(&c);
+    free(idx);
   }
 done:
   tier_free(t);
