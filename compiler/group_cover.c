@@ -22,15 +22,16 @@
 #include "sorted.h"
 #include "strategy.h"
 
-/* A thread's stamp array for merge_lists: -1 everywhere between calls. */
-typedef struct stamp { int32_t *at; int64_t cap; } stamp;
+/* A thread's scratch for merge_lists: a bitmap (zero between calls) and the
+ * index of each value, over the widest value range seen. */
+typedef struct stamp { uint64_t *bits; int32_t *at; int64_t cap; } stamp;
 
 /* Merges the nl sorted lists (lists[y], n[y]) into out (sorted, unique;
  * room for Σ n[y]) and returns its length; map[y][h] = the index in out of
- * lists[y][h]. Dense over the lists' value range [lo, hi] (at most a part's
- * width): marks each value, numbers the marks in one sweep, reads the
- * numbers back. O(Σ n + hi - lo), no comparisons between lists.
- * -1: out of memory. */
+ * lists[y][h]. Over the lists' value range [lo, hi] (at most a part's
+ * width): marks each value in a bitmap, numbers the marks in one sweep of
+ * its words, reads the numbers back. O(Σ n + (hi - lo) / 64), no
+ * comparisons between lists. -1: out of memory. */
 static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_t *n, int64_t *out,
                            int32_t *const *map, stamp *st) {
   int64_t lo = INT64_MAX, hi = -1;
@@ -41,21 +42,31 @@ static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_
     }
   if (hi < 0) return 0;
   if (hi - lo + 1 > st->cap) {
-    int32_t *at = realloc(st->at, (size_t)(hi - lo + 1) * sizeof *at);
-    if (!at) return -1;
-    for (int64_t v = st->cap; v < hi - lo + 1; v++) at[v] = -1;
-    st->at = at;
-    st->cap = hi - lo + 1;
+    int64_t cap = hi - lo + 1;
+    uint64_t *bits = calloc((size_t)(cap / 64 + 1), sizeof *bits);
+    int32_t *at = malloc((size_t)cap * sizeof *at);
+    if (!bits || !at) { free(bits); free(at); return -1; }
+    free(st->bits); free(st->at);
+    st->bits = bits; st->at = at; st->cap = cap;
   }
+  uint64_t *bits = st->bits;
   int32_t *at = st->at;
   for (int32_t y = 0; y < nl; y++)
-    for (int64_t h = 0; h < n[y]; h++) at[lists[y][h] - lo] = 0;
+    for (int64_t h = 0; h < n[y]; h++) {
+      int64_t v = lists[y][h] - lo;
+      bits[v >> 6] |= (uint64_t)1 << (v & 63);
+    }
   int64_t u = 0;
-  for (int64_t v = 0; v <= hi - lo; v++)
-    if (at[v] == 0) { at[v] = (int32_t)u; out[u++] = lo + v; }
+  for (int64_t w = 0; w <= (hi - lo) >> 6; w++) {
+    for (uint64_t m = bits[w]; m; m &= m - 1) {
+      int64_t v = w * 64 + __builtin_ctzll(m);
+      at[v] = (int32_t)u;
+      out[u++] = lo + v;
+    }
+    bits[w] = 0;
+  }
   for (int32_t y = 0; y < nl; y++)
     for (int64_t h = 0; h < n[y]; h++) map[y][h] = at[lists[y][h] - lo];
-  for (int64_t x = 0; x < u; x++) at[out[x] - lo] = -1;
   return u;
 }
 
@@ -247,7 +258,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
-    stamp st = {NULL, 0};
+    stamp st = {NULL, NULL, 0};
 #pragma omp for schedule(dynamic, 1) reduction(| : failed)
     for (int64_t pair = 0; pair < npairs; pair++) {
       node_pair np;
@@ -266,6 +277,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       np_free(&np, G);
     }
     cover_ws_free(ws);
+    free(st.bits);
     free(st.at);
   }
   int64_t total = 0;
