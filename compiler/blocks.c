@@ -18,7 +18,7 @@
 
 /* One thread's scratch, reused for every rank it builds. */
 typedef struct bscratch {
-  int32_t *mark;   /* [kq_max] -1, or a column offset's block-local id while its block is renumbered */
+  int32_t *mark;   /* [kq_max] a column offset's block-local id, for the block being renumbered */
   uint64_t *bits;  /* [kq_max/64 + 1] zero, or the offsets seen in the block being renumbered */
   int64_t *uniq;   /* [cap] the rank's distinct columns, block after block */
   int64_t *cnt;    /* [3R] per source rank: edges, rows, fill position */
@@ -38,36 +38,41 @@ static shiro_status scratch_alloc(bscratch *s, int64_t kq_max, int32_t R, int64_
   s->cnt = malloc((size_t)R * 3 * sizeof *s->cnt);
   s->slot = malloc((size_t)R * sizeof *s->slot);
   if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->slot) return SHIRO_ERR_NOMEM;
-  for (int64_t j = 0; j < kq_max; j++) s->mark[j] = -1;
   return SHIRO_OK;
 }
 
 /* Renumbers block b, whose Gj hold column offsets in [0, kq) from `first`:
  * its distinct columns, increasing, go to out[0..nc-1] (global ids) and Gj
- * becomes their ids. Scans a bitmap of the range when it is dense enough,
- * else sorts the offsets. Returns nc. mark and bits are clean on return. */
+ * becomes their ids. When the range is small next to the edges, marks every
+ * edge's offset in a bitmap, without a branch, and reads the marks back in
+ * order, word by word; else collects the distinct offsets and sorts them.
+ * Returns nc. bits is clean on return. */
 static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *s, int64_t *out) {
   int64_t nc = 0;
-  for (int64_t e = 0; e < b->ne; e++) {
-    int32_t o = b->Gj[e];
-    if (!(s->bits[o >> 6] & ((uint64_t)1 << (o & 63)))) { s->bits[o >> 6] |= (uint64_t)1 << (o & 63); out[nc++] = o; }
-  }
-  if (kq / 64 <= 8 * nc + 64) {  /* dense: read the offsets back in order */
-    int64_t n = 0;
-    for (int64_t w = 0; w <= (kq - 1) / 64 && n < nc; w++)
-      for (uint64_t x = s->bits[w]; x; x &= x - 1) out[n++] = w * 64 + __builtin_ctzll(x);
+  uint64_t *bits = s->bits;
+  if (kq / 64 <= 8 * b->ne + 64) {
+    for (int64_t e = 0; e < b->ne; e++) bits[b->Gj[e] >> 6] |= (uint64_t)1 << (b->Gj[e] & 63);
+    for (int64_t w = 0; w <= (kq - 1) / 64; w++) {
+      for (uint64_t x = bits[w]; x; x &= x - 1) {
+        int64_t o = w * 64 + __builtin_ctzll(x);
+        s->mark[o] = (int32_t)nc;
+        out[nc++] = o;
+      }
+      bits[w] = 0;
+    }
   } else {
+    for (int64_t e = 0; e < b->ne; e++) {
+      int32_t o = b->Gj[e];
+      if (!(bits[o >> 6] & ((uint64_t)1 << (o & 63)))) { bits[o >> 6] |= (uint64_t)1 << (o & 63); out[nc++] = o; }
+    }
     qsort(out, (size_t)nc, sizeof *out, sc_cmp_i64);
-  }
-  for (int64_t x = 0; x < nc; x++) {
-    s->mark[out[x]] = (int32_t)x;
-    s->bits[out[x] >> 6] = 0;
+    for (int64_t x = 0; x < nc; x++) {
+      s->mark[out[x]] = (int32_t)x;
+      bits[out[x] >> 6] = 0;
+    }
   }
   for (int64_t e = 0; e < b->ne; e++) b->Gj[e] = s->mark[b->Gj[e]];
-  for (int64_t x = 0; x < nc; x++) {
-    s->mark[out[x]] = -1;
-    out[x] += first;
-  }
+  for (int64_t x = 0; x < nc; x++) out[x] += first;
   return (int32_t)nc;
 }
 
