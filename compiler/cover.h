@@ -74,4 +74,12 @@ shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t 
                        const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
                        uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound);
 
+/* cover_lex for a matching cover_max_matching has just returned for this
+ * same graph, with its size: the mirror is not checked again (one pass over
+ * the rows and columns fewer); a matching that is not maximum is still
+ * refused (SHIRO_ERR_ARG). */
+shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
+                               const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, int64_t size,
+                               cover_ws *ws, uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound);
+
 #endif

@@ -166,16 +166,25 @@ static int32_t lex_pairs_graph(int32_t nr, const int64_t *Gp, const int32_t *Gj,
 shiro_status cover_lex(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
                        const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, cover_ws *ws,
                        uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound) {
-  shiro_status st;
-  if (nr < 0 || nc < 0 || (nr > 0 && !Gp) || !ws || !weight || !bound || (nr > 0 && (!rh || !rmatch || !rcov)) ||
-      (nc > 0 && (!ch || !cmatch || !ccov)))
+  int64_t size;
+  if (nr < 0 || nc < 0 || (nr > 0 && (!rmatch || !rcov)) || (nc > 0 && (!cmatch || !ccov)))
     return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument or negative size");
-  int64_t total, size;
-  if (cover_sum_weights(nr, nc, rh, ch, &total) != SHIRO_OK || total > INT64_MAX / 4 / ((int64_t)nr + 1))
-    return shiro_fail(NULL, SHIRO_ERR_ARG, "negative weight or weights too large");
   /* the graph was checked by cover_max_matching: only the mirror here */
   if (cover_check_mirror(nr, nc, rmatch, cmatch, &size) != SHIRO_OK)
     return shiro_fail(NULL, SHIRO_ERR_ARG, "not a matching");
+  return cover_lex_matched(nr, nc, Gp, Gj, rh, ch, rmatch, cmatch, size, ws, rcov, ccov, weight, bound);
+}
+
+shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int64_t *rh,
+                               const int64_t *ch, const int32_t *rmatch, const int32_t *cmatch, int64_t size,
+                               cover_ws *ws, uint8_t *rcov, uint8_t *ccov, int64_t *weight, int64_t *bound) {
+  shiro_status st;
+  if (nr < 0 || nc < 0 || size < 0 || (nr > 0 && !Gp) || !ws || !weight || !bound ||
+      (nr > 0 && (!rh || !rmatch || !rcov)) || (nc > 0 && (!ch || !cmatch || !ccov)))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "NULL argument or negative size");
+  int64_t total;
+  if (cover_sum_weights(nr, nc, rh, ch, &total) != SHIRO_OK || total > INT64_MAX / 4 / ((int64_t)nr + 1))
+    return shiro_fail(NULL, SHIRO_ERR_ARG, "negative weight or weights too large");
   lex_scratch x;
   int64_t ne = cover_graph_edges(nr, Gp);
   st = lex_reserve(ws, nr, nc, ne, &x);

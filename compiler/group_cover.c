@@ -112,8 +112,8 @@ static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
   shiro_status st = (!rm || !cm) ? SHIRO_ERR_NOMEM
                                  : cover_max_matching((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, ws, rm, cm, &size);
   if (st == SHIRO_OK)
-    st = cover_lex((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, ws, np->rcov, np->ccov,
-                   &weight, &bound);
+    st = cover_lex_matched((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, size, ws,
+                           np->rcov, np->ccov, &weight, &bound);
   if (st == SHIRO_OK && weight != bound) st = SHIRO_ERR_INTERNAL;
   if (st == SHIRO_OK) np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
   if (st == SHIRO_OK && !np->cert) st = SHIRO_ERR_NOMEM;

@@ -50,14 +50,17 @@ shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *P
   e->corder = malloc((size_t)(B->ncert + 1) * sizeof *e->corder);
   int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
   int64_t *fill = malloc((size_t)(R + 1) * sizeof *fill);
-  if (!e->digest || !e->cstart || !e->corder || !own || !fill) {
+  sc_owner_index ix = {0};
+  if (!e->digest || !e->cstart || !e->corder || !own || !fill || part_owner_index(Prow, &ix, NULL) != SHIRO_OK) {
     free(own);
     free(fill);
+    part_owner_index_free(&ix);
     plan_emit_done(e);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
   }
   /* node-level pairs (group) bucketed by the rank owning their row, in their order */
-  for (int64_t x = 0; x < B->ncert; x++) e->cstart[(own[x] = part_owner(Prow, B->cert[2 * x])) + 1]++;
+  for (int64_t x = 0; x < B->ncert; x++) e->cstart[(own[x] = part_owner_at(&ix, B->cert[2 * x])) + 1]++;
+  part_owner_index_free(&ix);
   for (int32_t p = 0; p < R; p++) e->cstart[p + 1] += e->cstart[p];
   memcpy(fill, e->cstart, (size_t)(R + 1) * sizeof *fill);
   for (int64_t x = 0; x < B->ncert; x++) e->corder[fill[own[x]]++] = x;

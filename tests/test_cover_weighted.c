@@ -353,9 +353,9 @@ static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover
   size_t r = (size_t)nr, c = (size_t)nc;
   int32_t *m = malloc((r + c + 1) * sizeof *m);
   int64_t *rw = malloc((r + 1) * sizeof *rw), *cw = malloc((c + 1) * sizeof *cw);
-  uint8_t *a = malloc(r + c + 1), *b = malloc(r + c + 1);
-  if (!m || !rw || !cw || !a || !b) exit(1);
-  int64_t W = 1, size = -1, w = -1, bound = -2, ww = -1, wf = -2, n = 0;
+  uint8_t *a = malloc(r + c + 1), *b = malloc(r + c + 1), *d = malloc(r + c + 1);
+  if (!m || !rw || !cw || !a || !b || !d) exit(1);
+  int64_t W = 1, size = -1, w = -1, bound = -2, ww = -1, wf = -2, n = 0, wm = -3, bm = -4;
   for (int32_t i = 0; i < nr; i++) W += rh[i];
   for (int32_t j = 0; j < nc; j++) W += ch[j];
   for (int32_t i = 0; i < nr; i++) rw[i] = W + rh[i];
@@ -363,15 +363,17 @@ static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover
   shiro_status s1 = cover_max_matching(nr, nc, g->Gp, g->Gj, ws, m, m + r, &size);
   shiro_status s2 = s1 ? s1 : cover_lex(nr, nc, g->Gp, g->Gj, rh, ch, m, m + r, ws, a, a + r, &w, &bound);
   shiro_status s3 = cover_weighted(nr, nc, g->Gp, g->Gj, rw, cw, ws, b, b + r, &ww, &wf);
+  /* the form that trusts the matcher's output: the same cover */
+  shiro_status s4 = s1 ? s1 : cover_lex_matched(nr, nc, g->Gp, g->Gj, rh, ch, m, m + r, size, ws, d, d + r, &wm, &bm);
   for (size_t v = 0; v < r + c; v++) n += a[v];
-  int bad = s1 || s2 || s3 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
-            check_cover(g, rh, ch, a, a + r, w);
+  int bad = s1 || s2 || s3 || s4 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
+            wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d/%d/%d, lex weight %lld bound %lld, %lld vertices for %lld pairs, "
             "weighted %lld = W %lld x %lld + %lld?, same cover: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
             (long long)bound, (long long)n, (long long)size, (long long)ww, (long long)W, (long long)size,
             (long long)(ww - W * size), memcmp(a, b, r + c) ? "no" : "yes");
-  free(m); free(rw); free(cw); free(a); free(b);
+  free(m); free(rw); free(cw); free(a); free(b); free(d);
   return bad;
 }
 
@@ -431,6 +433,10 @@ static int test_lex(cover_ws *ws) {
   int64_t w, bnd;
   CHECK(cover_lex(2, 2, gp, gj, h, h, rm, cm, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: non-maximum matching");
   CHECK(cover_lex(2, 2, gp, gj, h, h, bad_rm, bad_cm, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: not a matching");
+  CHECK(cover_lex_matched(2, 2, gp, gj, h, h, rm, cm, 1, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG,
+        "lex_matched: non-maximum matching");
+  CHECK(cover_lex_matched(2, 2, gp, gj, h, h, rm, cm, -1, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG,
+        "lex_matched: negative size");
   int32_t rm2[2] = {0, 1}, cm2[2] = {0, 1};
   int64_t neg[2] = {0, -1};
   CHECK(cover_lex(2, 2, gp, gj, neg, h, rm2, cm2, ws, rc, cc, &w, &bnd) == SHIRO_ERR_ARG, "lex: negative weight");
