@@ -67,6 +67,16 @@ typedef struct recv_map {
   int any[2];      /* per stage: some B row arrives (REMOTE_B is emitted) */
 } recv_map;
 
+/* One thread's scratch, reused for every rank it builds. */
+typedef struct rank_scratch {
+  collector c;        /* ADD_C and AGGREGATE_C entries by destination row */
+  int32_t *idx;       /* [widest + 1] list_selected's output */
+  int32_t *later_n;   /* [rows_cap] per C row: its REMOTE_B entries of stage 1, held by the walk of stage 0 */
+  int32_t *later_col; /* [cap] their sources (R rows), row after row */
+  double *later_val;  /* [cap] their values */
+  int64_t rows_cap, cap;
+} rank_scratch;
+
 #define IDX(k, src, dst) (((int64_t)(k) * t->R + (src)) * t->R + (dst))
 
 static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
@@ -366,43 +376,104 @@ static void recv_map_free(recv_map *M) {
   free(M->pool); free(M->col); free(M->stage); free(M->edge);
 }
 
-/* C += K_remote · R for the B rows `stage` delivered: r's rows of A walked
- * once, in order, every row listed. A row's nonzeros with owner q are the
- * edges of block (r, q)'s row, consecutive and in edge order, and sources
- * come in column order, which is rank order: so each row's entries come
- * sources in increasing order, then edges — the order the plan fixes — and
- * each block is read front to back through its cursor. */
-static void emit_remote_b(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb) {
+/* Makes room in ls for rank r's REMOTE_B entries of stage 1: at most one per
+ * nonzero of its rows. 0 when out of memory. */
+static int later_reserve(rank_scratch *ls, int64_t rows, int64_t nnz) {
+  if (rows > ls->rows_cap) {
+    int32_t *n = realloc(ls->later_n, (size_t)rows * sizeof *n);
+    if (!n) return 0;
+    ls->later_n = n;
+    ls->rows_cap = rows;
+  }
+  if (nnz > ls->cap) {
+    int32_t *c = realloc(ls->later_col, (size_t)nnz * sizeof *c);
+    if (c) ls->later_col = c;
+    double *v = c ? realloc(ls->later_val, (size_t)nnz * sizeof *v) : NULL;
+    if (!v) return 0;
+    ls->later_val = v;
+    ls->cap = nnz;
+  }
+  return 1;
+}
+
+/* C += K_remote · R for the B rows received, both stages from one walk of
+ * r's rows of A, in order, every row listed. A row's nonzeros with owner q
+ * are the edges of block (r, q)'s row, consecutive and in edge order, and
+ * sources come in column order, which is rank order: so each row's entries
+ * come sources in increasing order, then edges — the order the plan fixes —
+ * and each block is read front to back through its cursor. Stage 0's
+ * entries go into its REMOTE_B op now; stage 1's are held in ls, row by
+ * row, for emit_remote_b_later (its op comes after WAIT 1). */
+static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_builder *pb, rank_scratch *ls) {
   const sc_csr *A = t->A;
   int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
   const int64_t *blk = t->blk + (int64_t)r * t->R;
+  int now = M->any[0], later = M->any[1];
+  if (later && !later_reserve(ls, c_rows, A->Ap[c_first + c_rows] - A->Ap[c_first])) return SHIRO_ERR_NOMEM;
   for (int32_t q = 0; q < t->R; q++) M->edge[q] = 0;
-  pb_mul_begin(pb, PROG_TAG_REMOTE_B, stage, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+  if (now) pb_mul_begin(pb, PROG_TAG_REMOTE_B, 0, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+  int64_t held = 0;
   for (int64_t li = 0; li < c_rows; li++) {
-    pb_row(pb, (int32_t)li);
+    if (now) pb_row(pb, (int32_t)li);
+    int64_t row_held = held;
     for (int64_t e = A->Ap[c_first + li], end = A->Ap[c_first + li + 1]; e < end;) {  /* one run per source q */
       int32_t q = part_owner_at(&t->own, A->Aj[e]);
       int64_t lim = t->Pcol->first[q + 1], e0 = e;
-      if (q == r || M->stage[q] != stage) {
-        while (e < end && A->Aj[e] < lim) e++;
+      while (e < end && A->Aj[e] < lim) e++;
+      if (q == r) continue;
+      const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *map = M->col[q];
+      const double *x = A->Ax + e0;
+      M->edge[q] += e - e0;
+      if (M->stage[q] == 0) {
+        if (now) plan_emit_run(pb, gj, map, 0, x, e - e0);
         continue;
       }
-      const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q];
-      while (e < end && A->Aj[e] < lim) e++;
-      plan_emit_run(pb, gj, M->col[q], 0, A->Ax + e0, e - e0);
-      M->edge[q] += e - e0;
+      if (!later) continue;  /* no column of this stage is received: nothing to hold */
+      for (int64_t k = 0; k < e - e0; k++) {  /* every candidate stored, the received ones counted */
+        int32_t src = map[gj[k]];
+        ls->later_col[held] = src;
+        ls->later_val[held] = x[k];
+        held += src >= 0;
+      }
     }
+    if (later) ls->later_n[li] = (int32_t)(held - row_held);
+  }
+  if (now) pb_mul_end(pb);
+  return SHIRO_OK;
+}
+
+/* REMOTE_B of stage 1, from the entries emit_remote_b held. */
+static void emit_remote_b_later(const tier *t, int32_t r, const rank_scratch *ls, prog_builder *pb) {
+  int64_t c_rows = t->Prow->first[r + 1] - t->Prow->first[r], at = 0;
+  pb_mul_begin(pb, PROG_TAG_REMOTE_B, 1, PROG_BUF_C, 0, PROG_BUF_R, 0, 0, 1, 1);
+  for (int64_t li = 0; li < c_rows; li++) {
+    int64_t n = ls->later_n[li];
+    pb_row(pb, (int32_t)li);
+    if (pb_has_room(pb, n)) {
+      prog_rank *pr = pb->pr;
+      memcpy(pr->col + pr->ncol, ls->later_col + at, (size_t)n * sizeof *pr->col);
+      memcpy(pr->val + pr->ncol, ls->later_val + at, (size_t)n * sizeof *pr->val);
+      pr->ncol += n;
+    } else {
+      for (int64_t k = 0; k < n; k++) pb_entry(pb, ls->later_col[at + k], ls->later_val[at + k]);
+    }
+    at += n;
   }
   pb_mul_end(pb);
 }
 
 /* C += contributions delivered by stage `stage`: B rows (REMOTE_B) and partial rows (ADD_C). */
 static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map *M, prog_builder *pb,
-                                  collector *cc) {
+                                  rank_scratch *ls) {
   const sc_blocks *B = t->B;
+  collector *cc = &ls->c;
   int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
   int32_t me = node_of(t, r);
-  if (M->any[stage]) emit_remote_b(t, r, stage, M, pb);
+  if (stage == 0 && (M->any[0] || M->any[1])) {
+    shiro_status st = emit_remote_b(t, r, M, pb, ls);
+    if (st != SHIRO_OK) return st;
+  }
+  if (stage == 1 && M->any[1]) emit_remote_b_later(t, r, ls, pb);
   coll_begin(cc, c_rows);
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
     const sc_block *k = &B->b[b];
@@ -448,7 +519,7 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
       }
 }
 
-static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collector *c, int32_t *idx) {
+static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, rank_scratch *ls) {
   plan_rank_init(pr, r, t->Prow, t->Pcol);
   pr->s_rows = t->s_rows[r];
   pr->r_rows = t->r_rows[r];
@@ -461,17 +532,17 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, collecto
   for (int64_t b = t->B->first_p[r]; b < t->B->first_p[r + 1]; b++) ne -= t->B->b[b].ne;
   pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + pr->r_rows + 16, ne + pr->s_rows + pr->r_rows,
              pr->s_rows + pr->r_rows, 0);
-  emit_sends(t, r, &pb, idx);
+  emit_sends(t, r, &pb, ls->idx);
   pb_sync(&pb, PROG_OP_START, 0);
   plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 0);
   recv_map M = {0};
-  shiro_status st = emit_relays(t, r, &pb, c, idx);
+  shiro_status st = emit_relays(t, r, &pb, &ls->c, ls->idx);
   if (st == SHIRO_OK) st = recv_map_build(t, r, &M);
   pb_sync(&pb, PROG_OP_START, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb, c);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 0, &M, &pb, ls);
   pb_sync(&pb, PROG_OP_WAIT, 1);
-  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &M, &pb, c);
+  if (st == SHIRO_OK) st = emit_receives(t, r, 1, &M, &pb, ls);
   emit_exchange(t, r, &pb);
   recv_map_free(&M);
   return st != SHIRO_OK ? st : pb_status(&pb);
@@ -522,22 +593,22 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     }
 #pragma omp parallel
   {
-    collector c;  /* one per thread, reused by every rank it builds, as is idx */
-    coll_init(&c);
-    int32_t *idx = malloc(((size_t)t->widest + 1) * sizeof *idx);
+    rank_scratch ls = {0};
+    coll_init(&ls.c);
+    ls.idx = malloc(((size_t)t->widest + 1) * sizeof *ls.idx);
 #pragma omp for ordered schedule(dynamic, 1)
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
       if (!plan_emit_stopped(e)) {
-        rst = idx ? build_rank(t, r, &pr, &c, idx) : SHIRO_ERR_NOMEM;
+        rst = ls.idx ? build_rank(t, r, &pr, &ls) : SHIRO_ERR_NOMEM;
         if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
       }
 #pragma omp ordered
       plan_emit_deliver(e, &pr, rst);
     }
-    coll_free(&c);
-    free(idx);
+    coll_free(&ls.c);
+    free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val);
   }
 done:
   tier_free(t);
