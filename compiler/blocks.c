@@ -52,14 +52,7 @@ static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *
   uint64_t *bits = s->bits;
   if (kq / 64 <= 8 * b->ne + 64) {
     for (int64_t e = 0; e < b->ne; e++) bits[b->Gj[e] >> 6] |= (uint64_t)1 << (b->Gj[e] & 63);
-    for (int64_t w = 0; w <= (kq - 1) / 64; w++) {
-      for (uint64_t x = bits[w]; x; x &= x - 1) {
-        int64_t o = w * 64 + __builtin_ctzll(x);
-        s->mark[o] = (int32_t)nc;
-        out[nc++] = o;
-      }
-      bits[w] = 0;
-    }
+    nc = sc_bits_drain(bits, (kq - 1) / 64 + 1, first, out, s->mark);
   } else {
     for (int64_t e = 0; e < b->ne; e++) {
       int32_t o = b->Gj[e];
@@ -69,10 +62,10 @@ static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *
     for (int64_t x = 0; x < nc; x++) {
       s->mark[out[x]] = (int32_t)x;
       bits[out[x] >> 6] = 0;
+      out[x] += first;
     }
   }
   for (int64_t e = 0; e < b->ne; e++) b->Gj[e] = s->mark[b->Gj[e]];
-  for (int64_t x = 0; x < nc; x++) out[x] += first;
   return (int32_t)nc;
 }
 

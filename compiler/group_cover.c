@@ -56,15 +56,7 @@ static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_
       int64_t v = lists[y][h] - lo;
       bits[v >> 6] |= (uint64_t)1 << (v & 63);
     }
-  int64_t u = 0;
-  for (int64_t w = 0; w <= (hi - lo) >> 6; w++) {
-    for (uint64_t m = bits[w]; m; m &= m - 1) {
-      int64_t v = w * 64 + __builtin_ctzll(m);
-      at[v] = (int32_t)u;
-      out[u++] = lo + v;
-    }
-    bits[w] = 0;
-  }
+  int64_t u = sc_bits_drain(bits, ((hi - lo) >> 6) + 1, lo, out, at);
   for (int32_t y = 0; y < nl; y++)
     for (int64_t h = 0; h < n[y]; h++) map[y][h] = at[lists[y][h] - lo];
   return u;

@@ -19,6 +19,23 @@ static inline int64_t sc_seek(const int64_t *a, int64_t y, int64_t v) {
   return y;
 }
 
+/* Reads the set bits of bits[0..words) back in increasing order and clears
+ * them: the u-th set bit, at offset o, gives out[u] = base + o and, when at
+ * is not NULL, at[o] = u. Returns how many bits were set. Linear in words
+ * plus the bits set. */
+static inline int64_t sc_bits_drain(uint64_t *bits, int64_t words, int64_t base, int64_t *out, int32_t *at) {
+  int64_t u = 0;
+  for (int64_t w = 0; w < words; w++) {
+    for (uint64_t b = bits[w]; b; b &= b - 1) {
+      int64_t o = w * 64 + __builtin_ctzll(b);
+      if (at) at[o] = (int32_t)u;
+      out[u++] = base + o;
+    }
+    bits[w] = 0;
+  }
+  return u;
+}
+
 /* Sorts v[0..n-1], whose values lie in [first, first + width), and drops
  * repeats; returns how many distinct values remain (increasing, at the
  * front). When the values are dense in the range, by a bitmap: bits holds
@@ -28,11 +45,7 @@ static inline int64_t sc_sort_unique_range(int64_t *v, int64_t n, int64_t first,
   if (n == 0) return 0;
   if (width / 64 <= 8 * n + 64) {  /* dense: mark, then read the marks back in order */
     for (int64_t x = 0; x < n; x++) bits[(v[x] - first) >> 6] |= (uint64_t)1 << ((v[x] - first) & 63);
-    for (int64_t w = 0; w <= (width - 1) / 64 && u < n; w++) {
-      for (uint64_t b = bits[w]; b; b &= b - 1) v[u++] = first + w * 64 + __builtin_ctzll(b);
-      bits[w] = 0;
-    }
-    return u;
+    return sc_bits_drain(bits, (width - 1) / 64 + 1, first, v, NULL);
   }
   qsort(v, (size_t)n, sizeof *v, sc_cmp_i64);
   for (int64_t x = 0; x < n; x++)
