@@ -187,18 +187,9 @@ void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64
 }
 
 void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x, int64_t n) {
-  if (pb_has_room(pb, n)) {  /* the common case: every candidate stored, the kept ones counted */
+  if (pb_has_room(pb, n)) {  /* the common case: straight into the program */
     prog_rank *pr = pb->pr;
-    int32_t *cd = pr->col + pr->ncol;
-    double *vd = pr->val + pr->ncol;
-    int64_t kept = 0;
-    for (int64_t e = 0; e < n; e++) {
-      int32_t src = map[gj[e]];
-      cd[kept] = base + src;
-      vd[kept] = x[e];
-      kept += src >= 0;
-    }
-    pr->ncol += kept;
+    pr->ncol += plan_run_entries(gj, map, base, x, n, pr->col + pr->ncol, pr->val + pr->ncol);
     return;
   }
   for (int64_t e = 0; e < n; e++)

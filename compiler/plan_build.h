@@ -76,6 +76,23 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
  * (column's B row - b_first, value). Shared by the builders. */
 void plan_emit_partial_row(struct prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first);
 
+/* Stores one run of a block row's edges as REMOTE_B entries at cd/vd (room
+ * for n): edge e gives (base + map[gj[e]], x[e]) and is kept only where
+ * map[gj[e]] >= 0 (that B row is received). Every candidate is stored and
+ * the count advances over the kept ones, without a branch; returns how many
+ * were kept. */
+static inline int64_t plan_run_entries(const int32_t *gj, const int32_t *map, int32_t base, const double *x,
+                                       int64_t n, int32_t *cd, double *vd) {
+  int64_t kept = 0;
+  for (int64_t e = 0; e < n; e++) {
+    int32_t src = map[gj[e]];
+    cd[kept] = base + src;
+    vd[kept] = x[e];
+    kept += src >= 0;
+  }
+  return kept;
+}
+
 /* Appends one run of a block row's edges as REMOTE_B entries: edge e
  * (column gj[e], value x[e]) reads source row base + map[gj[e]], and is
  * left out where map[gj[e]] < 0 (that B row is not received). */

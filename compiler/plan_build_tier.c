@@ -114,7 +114,8 @@ static int32_t list_selected(const uint8_t *sel, int32_t n, int32_t *idx) {
   return m;
 }
 
-/* Selected ranks within each block, and the per-(rank, node) unions U and V. */
+/* How many rows and columns of each block are selected, and the
+ * per-(rank, node) unions U and V. */
 static shiro_status selections(tier *t) {
   const sc_blocks *B = t->B;
   for (int64_t x = 0; x < (int64_t)t->R * t->R; x++) t->blk[x] = -1;
@@ -428,13 +429,7 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
         if (now) plan_emit_run(pb, gj, map, 0, x, e - e0);
         continue;
       }
-      if (!later) continue;  /* no column of this stage is received: nothing to hold */
-      for (int64_t k = 0; k < e - e0; k++) {  /* every candidate stored, the received ones counted */
-        int32_t src = map[gj[k]];
-        ls->later_col[held] = src;
-        ls->later_val[held] = x[k];
-        held += src >= 0;
-      }
+      if (later) held += plan_run_entries(gj, map, 0, x, e - e0, ls->later_col + held, ls->later_val + held);
     }
     if (later) ls->later_n[li] = (int32_t)(held - row_held);
   }
