@@ -7,7 +7,7 @@
 
 cover_ws *cover_ws_new(void) {
   cover_ws *ws = calloc(1, sizeof *ws);
-  if (ws) ws->grow_budget = -1;
+  if (ws) ws->grow_budget = ws->search_budget = -1;
   return ws;
 }
 
@@ -25,6 +25,10 @@ void cover_ws_free(cover_ws *ws) {
 
 void cover_ws_set_grow_budget(cover_ws *ws, int64_t n) {
   if (ws) ws->grow_budget = n < 0 ? -1 : n;
+}
+
+void cover_ws_set_search_budget(cover_ws *ws, int64_t n) {
+  if (ws) ws->search_budget = n < 0 ? -1 : n;
 }
 
 shiro_status cover_ws_reserve(cover_ws *ws, cover_buf *b, int64_t n, size_t elem, void **p) {

@@ -29,6 +29,8 @@ struct cover_ws {
   cover_buf lex64, lex32, lex8; /* cover_lex's own scratch, kept while it calls cover_weighted
                                    (which uses i32 and i64) on the part it cannot decide alone */
   int64_t grow_budget; /* test hook: reallocs still allowed to succeed; -1 = unlimited */
+  int64_t search_budget; /* test hook: edge visits cover_max_matching's searches may start
+                            within before Hopcroft-Karp's phases; -1 = 4 (edges + rows) + 1 */
 };
 
 /* Makes b hold at least n elements of elem bytes each and sets *p to its
@@ -41,6 +43,12 @@ shiro_status cover_ws_reserve(cover_ws *ws, cover_buf *b, int64_t n, size_t elem
 /* Test hook: lets only the next n reallocations of ws succeed (n < 0: all).
  * Lets a test walk every allocation-failure path of a solver. */
 void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
+
+/* Test hook: cover_max_matching's augmenting searches start only while they
+ * have visited fewer than n edges (n < 0: the default, 4 (edges + rows) + 1;
+ * 0: none, Hopcroft-Karp's phases right after the greedy pass). Lets a test
+ * run every graph through both paths and their hand-over. */
+void cover_ws_set_search_budget(cover_ws *ws, int64_t n);
 
 /* Checks a graph given to a solver: nr, nc >= 0; Gp non-NULL when nr > 0,
  * 0 <= Gp[0] <= Gp[1] <= ... <= Gp[nr]; Gj non-NULL when there are edges,

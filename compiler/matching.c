@@ -1,12 +1,21 @@
-/* matching.c — maximum cardinality bipartite matching (Hopcroft–Karp).
+/* matching.c — maximum cardinality bipartite matching: a greedy pass, one
+ * augmenting search per free row that retires the rows it proves dead, and
+ * Hopcroft–Karp's phases when those searches wander too far.
  *
- * A greedy pass matches each row to its first free column; then each phase
- * layers the rows by a BFS from the free rows (row layer d+1 = the mates of
- * the columns next to layer d) up to the first layer that sees a free column,
- * and augments along vertex-disjoint shortest paths found by one DFS pass with
- * current-arc pointers and an explicit stack. A phase is O(nr + edges), and
- * there are O(sqrt(nr + nc)) phases. Rows are scanned in index order and
- * edges in storage order, so the result depends on the input only. */
+ * A greedy pass matches each row to its first free column. Then each free
+ * row, in order, gets one depth-first search for an augmenting path
+ * (hk_dead_pass); a search that fails retires every row it visited for good.
+ * On the planner's graphs most free rows can never be matched (R-MAT node
+ * pairs: 1.7M of 4.3M rows), and Hopcroft–Karp's phases would walk them
+ * again in every phase; retired, each is walked once. Those searches are not
+ * shortest paths, so their cost has no O(sqrt(V) E) bound: after 4 × (edges
+ * + rows) edge visits they stop, and Hopcroft–Karp finishes from the
+ * matching reached. Each phase layers the rows by a BFS from the free rows
+ * (row layer d+1 = the mates of the columns next to layer d) up to the first
+ * layer that sees a free column, and augments along vertex-disjoint shortest
+ * paths found by one DFS pass with current-arc pointers and an explicit
+ * stack. Rows are scanned in index order and edges in storage order, so the
+ * result depends on the input only. */
 #include <stdint.h>
 
 #include "cover_ws.h"
@@ -108,6 +117,70 @@ static int64_t hk_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t 
   return found;
 }
 
+/* A row's stamp once no alternating path from it reaches a free column. */
+enum { HK_DEAD = -1 };
+
+/* One augmenting search per free row, in order, after the greedy pass: a DFS
+ * over alternating paths (row -> column -> its mate), each row at most once
+ * per search, that first looks for a free column among a row's edges
+ * (lookahead: look[u] only moves forward, since a matched column stays
+ * matched). A search that finds a free column flips its path. A search that
+ * fails proves every row it visited dead: none reaches a free column. Dead
+ * rows stay dead whatever is augmented later (an augmenting path through the
+ * rows a dead row reaches would give that row a way out), so later searches
+ * skip them, and every dead row is explored once. When every free row is
+ * matched or dead, no augmenting path is left: the matching is maximum
+ * (returns 1). Starts no new search (returns 0, the matching valid) once it
+ * has scanned `budget` edges, so that a graph where the searches wander costs
+ * a bounded amount before Hopcroft-Karp's phases take over. Adds the paths
+ * it flips to *found. stamp, list, stack: [nr]; ptr, look: [nr]. */
+static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch, int32_t *cmatch,
+                        int32_t *stamp, int32_t *list, int32_t *stack, int64_t *ptr, int64_t *look,
+                        int64_t budget, int64_t *found) {
+  int64_t spent = 0;
+  int32_t search = 0;
+  for (int32_t i = 0; i < nr; i++) { stamp[i] = 0; look[i] = Gp[i]; }
+  for (int32_t r = 0; r < nr; r++) {
+    if (rmatch[r] >= 0 || stamp[r] == HK_DEAD) continue;
+    if (spent >= budget || search == INT32_MAX) return 0;
+    int32_t s = ++search, top = 0, nl = 0;
+    stamp[r] = s; ptr[r] = Gp[r]; list[nl++] = r; stack[0] = r;
+    while (top >= 0) {
+      int32_t u = stack[top];
+      int64_t k = look[u], end = Gp[u + 1];
+      while (k < end && cmatch[Gj[k]] >= 0) k++;
+      spent += k - look[u];
+      look[u] = k;
+      if (k < end) {  /* a free column: u takes it, each row below takes the column under its arc */
+        int32_t j = Gj[k];
+        for (int32_t t = top; t >= 0; t--) {
+          int32_t v = stack[t];
+          if (t < top) j = Gj[ptr[v]];
+          rmatch[v] = j;
+          cmatch[j] = v;
+        }
+        ++*found;
+        break;
+      }
+      int32_t w = -1;
+      for (k = ptr[u]; k < end; k++) {  /* every column of u is matched */
+        w = cmatch[Gj[k]];
+        if (stamp[w] != s && stamp[w] != HK_DEAD) break;
+      }
+      spent += k - ptr[u];
+      ptr[u] = k;
+      if (k < end) {
+        stamp[w] = s; ptr[w] = Gp[w]; list[nl++] = w; stack[++top] = w;
+      } else if (--top >= 0) {
+        ptr[stack[top]]++;
+      }
+    }
+    if (top < 0)
+      for (int32_t x = 0; x < nl; x++) stamp[list[x]] = HK_DEAD;
+  }
+  return 1;
+}
+
 shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
                                 cover_ws *ws, int32_t *rmatch, int32_t *cmatch, int64_t *size) {
   shiro_status st = cover_check_graph(nr, nc, Gp, Gj);
@@ -118,14 +191,16 @@ shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const
   int64_t *ptr;
   st = cover_ws_reserve(ws, &ws->i32, 3 * (int64_t)nr, sizeof(int32_t), (void **)&iw);
   if (st == SHIRO_OK)
-    st = cover_ws_reserve(ws, &ws->i64, nr, sizeof(int64_t), (void **)&ptr);
+    st = cover_ws_reserve(ws, &ws->i64, 2 * (int64_t)nr, sizeof(int64_t), (void **)&ptr);
   if (st != SHIRO_OK) return st;
   int32_t *dist = iw, *queue = iw + nr, *stack = iw + 2 * (int64_t)nr;
 
   for (int32_t i = 0; i < nr; i++) rmatch[i] = -1;
   for (int32_t j = 0; j < nc; j++) cmatch[j] = -1;
   int64_t n = hk_greedy(nr, Gp, Gj, rmatch, cmatch);
-  for (;;) {
+  int64_t budget = ws->search_budget >= 0 ? ws->search_budget : 4 * (cover_graph_edges(nr, Gp) + nr) + 1;
+  int done = hk_dead_pass(nr, Gp, Gj, rmatch, cmatch, dist, queue, stack, ptr, ptr + nr, budget, &n);
+  while (!done) {
     int32_t lim = hk_bfs(nr, Gp, Gj, rmatch, cmatch, dist, queue);
     if (lim < 0) break;
     int64_t more = hk_dfs(nr, Gp, Gj, rmatch, cmatch, dist, lim, stack, ptr);

@@ -1,10 +1,12 @@
-/* test_cover.c — maximum matching (Hopcroft–Karp) and König covers.
+/* test_cover.c — maximum matching and König covers.
  *
- * Checks, on random and hand-made bipartite graphs: the matching is valid,
- * the cover covers every edge and has as many vertices as the matching (so
- * both are optimal), small cases equal a brute-force minimum cover, results
- * are deterministic, bad arguments give SHIRO_ERR_ARG and every allocation
- * failure gives SHIRO_ERR_NOMEM with the outputs untouched.
+ * Checks, on random and hand-made bipartite graphs: the matching is valid
+ * and as large on every path of cover_max_matching (augmenting searches,
+ * Hopcroft–Karp alone, the hand-over between them), the cover covers every
+ * edge and has as many vertices as the matching (so both are optimal), small
+ * cases equal a brute-force minimum cover, results are deterministic, bad
+ * arguments give SHIRO_ERR_ARG and every allocation failure gives
+ * SHIRO_ERR_NOMEM with the outputs untouched.
  * Returns 0 on success, 1 (after printing why) on the first failure. */
 #include <stdint.h>
 #include <stdio.h>
@@ -77,6 +79,30 @@ static int64_t brute_cover(const graph *g) {
   return best;
 }
 
+/* cover_max_matching's other paths on g: Hopcroft–Karp's phases alone
+ * (search budget 0) and a hand-over to them after a few searches (a budget
+ * of 1..7 edge visits). Each must give a valid matching of `size` pairs. */
+static int check_other_paths(const graph *g, cover_ws *ws, int64_t size) {
+  int32_t *m = malloc(((size_t)g->nr + (size_t)g->nc + 1) * 4);
+  if (!m) exit(1);
+  int bad = 0;
+  for (int v = 0; v < 2 && !bad; v++) {
+    int64_t n = -1;
+    cover_ws_set_search_budget(ws, v == 0 ? 0 : 1 + g->nr % 7);
+    shiro_status st = cover_max_matching(g->nr, g->nc, g->Gp, g->Gj, ws, m, m + g->nr, &n);
+    cover_ws_set_search_budget(ws, -1);
+    if (st != SHIRO_OK || n != size) {
+      fprintf(stderr, "FAIL: search budget %s: status %d, %lld pairs, expected %lld\n", v ? "small" : "0", st,
+              (long long)n, (long long)size);
+      bad = 1;
+    } else {
+      bad = check_matching(g, m, m + g->nr, n);
+    }
+  }
+  free(m);
+  return bad;
+}
+
 /* Runs the three entry points on g and checks everything; `brute` adds the
  * brute-force comparison. */
 static int check_graph(const graph *g, cover_ws *ws, int brute, const char *what) {
@@ -92,6 +118,7 @@ static int check_graph(const graph *g, cover_ws *ws, int brute, const char *what
     goto done;
   }
   if (check_matching(g, rmatch, cmatch, msize)) goto report;
+  if (check_other_paths(g, ws, msize)) goto report;
   st = cover_konig(g->nr, g->nc, g->Gp, g->Gj, rmatch, cmatch, ws, rcov, ccov);
   if (st != SHIRO_OK) {
     fprintf(stderr, "%s: cover_konig -> %d\n", what, st);
