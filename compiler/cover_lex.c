@@ -34,7 +34,8 @@ typedef struct lex_scratch {
   int32_t *queue;    /* [nr+nc] BFS queues */
   int32_t *Ti;       /* [edges] transpose: rows */
   int32_t *sGj;      /* [edges] the pairs' graph: columns (a pair's id) */
-  int32_t *pid;      /* [nr] row i's pair id in that graph, or -1 */
+  int32_t *pid;      /* [nr] row i's pair id in that graph, or -1; before that, lex_y_dfs's states */
+  int32_t *list;     /* [nr] the rows one lex_y_dfs search visited */
   uint8_t *z;        /* [nr+nc] Z (rows, then columns) */
   uint8_t *y;        /* [nr+nc] Y */
   uint8_t *kcov;     /* [nr+nc] König's cover (konig_run's output, not used) */
@@ -46,7 +47,7 @@ static shiro_status lex_reserve(cover_ws *ws, int32_t nr, int32_t nc, int64_t ne
   int32_t *w;
   uint8_t *b;
   shiro_status st = cover_ws_reserve(ws, &ws->lex64, (int64_t)nc + 1 + 3 * ((int64_t)nr + 1), sizeof *l, (void **)&l);
-  if (st == SHIRO_OK) st = cover_ws_reserve(ws, &ws->lex32, 2 * ne + 2 * (int64_t)nr + nc, sizeof *w, (void **)&w);
+  if (st == SHIRO_OK) st = cover_ws_reserve(ws, &ws->lex32, 2 * ne + 3 * (int64_t)nr + nc, sizeof *w, (void **)&w);
   if (st == SHIRO_OK) st = cover_ws_reserve(ws, &ws->lex8, 3 * ((int64_t)nr + nc) + 2 * (int64_t)nr, 1, (void **)&b);
   if (st != SHIRO_OK) return st;
   x->Tp = l;
@@ -57,6 +58,7 @@ static shiro_status lex_reserve(cover_ws *ws, int32_t nr, int32_t nc, int64_t ne
   x->Ti = w + nr + nc;
   x->sGj = x->Ti + ne;
   x->pid = x->sGj + ne;
+  x->list = x->pid + nr;
   x->z = b;
   x->y = b + nr + nc;
   x->kcov = x->y + nr + nc;
@@ -98,38 +100,72 @@ static void lex_y_search(int32_t nr, int32_t nc, const int64_t *Gp, const int32_
   }
 }
 
-/* Sweeps lex_find_y tries before the search: R-MAT node pairs settle in 2-4. */
-enum { LEX_SWEEPS = 6 };
+/* A row's lex_y_dfs state once decided (a positive state is the search that
+ * last visited it, undecided). */
+enum { LEX_YES = -1, LEX_NO = -2 };
 
-/* Y's rows (x->y[i], 1 = in Y): a row outside Z is in Y iff one of its
- * columns is free or is the mate of a row in Y. Found by sweeps over the rows
- * not yet in it, alternately forward and backward, from the rows' side (no
- * transpose) until a sweep adds nothing; if LEX_SWEEPS do not settle it, by
- * lex_y_search. Either way exactly Y. (Y's columns, never in a minimum
- * cover, are not needed.) */
-static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
-                       const int32_t *cmatch, lex_scratch *x) {
+/* Whether row u has an exit: a free column, or one whose mate is in Y. */
+static int lex_exit(int32_t u, const int64_t *Gp, const int32_t *Gj, const int32_t *cmatch, const int32_t *state) {
+  for (int64_t k = Gp[u]; k < Gp[u + 1]; k++) {
+    int32_t o = cmatch[Gj[k]];
+    if (o < 0 || state[o] == LEX_YES) return 1;
+  }
+  return 0;
+}
+
+/* Y's rows (x->y[i], 1 = in Y): a row is in Y iff an alternating path (row ->
+ * column -> its mate) leads it to a free column. One depth-first search per
+ * undecided row, in order, each row at most once per search, that checks a
+ * row's exits when it first reaches it. A search that reaches an exit puts
+ * the rows of its path in Y; one that fails proves every row it visited out
+ * of Y (none has a way out), so each such row is walked once. Z's rows are
+ * out from the start. Starts no new search once `budget` edges have been
+ * visited (returns 0, x->y not written): lex_y_search decides. */
+static int lex_y_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, const int32_t *cmatch, lex_scratch *x,
+                     int64_t budget) {
   const uint8_t *rz = x->z;
-  uint8_t *ry = x->y;
-  int32_t *left = x->queue, n = 0;  /* the rows still outside Z and Y, increasing */
-  memset(ry, 0, (size_t)nr);
-  for (int32_t i = 0; i < nr; i++)
-    if (!rz[i]) left[n++] = i;
-  for (int sweep = 0; sweep < LEX_SWEEPS; sweep++) {
-    int32_t kept = 0;
-    for (int32_t y = 0; y < n; y++) {
-      int32_t i = left[sweep & 1 ? n - 1 - y : y];
-      for (int64_t k = Gp[i]; k < Gp[i + 1] && !ry[i]; k++) {
-        int32_t o = cmatch[Gj[k]];
-        ry[i] = o < 0 || ry[o];
+  int32_t *state = x->pid, *stack = x->queue, *list = x->list;
+  int64_t *ptr = x->sGp, spent = 0;
+  int32_t search = 0;
+  for (int32_t i = 0; i < nr; i++) state[i] = rz[i] ? LEX_NO : 0;
+  for (int32_t r = 0; r < nr; r++) {
+    if (state[r] < 0) continue;
+    if (spent >= budget || search == INT32_MAX) return 0;
+    int32_t s = ++search, top = 0, nl = 0, out = lex_exit(r, Gp, Gj, cmatch, state);
+    spent += Gp[r + 1] - Gp[r];
+    state[r] = s; ptr[r] = Gp[r]; stack[0] = r; list[nl++] = r;
+    while (!out && top >= 0) {
+      int32_t u = stack[top], w = -1;
+      int64_t k = ptr[u], end = Gp[u + 1];
+      for (; k < end; k++) {  /* u has no exit: every column is matched, no mate in Y */
+        w = cmatch[Gj[k]];
+        if (state[w] != s && state[w] != LEX_NO) break;
+      }
+      spent += k - ptr[u];
+      ptr[u] = k;
+      if (k < end) {
+        out = lex_exit(w, Gp, Gj, cmatch, state);
+        spent += Gp[w + 1] - Gp[w];
+        state[w] = s; ptr[w] = Gp[w]; list[nl++] = w; stack[++top] = w;
+      } else if (--top >= 0) {
+        ptr[stack[top]]++;
       }
     }
-    for (int32_t y = 0; y < n; y++)
-      if (!ry[left[y]]) left[kept++] = left[y];
-    if (kept == n) return;
-    n = kept;
+    if (out)
+      for (int32_t t = 0; t <= top; t++) state[stack[t]] = LEX_YES;
+    else
+      for (int32_t t = 0; t < nl; t++) state[list[t]] = LEX_NO;
   }
-  lex_y_search(nr, nc, Gp, Gj, rmatch, cmatch, x);
+  for (int32_t i = 0; i < nr; i++) x->y[i] = state[i] == LEX_YES;
+  return 1;
+}
+
+/* Y's rows, by lex_y_dfs, or if its searches wander (4 visits per edge and
+ * row), by lex_y_search. Either way exactly Y. (Y's columns, never in a
+ * minimum cover, are not needed.) */
+static void lex_find_y(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj, const int32_t *rmatch,
+                       const int32_t *cmatch, lex_scratch *x, int64_t budget) {
+  if (!lex_y_dfs(nr, Gp, Gj, cmatch, x, budget)) lex_y_search(nr, nc, Gp, Gj, rmatch, cmatch, x);
 }
 
 /* Marks the pairs that have an edge to another undecided pair (pid[i] = 0),
@@ -191,7 +227,8 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
   if (st != SHIRO_OK) return st;
   st = konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, x.queue, x.z, SHIRO_ERR_ARG, x.kcov, x.kcov + nr);
   if (st != SHIRO_OK) return st;  /* the matching is not maximum */
-  lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x);
+  lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x,
+             ws->search_budget >= 0 ? ws->search_budget : 4 * (ne + nr) + 1);
   int32_t n = lex_pairs_graph(nr, Gp, Gj, rmatch, cmatch, &x);
   /* The pairs left to choose: W + rh, W + ch, W above their sum of hops. */
   int64_t W = 1, sw = 0, sf = 0;

@@ -29,8 +29,9 @@ struct cover_ws {
   cover_buf lex64, lex32, lex8; /* cover_lex's own scratch, kept while it calls cover_weighted
                                    (which uses i32 and i64) on the part it cannot decide alone */
   int64_t grow_budget; /* test hook: reallocs still allowed to succeed; -1 = unlimited */
-  int64_t search_budget; /* test hook: edge visits cover_max_matching's searches may start
-                            within before Hopcroft-Karp's phases; -1 = 4 (edges + rows) + 1 */
+  int64_t search_budget; /* test hook: edge visits within which the depth-first searches of
+                            cover_max_matching and cover_lex start (then Hopcroft-Karp's phases,
+                            the transpose search); -1 = 4 (edges + rows) + 1 */
 };
 
 /* Makes b hold at least n elements of elem bytes each and sets *p to its
@@ -44,10 +45,11 @@ shiro_status cover_ws_reserve(cover_ws *ws, cover_buf *b, int64_t n, size_t elem
  * Lets a test walk every allocation-failure path of a solver. */
 void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
 
-/* Test hook: cover_max_matching's augmenting searches start only while they
- * have visited fewer than n edges (n < 0: the default, 4 (edges + rows) + 1;
- * 0: none, Hopcroft-Karp's phases right after the greedy pass). Lets a test
- * run every graph through both paths and their hand-over. */
+/* Test hook: the depth-first searches of cover_max_matching (augmenting
+ * paths) and cover_lex (the set Y) start only while they have visited fewer
+ * than n edges (n < 0: the default, 4 (edges + rows) + 1; 0: none, Hopcroft-
+ * Karp's phases right after the greedy pass, Y by its transpose search). Lets
+ * a test run every graph through both paths and their hand-over. */
 void cover_ws_set_search_budget(cover_ws *ws, int64_t n);
 
 /* Checks a graph given to a solver: nr, nc >= 0; Gp non-NULL when nr > 0,

@@ -365,14 +365,24 @@ static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover
   shiro_status s3 = cover_weighted(nr, nc, g->Gp, g->Gj, rw, cw, ws, b, b + r, &ww, &wf);
   /* the form that trusts the matcher's output: the same cover */
   shiro_status s4 = s1 ? s1 : cover_lex_matched(nr, nc, g->Gp, g->Gj, rh, ch, m, m + r, size, ws, d, d + r, &wm, &bm);
+  /* Y by the transpose search alone (search budget 0), and by searches that
+   * hand over to it (a budget of 1..7 edge visits): the same cover */
+  int other = 0;
+  for (int v = 0; v < 2 && !s1 && !other; v++) {
+    int64_t wv = -1, bv = -2;
+    cover_ws_set_search_budget(ws, v == 0 ? 0 : 1 + nr % 7);
+    shiro_status sv = cover_lex_matched(nr, nc, g->Gp, g->Gj, rh, ch, m, m + r, size, ws, d, d + r, &wv, &bv);
+    cover_ws_set_search_budget(ws, -1);
+    other = sv != SHIRO_OK || wv != w || bv != bound || memcmp(a, d, r + c);
+  }
   for (size_t v = 0; v < r + c; v++) n += a[v];
-  int bad = s1 || s2 || s3 || s4 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
+  int bad = other || s1 || s2 || s3 || s4 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
             wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d/%d/%d, lex weight %lld bound %lld, %lld vertices for %lld pairs, "
-            "weighted %lld = W %lld x %lld + %lld?, same cover: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
+            "weighted %lld = W %lld x %lld + %lld?, same cover: %s, other paths agree: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
             (long long)bound, (long long)n, (long long)size, (long long)ww, (long long)W, (long long)size,
-            (long long)(ww - W * size), memcmp(a, b, r + c) ? "no" : "yes");
+            (long long)(ww - W * size), memcmp(a, b, r + c) ? "no" : "yes", other ? "no" : "yes");
   free(m); free(rw); free(cw); free(a); free(b); free(d);
   return bad;
 }
@@ -404,9 +414,9 @@ static int test_lex(cover_ws *ws) {
     if (bad) return 1;
   }
   /* A long alternating chain from a free column whose rows are numbered in a
-   * zigzag (0, L-1, 1, L-2, ...), so that Y spreads against the order of
-   * every sweep: cover_lex must finish it with its alternating search. Plus
-   * a second chain the other way round and random extra edges. */
+   * zigzag (0, L-1, 1, L-2, ...), so that Y spreads against the row order:
+   * Y's searches go deep and come back. Plus a second chain the other way
+   * round and random extra edges. */
   for (int t = 0; t < 20; t++) {
     int32_t L = 8 + 6 * t, nr = 2 * L, nc = 2 * L + 2;
     int32_t *ei = malloc((size_t)(8 * L + 8) * sizeof *ei), *ej = malloc((size_t)(8 * L + 8) * sizeof *ej);
@@ -425,6 +435,25 @@ static int test_lex(cover_ws *ws) {
     int bad = check_lex(&g, rh, ch, ws, what);
     free(ei); free(ej); free(rh); free(ch); graph_free(&g);
     if (bad) return 1;
+  }
+  /* A search for Y that succeeds after a side branch: row 0 (matched to
+   * column 0) reaches row 1 through column 1, a dead end (row 1's only edge
+   * is its own pair), then row 2 through column 2, which sees free column 3.
+   * Rows 0 and 2 are in Y; row 1 is not, and its pair is alone, so it takes
+   * its lighter end, column 1. */
+  {
+    int32_t ei[6] = {0, 0, 0, 1, 2, 2}, ej[6] = {0, 1, 2, 1, 2, 3};
+    graph g = graph_from_edges(3, 4, 6, ei, ej, 0);
+    int64_t rh[3] = {0, 5, 0}, ch[4] = {0, 1, 0, 0}, wy = -1, by = -1;
+    int32_t my[7];
+    uint8_t cy[7];
+    static const uint8_t want[7] = {1, 0, 1, 0, 1, 0, 0};
+    CHECK(check_lex(&g, rh, ch, ws, "lex side branch") == 0, "lex side branch");
+    CHECK(cover_max_matching(3, 4, g.Gp, g.Gj, ws, my, my + 3, &wy) == SHIRO_OK && wy == 3, "side branch matching");
+    CHECK(cover_lex(3, 4, g.Gp, g.Gj, rh, ch, my, my + 3, ws, cy, cy + 3, &wy, &by) == SHIRO_OK && wy == 1 &&
+              !memcmp(cy, want, 7), "side branch: weight %lld, cover %d%d%d|%d%d%d%d", (long long)wy, cy[0], cy[1],
+          cy[2], cy[3], cy[4], cy[5], cy[6]);
+    graph_free(&g);
   }
   /* A path r0-c0-r1-c1: {c0, r1} (weights) vs {r0, c1}; a non-maximum and a broken matching. */
   int64_t gp[3] = {0, 1, 3}, h[2] = {0, 0};
