@@ -266,6 +266,15 @@ void block_count_entries(sc_block *b) {
   b->ent_remote = nr;
 }
 
+void blocks_drop_cert(sc_blocks *B) {
+  for (int64_t y = 0; B->cert && y < (int64_t)B->cert_nodes * B->cert_nodes; y++) free(B->cert[y]);
+  free(B->cert);
+  free(B->cert_at);
+  B->cert = NULL;
+  B->cert_at = NULL;
+  B->cert_nodes = B->cert_gpn = 0;
+}
+
 void blocks_free(sc_blocks *B) {
   if (!B) return;
   for (int64_t t = 0; t < B->n; t++) free(B->b[t].rmatch);
@@ -274,6 +283,6 @@ void blocks_free(sc_blocks *B) {
   free(B->arena);
   free(B->b);
   free(B->first_p);
-  free(B->cert);
+  blocks_drop_cert(B);
   memset(B, 0, sizeof *B);
 }

@@ -38,8 +38,12 @@ typedef struct sc_blocks {
   int64_t n;         /* number of non-empty off-diagonal blocks */
   sc_block *b;       /* [n] */
   int64_t *first_p;  /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */
-  int64_t ncert;     /* node-level certificate pairs (group strategy) */
-  int64_t *cert;     /* [ncert × 2] global (i, j): maximum matchings of the node-pair blocks */
+  int32_t cert_nodes, cert_gpn; /* group strategy: nodes and ranks per node of the certificate below */
+  int64_t **cert;    /* [nodes²] node pair (N, H) at N * nodes + H: its maximum matching as
+                        global (i, j) pairs, rows by owner rank (N * gpn + x, x increasing),
+                        then increasing; NULL when it has none */
+  int64_t *cert_at;  /* [nodes² × (gpn + 1)]: pair y's pairs of rank N * gpn + x are
+                        cert[y][cert_at[y * (gpn + 1) + x] .. cert_at[y * (gpn + 1) + x + 1]) */
   void **arena;      /* [2R] two allocations per destination rank p holding its blocks' arrays:
                         arena[2p] rows, Gp, Gx, Gj, rsel; arena[2p+1] cols, csel */
 } sc_blocks;
@@ -57,6 +61,9 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
  * rows and columns put in the programs. Strategies call it once a block's
  * selection is final, while the block is still in cache. */
 void block_count_entries(sc_block *b);
+
+/* Frees group's node-pair certificate (cert, cert_at), if any. */
+void blocks_drop_cert(sc_blocks *B);
 
 /* Frees every block's arrays and the list. NULL is a no-op. */
 void blocks_free(sc_blocks *B);

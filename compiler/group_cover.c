@@ -72,6 +72,7 @@ typedef struct node_pair {
   int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;  /* graph; hop counts g (rows) and f (columns) */
   uint8_t *rcov, *ccov;
   int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
+  int64_t *cert_at;              /* [G+1] the pairs of part x are [cert_at[x], cert_at[x+1]) */
   int32_t **rmap, **cmap;        /* [nt] per block: combined id of each row / column within its rank's part */
   int32_t *maps;                 /* the storage of rmap and cmap */
   void *merge;                   /* merge_lists' arguments: G list heads, lengths, maps */
@@ -84,10 +85,11 @@ static void np_free(node_pair *np, int32_t G) {
   }
   free(np->tlist); free(np->rows); free(np->nrows); free(np->roff); free(np->cols); free(np->ncols); free(np->coff);
   free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov); free(np->cert);
+  free(np->cert_at);
   free(np->rmap); free(np->cmap); free(np->maps); free(np->merge);
 }
 
-/* Global id of combined vertex v, given per-part offsets and lists. */
+/* Global id of combined column v, given per-part offsets and lists. */
 static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, int32_t G) {
   int32_t x = 0;
   while (x + 1 < G && off[x + 1] <= v) x++;
@@ -97,7 +99,8 @@ static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, i
 /* The cover of the node pair and its certificate: a maximum matching (its
  * size is the cover's cardinality: no node-level cover moves fewer inter-node
  * rows), then the fewest hops among the covers of that size (cover_lex). The
- * matching is kept as global (i, j) pairs. */
+ * matching is kept as global (i, j) pairs in row order, which is part order:
+ * cert_at[x] starts the pairs whose row rank N * G + x owns. */
 static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
   int32_t *rm = malloc(((size_t)np->nr + 1) * sizeof *rm), *cm = malloc(((size_t)np->nc + 1) * sizeof *cm);
   int64_t size = 0, weight = 0, bound = -1;
@@ -107,14 +110,21 @@ static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
     st = cover_lex_matched((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, size, ws,
                            np->rcov, np->ccov, &weight, &bound);
   if (st == SHIRO_OK && weight != bound) st = SHIRO_ERR_INTERNAL;
-  if (st == SHIRO_OK) np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
-  if (st == SHIRO_OK && !np->cert) st = SHIRO_ERR_NOMEM;
-  for (int64_t i = 0; st == SHIRO_OK && i < np->nr; i++)
-    if (rm[i] >= 0) {
-      np->cert[2 * np->ncert] = global_of(i, np->roff, np->rows, G);
-      np->cert[2 * np->ncert + 1] = global_of(rm[i], np->coff, np->cols, G);
-      np->ncert++;
-    }
+  if (st == SHIRO_OK) {
+    np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
+    np->cert_at = malloc(((size_t)G + 1) * sizeof *np->cert_at);
+    if (!np->cert || !np->cert_at) st = SHIRO_ERR_NOMEM;
+  }
+  for (int32_t x = 0; st == SHIRO_OK && x < G; x++) {
+    np->cert_at[x] = np->ncert;
+    for (int64_t i = np->roff[x]; i < np->roff[x + 1]; i++)
+      if (rm[i] >= 0) {
+        np->cert[2 * np->ncert] = np->rows[x][i - np->roff[x]];
+        np->cert[2 * np->ncert + 1] = global_of(rm[i], np->coff, np->cols, G);
+        np->ncert++;
+      }
+  }
+  if (st == SHIRO_OK) np->cert_at[G] = np->ncert;
   free(rm);
   free(cm);
   return st;
@@ -245,8 +255,12 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
   int32_t nodes = (R + G - 1) / G;
   int64_t npairs = (int64_t)nodes * nodes;
   int failed = 0;
-  int64_t **certs = calloc((size_t)npairs, sizeof *certs), *ncerts = calloc((size_t)npairs, sizeof *ncerts);
-  if (!certs || !ncerts) { free(certs); free(ncerts); return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory"); }
+  blocks_drop_cert(B);
+  B->cert_nodes = nodes;
+  B->cert_gpn = G;
+  B->cert = calloc((size_t)npairs, sizeof *B->cert);
+  B->cert_at = calloc((size_t)npairs * ((size_t)G + 1), sizeof *B->cert_at);
+  if (!B->cert || !B->cert_at) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory");
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
@@ -262,9 +276,11 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
         failed = 1;
       } else {
         np_apply(B, G, &np);
-        certs[pair] = np.cert;  /* kept: taken out of np before np_free */
-        ncerts[pair] = np.ncert;
-        np.cert = NULL;
+        if (np.ncert) {  /* kept: taken out of np before np_free */
+          B->cert[pair] = np.cert;
+          memcpy(B->cert_at + pair * (G + 1), np.cert_at, ((size_t)G + 1) * sizeof *np.cert_at);
+          np.cert = NULL;
+        }
       }
       np_free(&np, G);
     }
@@ -272,18 +288,6 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
     free(st.bits);
     free(st.at);
   }
-  int64_t total = 0;
-  for (int64_t x = 0; x < npairs; x++) total += ncerts[x];
-  free(B->cert);
-  B->cert = failed ? NULL : malloc((size_t)(total ? total : 1) * 2 * sizeof *B->cert);
-  B->ncert = 0;
-  for (int64_t x = 0; x < npairs && B->cert; x++) {  /* node-pair order: deterministic */
-    if (ncerts[x]) memcpy(B->cert + 2 * B->ncert, certs[x], (size_t)ncerts[x] * 2 * sizeof *B->cert);
-    B->ncert += ncerts[x];
-  }
-  for (int64_t x = 0; x < npairs; x++) free(certs[x]);
-  free(certs);
-  free(ncerts);
-  if (failed || !B->cert) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
+  if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
   return SHIRO_OK;
 }

@@ -46,26 +46,7 @@ shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *P
   strncpy(e->meta.strategy, strategy_name(s), sizeof e->meta.strategy - 1);
   strncpy(e->meta.partition, "block", sizeof e->meta.partition - 1);
   e->digest = malloc((size_t)R * sizeof *e->digest);
-  e->cstart = calloc((size_t)R + 1, sizeof *e->cstart);
-  e->corder = malloc((size_t)(B->ncert + 1) * sizeof *e->corder);
-  int32_t *own = malloc((size_t)(B->ncert + 1) * sizeof *own);
-  int64_t *fill = malloc((size_t)(R + 1) * sizeof *fill);
-  sc_owner_index ix = {0};
-  if (!e->digest || !e->cstart || !e->corder || !own || !fill || part_owner_index(Prow, &ix, NULL) != SHIRO_OK) {
-    free(own);
-    free(fill);
-    part_owner_index_free(&ix);
-    plan_emit_done(e);
-    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  }
-  /* node-level pairs (group) bucketed by the rank owning their row, in their order */
-  for (int64_t x = 0; x < B->ncert; x++) e->cstart[(own[x] = part_owner_at(&ix, B->cert[2 * x])) + 1]++;
-  part_owner_index_free(&ix);
-  for (int32_t p = 0; p < R; p++) e->cstart[p + 1] += e->cstart[p];
-  memcpy(fill, e->cstart, (size_t)(R + 1) * sizeof *fill);
-  for (int64_t x = 0; x < B->ncert; x++) e->corder[fill[own[x]]++] = x;
-  free(fill);
-  free(own);
+  if (!e->digest) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
   pattern_digests(e);
   return SHIRO_OK;
 }
@@ -78,14 +59,17 @@ int plan_emit_stopped(const plan_emit *e) {
 }
 
 /* Rank p's optimality certificate: the matchings of the cover problems whose
- * rows it owns (its blocks', then group's node-level pairs). */
+ * rows it owns (its blocks', then group's node pairs (N, H), H increasing,
+ * N its node). */
 shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
   const sc_blocks *B = e->B;
-  int32_t p = pr->rank;
+  int32_t p = pr->rank, G = B->cert_gpn, nodes = B->cert ? B->cert_nodes : 0;
+  const int64_t *at = nodes ? B->cert_at + (int64_t)(p / G) * nodes * (G + 1) + p % G : NULL;
   pr->pattern_digest = e->digest[p];
-  int64_t lo = e->cstart[p], hi = e->cstart[p + 1], n = hi - lo;
+  int64_t n = 0;
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;
+  for (int32_t H = 0; H < nodes; H++) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
   if (!n) return SHIRO_OK;
   pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
   if (!pr->cert) return SHIRO_ERR_NOMEM;
@@ -98,10 +82,11 @@ shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
         pr->ncert++;
       }
   }
-  for (int64_t y = lo; y < hi; y++) {
-    pr->cert[2 * pr->ncert] = B->cert[2 * e->corder[y]];
-    pr->cert[2 * pr->ncert + 1] = B->cert[2 * e->corder[y] + 1];
-    pr->ncert++;
+  for (int32_t H = 0; H < nodes; H++) {
+    int64_t lo = at[H * (G + 1)], hi = at[H * (G + 1) + 1];
+    if (hi > lo) memcpy(pr->cert + 2 * pr->ncert, B->cert[(int64_t)(p / G) * nodes + H] + 2 * lo,
+                        (size_t)(hi - lo) * 2 * sizeof *pr->cert);
+    pr->ncert += hi - lo;
   }
   return pr->ncert == n ? SHIRO_OK : SHIRO_ERR_INTERNAL;
 }
@@ -133,7 +118,7 @@ void plan_emit_deliver(plan_emit *e, prog_rank *pr, shiro_status st) {
 }
 
 shiro_status plan_emit_done(plan_emit *e) {
-  free(e->digest); free(e->cstart); free(e->corder);
-  e->digest = NULL; e->cstart = e->corder = NULL;
+  free(e->digest);
+  e->digest = NULL;
   return e->st;
 }

@@ -13,8 +13,6 @@ typedef struct plan_emit {
   const sc_blocks *B;
   prog_meta meta;       /* complete before the first program is delivered */
   uint64_t *digest;     /* [R] plan_rows_digest of each rank's rows */
-  int64_t *cstart;      /* [R+1] group's node-level certificate pairs bucketed by row owner ... */
-  int64_t *corder;      /* [ncert] ... in their order: pairs corder[cstart[p] .. cstart[p+1]) */
   plan_sink_fn sink;
   void *arg;
   shiro_error *err;
@@ -22,8 +20,8 @@ typedef struct plan_emit {
   int stop;             /* st != SHIRO_OK, read by every thread (atomic) */
 } plan_emit;
 
-/* Sets up the emitter for strategy s: the meta, the digests of A (one pass),
- * and the certificates' buckets. On failure (err filled) nothing is held. */
+/* Sets up the emitter for strategy s: the meta and the digests of A (one
+ * pass). On failure (err filled) nothing is held. */
 shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
                             sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err);
 

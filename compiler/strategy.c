@@ -74,9 +74,7 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
 
 shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
                              void *arg, shiro_error *err) {
-  free(B->cert);  /* node-level certificates belong to group only */
-  B->cert = NULL;
-  B->ncert = 0;
+  blocks_drop_cert(B);  /* node-level certificates belong to group only */
   if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, 0, progress, arg, err);
   if (s == STRAT_GROUP) {
     /* pairs inside a node keep these; group overwrites every other block's selection */
