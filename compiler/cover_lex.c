@@ -246,18 +246,22 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
     for (int32_t p = 0; p < 2 * n; p++) taken += x.scov[p];
     if (sw != sf || taken != n) return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "pairs' cover is not minimum");
   }
-  /* The cover: Z's columns, Y's rows, each undecided pair's chosen end. */
+  /* The cover: Z's columns, Y's rows, each undecided pair's chosen end. The
+   * bound: what each pair's end must weigh (a Z column is a Z row's mate),
+   * the flow's part for the pairs it chose; w and count: what was taken. */
   const uint8_t *rz = x.z, *cz = x.z + nr, *ry = x.y;
   int64_t w = 0, low = sf - W * n, count = 0;
-  for (int32_t j = 0; j < nc; j++) ccov[j] = cz[j];
+  for (int32_t j = 0; j < nc; j++) {
+    ccov[j] = cz[j];
+    low += cz[j] ? ch[j] : 0;
+  }
   for (int32_t i = 0; i < nr; i++) {
     int32_t j = rmatch[i];
     int col;
     if (rz[i] || ry[i]) {
       col = 0;
       rcov[i] = ry[i];
-      if (ry[i]) low += rh[i];
-      else if (j >= 0) low += ch[j];
+      low += ry[i] ? rh[i] : 0;
     } else if (x.pid[i] < 0) {
       col = ch[j] < rh[i];
       rcov[i] = (uint8_t)!col;
@@ -267,8 +271,9 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
       rcov[i] = x.scov[x.pid[i]];
     }
     if (col) ccov[j] = 1;
+    w += rcov[i] ? rh[i] : 0;
+    count += rcov[i];
   }
-  for (int32_t i = 0; i < nr; i++) { w += rcov[i] ? rh[i] : 0; count += rcov[i]; }
   for (int32_t j = 0; j < nc; j++) { w += ccov[j] ? ch[j] : 0; count += ccov[j]; }
   if (count != size || w != low)
     return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "cover: %lld vertices for %lld pairs, weight %lld, bound %lld",
