@@ -237,9 +237,7 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
     int64_t partial = 0, remote = 0;
     for (int32_t i = 0; i < b->nr; i++) {  /* a row is computed here only if it keeps a nonzero here */
       int64_t sent = 0, n = b->Gp[i + 1] - b->Gp[i];
-      if (!rcov[rmap[i]]) sent = n;  /* every column of a row out of the cover was marked above */
-      else
-        for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sent += cc[b->Gj[e]];
+      for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sent += cc[b->Gj[e]];
       rc[i] = sent < n;
       remote += sent;
       partial += n - sent;  /* 0 for a row not kept */
