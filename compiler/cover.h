@@ -21,9 +21,9 @@ cover_ws *cover_ws_new(void);
 /* Frees a workspace; NULL is a no-op. */
 void cover_ws_free(cover_ws *ws);
 
-/* Maximum cardinality matching (greedy, then augmenting searches that retire
- * the rows they prove unmatchable, then Hopcroft–Karp if those wander; all
- * with explicit stacks). On return rmatch[i] is the column matched to row i
+/* Maximum cardinality matching (each row takes a free column or gets an
+ * augmenting search, and failed searches retire the rows they prove
+ * unmatchable; Hopcroft–Karp if those searches wander; explicit stacks). On return rmatch[i] is the column matched to row i
  * or -1, cmatch[j] the row matched to column j or -1, and *size the number
  * of matched pairs. Deterministic. Any maximum matching gives the same covers
  * (cover_konig, cover_lex): only this certificate depends on the method. */

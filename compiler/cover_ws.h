@@ -47,9 +47,9 @@ void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
 
 /* Test hook: the depth-first searches of cover_max_matching (augmenting
  * paths) and cover_lex (the set Y) start only while they have visited fewer
- * than n edges (n < 0: the default, 4 (edges + rows) + 1; 0: none, Hopcroft-
- * Karp's phases right after the greedy pass, Y by its transpose search). Lets
- * a test run every graph through both paths and their hand-over. */
+ * than n edges (n < 0: the default, 4 (edges + rows) + 1; 0: none, a greedy
+ * pass then Hopcroft-Karp's phases, Y by its transpose search). Lets a test
+ * run every graph through both paths and their hand-over. */
 void cover_ws_set_search_budget(cover_ws *ws, int64_t n);
 
 /* Checks a graph given to a solver: nr, nc >= 0; Gp non-NULL when nr > 0,

@@ -1,32 +1,33 @@
-/* matching.c — maximum cardinality bipartite matching: a greedy pass, one
- * augmenting search per free row that retires the rows it proves dead, and
- * Hopcroft–Karp's phases when those searches wander too far.
+/* matching.c — maximum cardinality bipartite matching: one augmenting search
+ * per row that retires the rows it proves dead, and Hopcroft–Karp's phases
+ * when those searches wander too far.
  *
- * A greedy pass matches each row to its first free column. Then each free
- * row, in order, gets one depth-first search for an augmenting path
- * (hk_dead_pass); a search that fails retires every row it visited for good.
- * On the planner's graphs most free rows can never be matched (R-MAT node
- * pairs: 1.7M of 4.3M rows), and Hopcroft–Karp's phases would walk them
- * again in every phase; retired, each is walked once. Those searches are not
+ * Each row, in order, takes its first free column if it sees one (what a
+ * greedy pass would do), else gets one depth-first search for an augmenting
+ * path (hk_dead_pass); a search that fails retires every row it visited for
+ * good. On the planner's graphs many rows can never be matched (R-MAT node
+ * pairs: 1.7M of 4.3M rows), and Hopcroft–Karp's phases would walk them again
+ * in every phase; retired, each is walked once. Those searches are not
  * shortest paths, so their cost has no O(sqrt(V) E) bound: after 4 × (edges
- * + rows) edge visits they stop, and Hopcroft–Karp finishes from the
- * matching reached. Each phase layers the rows by a BFS from the free rows
- * (row layer d+1 = the mates of the columns next to layer d) up to the first
- * layer that sees a free column, and augments along vertex-disjoint shortest
- * paths found by one DFS pass with current-arc pointers and an explicit
- * stack. Rows are scanned in index order and edges in storage order, so the
- * result depends on the input only. */
+ * + rows) edge visits they stop, the rows left get the greedy pass, and
+ * Hopcroft–Karp finishes from the matching reached. Each phase layers the
+ * rows by a BFS from the free rows (row layer d+1 = the mates of the columns
+ * next to layer d) up to the first layer that sees a free column, and
+ * augments along vertex-disjoint shortest paths found by one DFS pass with
+ * current-arc pointers and an explicit stack. Rows are scanned in index order
+ * and edges in storage order, so the result depends on the input only. */
 #include <stdint.h>
 
 #include "cover_ws.h"
 #include "error.h"
 
-/* Matches each row, in order, to its first free column. Returns the pairs made. */
-static int64_t hk_greedy(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch,
+/* Matches each free row from `from` on, in order, to its first free column.
+ * Returns the pairs made. */
+static int64_t hk_greedy(int32_t from, int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch,
                          int32_t *cmatch) {
   int64_t size = 0;
-  for (int32_t i = 0; i < nr; i++) {
-    for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
+  for (int32_t i = from; i < nr; i++) {
+    for (int64_t k = Gp[i]; k < Gp[i + 1] && rmatch[i] < 0; k++) {
       int32_t j = Gj[k];
       if (cmatch[j] < 0) {
         rmatch[i] = j;
@@ -120,7 +121,7 @@ static int64_t hk_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t 
 /* A row's stamp once no alternating path from it reaches a free column. */
 enum { HK_DEAD = -1 };
 
-/* One augmenting search per free row, in order, after the greedy pass: a DFS
+/* One augmenting search per free row, in order, from the empty matching: a DFS
  * over alternating paths (row -> column -> its mate), each row at most once
  * per search, that first looks for a free column among a row's edges
  * (lookahead: look[u] only moves forward, since a matched column stays
@@ -130,10 +131,12 @@ enum { HK_DEAD = -1 };
  * rows a dead row reaches would give that row a way out), so later searches
  * skip them, and every dead row is explored once. When every free row is
  * matched or dead, no augmenting path is left: the matching is maximum
- * (returns 1). Starts no new search (returns 0, the matching valid) once it
- * has scanned `budget` edges, so that a graph where the searches wander costs
- * a bounded amount before Hopcroft-Karp's phases take over. Adds the paths
- * it flips to *found. stamp, list, stack: [nr]; ptr, look: [nr]. */
+ * (returns 1). A row that sees a free column takes the first one, as a
+ * greedy pass would. Once `budget` edges have been scanned it starts no new
+ * search: the rows left only get the greedy pass (returns 0, the matching
+ * valid), so that a graph where the searches wander costs a bounded amount
+ * before Hopcroft-Karp's phases take over. Adds the pairs it makes to *found.
+ * stamp, list, stack: [nr]; ptr, look: [nr]. */
 static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_t *rmatch, int32_t *cmatch,
                         int32_t *stamp, int32_t *list, int32_t *stack, int64_t *ptr, int64_t *look,
                         int64_t budget, int64_t *found) {
@@ -142,7 +145,10 @@ static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_
   for (int32_t i = 0; i < nr; i++) { stamp[i] = 0; look[i] = Gp[i]; }
   for (int32_t r = 0; r < nr; r++) {
     if (rmatch[r] >= 0 || stamp[r] == HK_DEAD) continue;
-    if (spent >= budget || search == INT32_MAX) return 0;
+    if (spent >= budget || search == INT32_MAX) {
+      *found += hk_greedy(r, nr, Gp, Gj, rmatch, cmatch);
+      return 0;
+    }
     int32_t s = ++search, top = 0, nl = 0;
     stamp[r] = s; ptr[r] = Gp[r]; list[nl++] = r; stack[0] = r;
     while (top >= 0) {
@@ -197,7 +203,7 @@ shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const
 
   for (int32_t i = 0; i < nr; i++) rmatch[i] = -1;
   for (int32_t j = 0; j < nc; j++) cmatch[j] = -1;
-  int64_t n = hk_greedy(nr, Gp, Gj, rmatch, cmatch);
+  int64_t n = 0;
   int64_t budget = ws->search_budget >= 0 ? ws->search_budget : 4 * (cover_graph_edges(nr, Gp) + nr) + 1;
   int done = hk_dead_pass(nr, Gp, Gj, rmatch, cmatch, dist, queue, stack, ptr, ptr + nr, budget, &n);
   while (!done) {
