@@ -16,6 +16,9 @@
 #include "error.h"
 #include "sorted.h"
 
+/* A row's consecutive nonzeros owned by one source rank. */
+typedef struct brun { int32_t q, n; } brun;
+
 /* One thread's scratch, reused for every rank it builds. */
 typedef struct bscratch {
   int32_t *mark;   /* [kq_max] a column offset's block-local id, for the block being renumbered */
@@ -23,10 +26,11 @@ typedef struct bscratch {
   int64_t *uniq;   /* [cap] the rank's distinct columns, block after block */
   int64_t *cnt;    /* [3R] per source rank: edges, rows, fill position */
   int64_t *slot;   /* [R] block of each source rank, or -1 */
+  brun *runs;      /* [cap] the rank's runs, row after row (count_rank), for fill_rank */
 } bscratch;
 
 static void scratch_free(bscratch *s) {
-  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->slot);
+  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->slot); free(s->runs);
 }
 
 /* Scratch for ranges of up to kq_max columns, R ranks and up to cap nonzeros per rank. */
@@ -37,7 +41,8 @@ static shiro_status scratch_alloc(bscratch *s, int64_t kq_max, int32_t R, int64_
   s->uniq = malloc((size_t)(cap ? cap : 1) * sizeof *s->uniq);
   s->cnt = malloc((size_t)R * 3 * sizeof *s->cnt);
   s->slot = malloc((size_t)R * sizeof *s->slot);
-  if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->slot) return SHIRO_ERR_NOMEM;
+  s->runs = malloc((size_t)(cap ? cap : 1) * sizeof *s->runs);  /* a run has a nonzero */
+  if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->slot || !s->runs) return SHIRO_ERR_NOMEM;
   return SHIRO_OK;
 }
 
@@ -69,18 +74,21 @@ static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *
   return (int32_t)nc;
 }
 
-/* First pass over rank p's rows [r0, r1): edges and rows of every block. A
- * row's nonzeros of one source rank are consecutive (columns increase): the
- * owner is looked up once per run, not per nonzero. */
+/* First pass over rank p's rows [r0, r1): edges and rows of every block, and
+ * the runs, in order, for the second. A row's nonzeros of one source rank are
+ * consecutive (columns increase): the owner is looked up once per run, not
+ * per nonzero. */
 static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
                        bscratch *s) {
   int64_t *ce = s->cnt, *cr = s->cnt + R;
+  brun *run = s->runs;
   memset(s->cnt, 0, (size_t)R * 2 * sizeof *s->cnt);
   for (int64_t i = r0; i < r1; i++)
     for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {
       int32_t q = part_owner_at(own, A->Aj[t]);
       int64_t lim = own->first[q + 1], t0 = t;
       while (t < end && A->Aj[t] < lim) t++;
+      *run++ = (brun){q, (int32_t)(t - t0)};  /* within q's columns: below 2^31 (blocks_build) */
       if (q == p) continue;
       ce[q] += t - t0;
       cr[q]++;
@@ -120,28 +128,27 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
   return SHIRO_OK;
 }
 
-/* Second pass: rows, and edges (values, column offsets), one run of a
- * source rank's nonzeros at a time. */
+/* Second pass: rows, and edges (values, column offsets), one run of the
+ * first pass at a time. */
 static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
                       bscratch *s, sc_block *blk) {
   int64_t *cf = s->cnt + 2 * R;
+  const brun *run = s->runs;
   for (int64_t i = r0; i < r1; i++)
-    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {
-      int32_t q = part_owner_at(own, A->Aj[t]);
-      int64_t first = own->first[q], lim = own->first[q + 1];
-      if (q == p) {
-        while (t < end && A->Aj[t] < lim) t++;
-        continue;
-      }
+    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end; run++) {
+      int32_t q = run->q, n = run->n;
+      if (q == p) { t += n; continue; }
+      int64_t first = own->first[q];
       sc_block *b = &blk[s->slot[q]];
       int64_t e = cf[q];
       b->Gp[b->nr] = e;
       b->rows[b->nr++] = i;
-      for (; t < end && A->Aj[t] < lim; t++, e++) {
-        b->Gj[e] = (int32_t)(A->Aj[t] - first);
-        b->Gx[e] = A->Ax[t];
+      for (int32_t k = 0; k < n; k++) {
+        b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
+        b->Gx[e + k] = A->Ax[t + k];
       }
-      cf[q] = e;
+      cf[q] = e + n;
+      t += n;
     }
 }
 
