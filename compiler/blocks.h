@@ -52,7 +52,8 @@ typedef struct sc_blocks {
  * A->m == Prow->n and A->k == Pcol->n, same number of parts, and no part of
  * Pcol wider than 2^31-1 rows (SHIRO_ERR_UNSUPPORTED). Memory: per thread
  * the widest part of Pcol (5 bytes a row) and the largest rank's nonzeros
- * (8 bytes each) of scratch, sized once; two allocations per rank.
+ * (16 bytes each: distinct columns, runs) of scratch, sized once; two
+ * allocations per rank.
  * Memory: 12 bytes per edge, 17 per block row, 9 per block column. */
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
