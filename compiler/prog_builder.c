@@ -85,6 +85,7 @@ void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, 
   op[OPF_TAG] = tag;
   pr->ptr[pr->nptr++] = pr->ncol;  /* ptr[PTR_OFF] = start of row 0 */
   b->cur = pr->nops - 1;
+  b->with_rows = with_rowidx != 0;
 }
 
 /* Brings the open row's end pointer and nval up to the entries appended
@@ -94,7 +95,7 @@ static void close_row(prog_rank *pr) {
   pr->nval = pr->ncol;
 }
 
-void pb_row(prog_builder *b, int32_t dst_row) {
+void pb_row_slow(prog_builder *b, int32_t dst_row) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
   int64_t *op = pr->ops + b->cur * PROG_OP_WIDTH;

@@ -13,6 +13,7 @@ typedef struct prog_builder {
   int64_t cap_ops, cap_x, cap_ptr;  /* capacities in records / entries */
   int64_t cap_col, cap_rows;
   int64_t cur;                      /* index of the MUL op being filled, -1 if none */
+  int with_rows;                    /* the open op lists its destination rows */
   int failed;                       /* set once an allocation failed; later calls do nothing */
 } prog_builder;
 
@@ -35,8 +36,23 @@ void pb_sync(prog_builder *b, int64_t kind, int64_t stage);
 void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, int64_t dst_off,
                   int64_t src_buf, int64_t src_off, int with_rowidx, int has_val, int accum);
 
-/* Starts the next row of the open op (dst_row ignored unless with_rowidx). */
-void pb_row(prog_builder *b, int32_t dst_row);
+/* pb_row's path when ptr or rows are full (or the builder failed, or no op is open). */
+void pb_row_slow(prog_builder *b, int32_t dst_row);
+
+/* Starts the next row of the open op (dst_row ignored unless with_rowidx).
+ * Inline: it runs once per row of every op. */
+static inline void pb_row(prog_builder *b, int32_t dst_row) {
+  prog_rank *pr = b->pr;
+  if (b->failed || b->cur < 0 || pr->nptr >= b->cap_ptr || (b->with_rows && pr->nrowidx >= b->cap_rows)) {
+    pb_row_slow(b, dst_row);
+    return;
+  }
+  if (b->with_rows) pr->rows[pr->nrowidx++] = dst_row;
+  pr->ops[b->cur * PROG_OP_WIDTH + OPF_NROWS]++;
+  pr->ptr[pr->nptr - 1] = pr->ncol;  /* the open row ends here */
+  pr->nval = pr->ncol;
+  pr->ptr[pr->nptr++] = pr->ncol;    /* end of the new row, moved as entries come */
+}
 
 /* pb_entry's path when col/val are full (or the builder failed, or no op is open). */
 void pb_entry_slow(prog_builder *b, int32_t src_row, double val);
