@@ -163,8 +163,9 @@ static shiro_status selections(tier *t) {
   return failed ? SHIRO_ERR_NOMEM : SHIRO_OK;
 }
 
-/* Calls fn(arg, dst_slot_in_message, src_row_in_R) for every row rep forwards to p, in message order. */
-static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(void *, int64_t, int64_t), void *arg) {
+/* Calls fn(arg, dst_slot_in_message, src_row_in_R) for every row rep forwards to p, in message order,
+ * until fn returns 0. */
+static void for_each_forward(const tier *t, int32_t rep, int32_t p, int (*fn)(void *, int64_t, int64_t), void *arg) {
   int32_t me = node_of(t, rep);
   for (int32_t q = 0; q < t->R; q++) {
     int64_t b = t->blk[(int64_t)p * t->R + q];
@@ -175,17 +176,18 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, void (*fn)(v
     for (int32_t j = 0, pos = 0; j < k->nc; j++)
       if (k->csel[j]) {  /* U(q, me) holds every selected column, both increasing */
         y = sc_seek(U, y, k->cols[j]);
-        fn(arg, t->secF[b] + pos++, src + y);
+        if (!fn(arg, t->secF[b] + pos++, src + y)) return;
       }
   }
 }
 
 typedef struct run_state { int64_t first; int started, ok; } run_state;
 
-static void run_step(void *arg, int64_t slot, int64_t src) {
+static int run_step(void *arg, int64_t slot, int64_t src) {
   run_state *st = arg;
   if (!st->started) { st->first = src - slot; st->started = 1; }
   st->ok &= st->first >= 0 && src == st->first + slot;
+  return st->ok;  /* one row out of line settles it */
 }
 
 /* The R row the FWD_B message rep → p starts at if it is one contiguous run there, else -1. */
@@ -294,10 +296,11 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
 
 typedef struct forward_gather { prog_builder *pb; int64_t base; } forward_gather;
 
-static void gather_step(void *arg, int64_t slot, int64_t src) {
+static int gather_step(void *arg, int64_t slot, int64_t src) {
   forward_gather *fg = arg;
   pb_row(fg->pb, (int32_t)(fg->base + slot));
   pb_entry(fg->pb, (int32_t)src, 1.0);
+  return 1;
 }
 
 /* Between the stages: rows to forward gathered from R, partials summed from R. */
