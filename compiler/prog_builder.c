@@ -98,15 +98,9 @@ static void close_row(prog_rank *pr) {
 void pb_row_slow(prog_builder *b, int32_t dst_row) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
-  int64_t *op = pr->ops + b->cur * PROG_OP_WIDTH;
   if (!grow(b, (void **)&pr->ptr, &b->cap_ptr, pr->nptr + 1, sizeof *pr->ptr)) return;
-  if (op[OPF_ROWS_OFF] >= 0) {
-    if (!grow(b, (void **)&pr->rows, &b->cap_rows, pr->nrowidx + 1, sizeof *pr->rows)) return;
-    pr->rows[pr->nrowidx++] = dst_row;
-  }
-  op[OPF_NROWS]++;
-  close_row(pr);
-  pr->ptr[pr->nptr++] = pr->ncol;  /* end of the new row, moved as entries come */
+  if (b->with_rows && !grow(b, (void **)&pr->rows, &b->cap_rows, pr->nrowidx + 1, sizeof *pr->rows)) return;
+  pb_row(b, dst_row);  /* now with room: the inline path */
 }
 
 void pb_entry_slow(prog_builder *b, int32_t src_row, double val) {

@@ -36,7 +36,8 @@ void pb_sync(prog_builder *b, int64_t kind, int64_t stage);
 void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, int64_t dst_off,
                   int64_t src_buf, int64_t src_off, int with_rowidx, int has_val, int accum);
 
-/* pb_row's path when ptr or rows are full (or the builder failed, or no op is open). */
+/* pb_row's path when ptr or rows are full (or the builder failed, or no op
+ * is open): grows them, then takes the inline path. */
 void pb_row_slow(prog_builder *b, int32_t dst_row);
 
 /* Starts the next row of the open op (dst_row ignored unless with_rowidx).
