@@ -23,9 +23,9 @@ void cover_ws_free(cover_ws *ws);
 
 /* Maximum cardinality matching (each row takes a free column or gets an
  * augmenting search, and failed searches retire the rows they prove
- * unmatchable; Hopcroft–Karp if those searches wander; explicit stacks). On return rmatch[i] is the column matched to row i
- * or -1, cmatch[j] the row matched to column j or -1, and *size the number
- * of matched pairs. Deterministic. Any maximum matching gives the same covers
+ * unmatchable; Hopcroft–Karp if those searches wander; explicit stacks). On
+ * return rmatch[i] is the column matched to row i or -1, cmatch[j] the row
+ * matched to column j or -1, and *size the number of matched pairs. Deterministic. Any maximum matching gives the same covers
  * (cover_konig, cover_lex): only this certificate depends on the method. */
 shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const int32_t *Gj,
                                 cover_ws *ws, int32_t *rmatch, int32_t *cmatch, int64_t *size);

@@ -227,8 +227,7 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
   if (st != SHIRO_OK) return st;
   st = konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, x.queue, x.z, SHIRO_ERR_ARG, x.kcov, x.kcov + nr);
   if (st != SHIRO_OK) return st;  /* the matching is not maximum */
-  lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x,
-             ws->search_budget >= 0 ? ws->search_budget : 4 * (ne + nr) + 1);
+  lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x, cover_search_budget(ws, nr, ne));
   int32_t n = lex_pairs_graph(nr, Gp, Gj, rmatch, cmatch, &x);
   /* The pairs left to choose: W + rh, W + ch, W above their sum of hops. */
   int64_t W = 1, sw = 0, sf = 0;

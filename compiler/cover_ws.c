@@ -31,6 +31,10 @@ void cover_ws_set_search_budget(cover_ws *ws, int64_t n) {
   if (ws) ws->search_budget = n < 0 ? -1 : n;
 }
 
+int64_t cover_search_budget(const cover_ws *ws, int32_t nr, int64_t edges) {
+  return ws->search_budget >= 0 ? ws->search_budget : 4 * (edges + nr) + 1;
+}
+
 shiro_status cover_ws_reserve(cover_ws *ws, cover_buf *b, int64_t n, size_t elem, void **p) {
   if (n < 0 || elem == 0) return shiro_fail(NULL, SHIRO_ERR_ARG, "bad reserve size");
   /* Always hand out at least one element so that *p is never NULL. */

@@ -52,6 +52,11 @@ void cover_ws_set_grow_budget(cover_ws *ws, int64_t n);
  * run every graph through both paths and their hand-over. */
 void cover_ws_set_search_budget(cover_ws *ws, int64_t n);
 
+/* The edge visits the depth-first searches of a solver may start within on a
+ * graph of nr rows and `edges` edges: the test hook's value if set, else
+ * 4 (edges + rows) + 1. */
+int64_t cover_search_budget(const cover_ws *ws, int32_t nr, int64_t edges);
+
 /* Checks a graph given to a solver: nr, nc >= 0; Gp non-NULL when nr > 0,
  * 0 <= Gp[0] <= Gp[1] <= ... <= Gp[nr]; Gj non-NULL when there are edges,
  * every Gj[k] in [0, nc). O(nr + edges). Returns SHIRO_OK or SHIRO_ERR_ARG.

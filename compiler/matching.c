@@ -204,7 +204,7 @@ shiro_status cover_max_matching(int32_t nr, int32_t nc, const int64_t *Gp, const
   for (int32_t i = 0; i < nr; i++) rmatch[i] = -1;
   for (int32_t j = 0; j < nc; j++) cmatch[j] = -1;
   int64_t n = 0;
-  int64_t budget = ws->search_budget >= 0 ? ws->search_budget : 4 * (cover_graph_edges(nr, Gp) + nr) + 1;
+  int64_t budget = cover_search_budget(ws, nr, cover_graph_edges(nr, Gp));
   int done = hk_dead_pass(nr, Gp, Gj, rmatch, cmatch, dist, queue, stack, ptr, ptr + nr, budget, &n);
   while (!done) {
     int32_t lim = hk_bfs(nr, Gp, Gj, rmatch, cmatch, dist, queue);
