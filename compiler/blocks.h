@@ -6,7 +6,7 @@
 
 #include "csr.h"
 #include "partition.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* One off-diagonal block A(p,q), q != p, with at least one nonzero: rows of
  * A owned by p (destination) × columns whose B rows q owns (source). */

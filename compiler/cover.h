@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* Reusable scratch memory; grows as needed. One per thread. */
 typedef struct cover_ws cover_ws;

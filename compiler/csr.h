@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 typedef struct sc_csr {
   int64_t m;    /* rows */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* An open input file. */
 typedef struct mm_input mm_input;

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "csr.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 typedef enum mm_field { MM_REAL = 0, MM_INTEGER = 1, MM_PATTERN = 2 } mm_field;
 typedef enum mm_symmetry { MM_GENERAL = 0, MM_SYMMETRIC = 1, MM_SKEW = 2, MM_HERMITIAN = 3 } mm_symmetry;

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* A contiguous partition: part p owns [first[p], first[p+1]). */
 typedef struct sc_partition {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "csr.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* *out = P·A·Pᵀ for square A: entry (i, j) moves to (newof[i], newof[j]). */
 shiro_status sc_csr_permute(const sc_csr *A, const int64_t *newof, sc_csr **out, shiro_error *err);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checksum.h"
+#include "digest.h"
 #include "error.h"
 #include "plan_build.h"
 #include "plan_emit.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "program.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* Growable view of one rank's program under construction. */
 typedef struct prog_builder {

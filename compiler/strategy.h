@@ -6,7 +6,7 @@
 
 #include "blocks.h"
 #include "partition.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 typedef enum sc_strategy {
   STRAT_BLOCK = 0,  /* all of B(q,:) to every other rank */

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 #define PLAN_ENVELOPE_MAGIC "\211SHIRO\r\n" /* 8 bytes: high bit and line-ending damage show */
 #define PLAN_ENVELOPE_VERSION 1

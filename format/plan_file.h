@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "program.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 #define PLAN_FORMAT_NAME "shiro-plan"
 #define PLAN_VERSION_MAJOR 2

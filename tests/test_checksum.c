@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "checksum.h"
-#include "shiro.h"
+#include "digest.h"
 #include "test_util.h"
 
 /* CRC32C one bit at a time: the definition the fast paths must match. */

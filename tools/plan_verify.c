@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "digest.h"
 #include "error.h"
 #include "permute.h"
 #include "plan_build.h"

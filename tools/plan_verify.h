@@ -6,7 +6,7 @@
 
 #include "csr.h"
 #include "program.h"
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* What a verification established. */
 typedef struct verify_report {

@@ -12,6 +12,7 @@
 
 #include "blocks.h"
 #include "cli.h"
+#include "digest.h"
 #include "huge_pages.h"
 #include "error.h"
 #include "mm_read.h"

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 typedef enum gen_kind { GEN_RMAT = 0, GEN_GRID2D = 1, GEN_GRID3D = 2 } gen_kind;
 

@@ -1,8 +1,8 @@
-/* error.h — internal helpers to fill a shiro_error (shared by every part). */
+/* error.h — internal helpers to fill a shiro_error (shared by every part; not installed). */
 #ifndef SHIRO_ERROR_H
 #define SHIRO_ERROR_H
 
-#include "shiro.h"
+#include "shiro_status.h"
 
 /* Formats a message into *err (if err is not NULL) and returns status `s`,
  * so that failures read `return shiro_fail(err, SHIRO_ERR_PARSE, "...", ...);`. */

@@ -1,6 +1,5 @@
-/* checksum.c — CRC32C and the 64-bit pattern digest. */
+/* checksum.c — CRC32C (the pattern digest is digest.c's). */
 #include "checksum.h"
-#include "shiro.h"
 
 static uint32_t table[8][256];
 static int table_ready;
@@ -62,15 +61,3 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t n) {
 #else
 uint32_t crc32c(uint32_t crc, const void *data, size_t n) { return crc32c_portable(crc, data, n); }
 #endif
-
-uint64_t shiro_pattern_digest(int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind) {
-  digest64 d;
-  digest_init(&d);
-  digest_add(&d, nrows);
-  digest_add(&d, ncols);
-  for (int64_t i = 0; i < nrows; i++) {
-    digest_add(&d, rowptr[i + 1] - rowptr[i]);
-    for (int64_t t = rowptr[i]; t < rowptr[i + 1]; t++) digest_add(&d, colind[t]);
-  }
-  return d.h;
-}
