@@ -348,13 +348,10 @@ done:
 
 uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n) {
   digest64 d;
-  digest_init(&d);
-  digest_add(&d, n);
-  digest_add(&d, A->k);
+  pattern_digest_begin(&d, n, A->k);
   for (int64_t x = 0; x < n; x++) {
     int64_t i = list ? list[x] : first + x;
-    digest_add(&d, A->Ap[i + 1] - A->Ap[i]);
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) digest_add(&d, A->Aj[t]);
+    pattern_digest_row(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
   }
   return d.h;
 }

@@ -9,29 +9,20 @@
 /* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
  * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
  * rows are consecutive and in order, so both see the same values, and the
- * two hash chains, independent, run side by side for the cost of one. */
+ * two hash chains, independent, run side by side for the cost of one
+ * (d[0] the matrix's, d[1] the rank's). */
 static void pattern_digests(plan_emit *e) {
   const sc_csr *A = e->A;
   const sc_partition *Prow = e->Prow;
-  digest64 dm, dr;
-  digest_init(&dm);
-  digest_add(&dm, A->m);
-  digest_add(&dm, A->k);
+  digest64 d[2];
+  pattern_digest_begin(&d[0], A->m, A->k);
   for (int32_t r = 0; r < Prow->parts; r++) {
-    digest_init(&dr);
-    digest_add(&dr, Prow->first[r + 1] - Prow->first[r]);
-    digest_add(&dr, A->k);
-    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++) {
-      digest_add(&dm, A->Ap[i + 1] - A->Ap[i]);
-      digest_add(&dr, A->Ap[i + 1] - A->Ap[i]);
-      for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-        digest_add(&dm, A->Aj[t]);
-        digest_add(&dr, A->Aj[t]);
-      }
-    }
-    e->digest[r] = dr.h;
+    pattern_digest_begin(&d[1], Prow->first[r + 1] - Prow->first[r], A->k);
+    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
+      pattern_digest_row(d, 2, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+    e->digest[r] = d[1].h;
   }
-  e->meta.matrix_digest = dm.h;
+  e->meta.matrix_digest = d[0].h;
 }
 
 shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
