@@ -22,6 +22,7 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "h5_util.h"
 #include "plan_envelope.h"
 
 enum { OFF_VERSION = 8, OFF_HEADER = 12, OFF_UB = 16, OFF_SIZE = 24, OFF_N = 32, OFF_META = 40, OFF_BLOCK = 44 };
@@ -217,10 +218,7 @@ static int by_offset(const void *a, const void *b) {
 
 /* The user block size and sorted raw extents of a file we wrote. */
 static shiro_status list_extents(const char *path, uint64_t *ub, extent_list *L, shiro_error *err) {
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
-  hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
-  if (fapl >= 0) H5Pclose(fapl);
+  hid_t f = h5_open_readonly(path);
   if (f < 0) return shiro_fail(err, SHIRO_ERR_IO, "%s: cannot reopen the written plan to seal it", path);
   hid_t fcpl = H5Fget_create_plist(f);
   hsize_t size = 0;

@@ -10,22 +10,9 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "h5_util.h"
 #include "plan_envelope.h"
 #include "plan_file.h"
-
-/* Silences HDF5's error printing for the duration of a read (the library never prints). */
-typedef struct h5_quiet { H5E_auto2_t fn; void *data; } h5_quiet;
-static void quiet_on(h5_quiet *q) { H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data); H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
-static void quiet_off(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->fn, q->data); }
-
-static hid_t open_file(const char *path) {
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl < 0) return -1;
-  H5Pset_file_locking(fapl, 0, 1);  /* many ranks open one file read-only */
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-  H5Pclose(fapl);
-  return f;
-}
 
 static int read_i64(hid_t loc, const char *name, int64_t *v) {
   if (H5Aexists(loc, name) <= 0) return 0;
@@ -90,14 +77,13 @@ static shiro_status read_meta(hid_t f, const char *path, prog_meta *meta, shiro_
 shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error *err) {
   shiro_status st = plan_envelope_check(path, err); /* a damaged file never reaches libhdf5 */
   if (st != SHIRO_OK) return st;
-  h5_quiet q;
-  quiet_on(&q);
-  hid_t f = open_file(path);
+  h5_quiet q = h5_quiet_begin();
+  hid_t f = h5_open_readonly(path);
   st = f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
                                        access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
                           : read_meta(f, path, meta, err);
   if (f >= 0) H5Fclose(f);
-  quiet_off(&q);
+  h5_quiet_end(q);
   return st;
 }
 
@@ -227,9 +213,8 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
   memset(map, 0, sizeof *map);
   shiro_status st = plan_envelope_check(path, err); /* a damaged file never reaches libhdf5 */
   if (st != SHIRO_OK) return st;
-  h5_quiet q;
-  quiet_on(&q);
-  hid_t g = -1, f = open_file(path);
+  h5_quiet q = h5_quiet_begin();
+  hid_t g = -1, f = h5_open_readonly(path);
   if (f < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
                     access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno));
@@ -271,7 +256,7 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
 done:
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
-  quiet_off(&q);
+  h5_quiet_end(q);
   if (st != SHIRO_OK) {
     plan_file_unmap(map);
     memset(pr, 0, sizeof *pr);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "h5_util.h"
 #include "plan_envelope.h"
 #include "plan_file.h"
 #include "shiro_config.h"
@@ -130,18 +131,6 @@ struct plan_writer {
   int32_t next;      /* the rank expected next */
 };
 
-/* HDF5's error printing, off for the span of one writer call: the library
- * never prints, we report. It is per thread (a thread-safe libhdf5), and a
- * planner calls the writer from whichever thread finished a rank. */
-typedef struct quiet { H5E_auto2_t fn; void *data; } quiet;
-static quiet quiet_begin(void) {
-  quiet q;
-  H5Eget_auto2(H5E_DEFAULT, &q.fn, &q.data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  return q;
-}
-static void quiet_end(quiet q) { H5Eset_auto2(H5E_DEFAULT, q.fn, q.data); }
-
 /* Closes everything and removes the temporary file (any state). */
 static void writer_discard(plan_writer *w) {
   if (w->f >= 0) H5Fclose(w->f);
@@ -163,7 +152,7 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   }
   plan_file_temp_name(path, (long)getpid(), w->tmp, len);
   w->ranks = meta->ranks;
-  quiet q = quiet_begin();
+  h5_quiet q = h5_quiet_begin();
   shiro_status st = SHIRO_OK;
   w->fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* 64-byte alignment: every mapped array starts on a cache line. */
@@ -186,7 +175,7 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
 done:
   if (st == SHIRO_OK) *out = w;
   else writer_discard(w);
-  quiet_end(q);
+  h5_quiet_end(q);
   return st;
 }
 
@@ -194,9 +183,9 @@ shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *
   if (pr->rank != w->next || w->next >= w->ranks)
     return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->tmp,
                       pr->rank, w->next, w->ranks);
-  quiet q = quiet_begin();
+  h5_quiet q = h5_quiet_begin();
   int ok = write_rank(w->f, pr);
-  quiet_end(q);
+  h5_quiet_end(q);
   if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
   w->next++;
   return SHIRO_OK;
@@ -204,7 +193,7 @@ shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *
 
 shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
   shiro_status st = SHIRO_OK;
-  quiet q = quiet_begin();
+  h5_quiet q = h5_quiet_begin();
   if (w->next != w->ranks) {
     st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->tmp, w->next, w->ranks);
   } else {
@@ -217,15 +206,15 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", w->path);
   if (st == SHIRO_OK) { free(w->tmp); w->tmp = NULL; }  /* renamed: nothing to remove */
   writer_discard(w);
-  quiet_end(q);
+  h5_quiet_end(q);
   return st;
 }
 
 void plan_writer_abort(plan_writer *w) {
   if (!w) return;
-  quiet q = quiet_begin();
+  h5_quiet q = h5_quiet_begin();
   writer_discard(w);
-  quiet_end(q);
+  h5_quiet_end(q);
 }
 
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,

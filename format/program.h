@@ -46,7 +46,8 @@ enum {
   XF_STAGE = 0,   /* stage whose START/WAIT posts and completes it */
   XF_PEER = 1,    /* the other rank */
   XF_DIR = 2,     /* 0: send from BUF, 1: receive into BUF */
-  XF_BUF = 3,     /* PROG_BUF_S / PROG_BUF_R (or B for a direct send) */
+  XF_BUF = 3,     /* PROG_BUF_S or PROG_BUF_R, nothing else (plan_check_rank): a receive fills R; a
+                     send reads S, or R for B rows forwarded as they were received */
   XF_OFF = 4,     /* first row in BUF */
   XF_COUNT = 5,   /* rows */
   XF_TIER = 6,    /* 0: peer in the same node, 1: another node */
