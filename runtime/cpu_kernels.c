@@ -1,18 +1,19 @@
-/* cpu_kernels.c — the one compute shape of a plan, dst[rows] (+)= M · src, on CPU threads. */
+/* cpu_kernels.c — the CPU kernels of the three compute shapes, on OpenMP threads.
+ *
+ * Each destination row is computed by one thread, entries in stored order,
+ * so the bits do not depend on the thread count. */
 #include <string.h>
 
 #include "internal.h"
 
-/* One row: d (+)= Σ_e v_e · src[col_e], N values, entries in stored order. */
-#define DEFINE_MUL(NAME, T)                                                                        \
-  void NAME(const prog_rank *pr, const int64_t *op, const T *val, T *dst, const T *src, int64_t n) { \
-    const int64_t nrows = op[OPF_NROWS];                                                           \
-    const int64_t *ptr = pr->ptr + op[OPF_PTR_OFF];                                                \
-    const int32_t *rows = op[OPF_ROWS_OFF] >= 0 ? pr->rows + op[OPF_ROWS_OFF] : NULL;             \
-    const int32_t *col = pr->col;                                                                  \
-    const int has_val = (int)op[OPF_HAS_VAL], accum = (int)op[OPF_ACCUM];                          \
-    T *restrict d0 = dst + op[OPF_DST_OFF] * n;                                                    \
-    const T *restrict s0 = src + op[OPF_SRC_OFF] * n;                                              \
+/* One row: d (+)= Σ_e v_e · src[col_e] (HAS_VAL) or Σ_e src[col_e], N values, entries in stored order. */
+#define DEFINE_ROWS(NAME, T, HAS_VAL, PARAMS, VAL)                                                 \
+  void NAME PARAMS {                                                                               \
+    const int64_t nrows = op->nrows, *ptr = op->ptr;                                               \
+    const int32_t *rows = op->rows;                                                                \
+    const int accum = op->accum;                                                                   \
+    T *restrict d0 = dst + op->dst_off * n;                                                        \
+    const T *restrict s0 = src + op->src_off * n;                                                  \
     _Pragma("omp parallel for schedule(dynamic, 64) if (nrows * n > 32768)")                       \
     for (int64_t i = 0; i < nrows; i++) {                                                          \
       T *restrict d = d0 + (rows ? rows[i] : i) * n;                                               \
@@ -20,17 +21,31 @@
       if (!accum) {                                                                                \
         if (e == end) { memset(d, 0, (size_t)n * sizeof(T)); continue; }                           \
         const T *restrict s = s0 + (int64_t)col[e] * n;                                            \
-        if (has_val) { const T v = val[e]; for (int64_t c = 0; c < n; c++) d[c] = v * s[c]; }      \
+        if (HAS_VAL) { const T v = VAL; for (int64_t c = 0; c < n; c++) d[c] = v * s[c]; }         \
         else memcpy(d, s, (size_t)n * sizeof(T));                                                  \
         e++;                                                                                       \
       }                                                                                            \
       for (; e < end; e++) {                                                                       \
         const T *restrict s = s0 + (int64_t)col[e] * n;                                            \
-        if (has_val) { const T v = val[e]; for (int64_t c = 0; c < n; c++) d[c] += v * s[c]; }     \
+        if (HAS_VAL) { const T v = VAL; for (int64_t c = 0; c < n; c++) d[c] += v * s[c]; }        \
         else for (int64_t c = 0; c < n; c++) d[c] += s[c];                                         \
       }                                                                                            \
     }                                                                                              \
   }
 
-DEFINE_MUL(cpu_mul_f64, double)
-DEFINE_MUL(cpu_mul_f32, float)
+DEFINE_ROWS(cpu_multiply_f64, double, 1,
+            (const rt_op *op, const int32_t *col, const double *val, double *dst, const double *src, int64_t n), val[e])
+DEFINE_ROWS(cpu_multiply_f32, float, 1,
+            (const rt_op *op, const int32_t *col, const float *val, float *dst, const float *src, int64_t n), val[e])
+DEFINE_ROWS(cpu_add_f64, double, 0, (const rt_op *op, const int32_t *col, double *dst, const double *src, int64_t n), 1)
+DEFINE_ROWS(cpu_add_f32, float, 0, (const rt_op *op, const int32_t *col, float *dst, const float *src, int64_t n), 1)
+
+void cpu_gather(const rt_op *op, const int32_t *col, void *dst, const void *src, size_t row_bytes) {
+  const int64_t nrows = op->nrows, *ptr = op->ptr;
+  const int32_t *rows = op->rows;
+  char *restrict d0 = (char *)dst + (size_t)op->dst_off * row_bytes;
+  const char *restrict s0 = (const char *)src + (size_t)op->src_off * row_bytes;
+#pragma omp parallel for schedule(static) if ((size_t)nrows * row_bytes > 262144)
+  for (int64_t i = 0; i < nrows; i++)
+    memcpy(d0 + (size_t)(rows ? rows[i] : i) * row_bytes, s0 + (size_t)col[ptr[i]] * row_bytes, row_bytes);
+}

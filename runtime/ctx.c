@@ -61,17 +61,17 @@ static void count_traffic(shiro_ctx *c) {
   c->traffic.bytes_received = c->traffic.rows_received * c->opts.n * (int64_t)c->esz;
 }
 
-/* Agrees on the outcome across comm: if any rank failed, every rank fails,
- * and the others' message names the lowest failing rank. */
+/* rt_agree with the message in a shiro_error. */
 static shiro_status agree(MPI_Comm comm, shiro_status st, shiro_error *err) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  int in[2] = {st != SHIRO_OK ? rank : INT_MAX, (int)st}, lowest = INT_MAX, worst = 0;
-  if (MPI_Allreduce(&in[0], &lowest, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
-      MPI_Allreduce(&in[1], &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-    return shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Allreduce failed");
-  if (st != SHIRO_OK || lowest == INT_MAX) return st;
-  return shiro_fail(err, (shiro_status)worst, "shiro_ctx_create failed on rank %d (see its message)", lowest);
+  shiro_error mine;
+  shiro_error *e = err ? err : &mine;
+  return rt_agree(comm, st, e->message, "shiro_ctx_create");
+}
+
+/* Copies a failure's message from c->error into err, naming the backend. */
+static shiro_status note(shiro_ctx *c, shiro_status st, shiro_error *err) {
+  if (st != SHIRO_OK) shiro_fail(err, st, "shiro_ctx_create (%s backend): %s", c->be->name, c->error);
+  return st;
 }
 
 shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_options *opts, shiro_ctx **ctx,
@@ -103,11 +103,15 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   } else if (dup != MPI_COMM_NULL) {
     MPI_Comm_free(&dup);
   }
-  st = agree(comm, st, err);  /* backends' set-up is collective: enter it on every rank or none */
+  st = agree(comm, st, err);
+  /* 3. the interpreter's part (local), agreed on: a backend's set-up may be collective, so every
+   *    rank enters it or none does */
   if (st == SHIRO_OK) {
     count_traffic(c);
-    st = c->be->setup(c, err);
+    st = note(c, interp_prepare(c), err);
+    st = agree(comm, st, err);
   }
+  if (st == SHIRO_OK) st = note(c, c->be->setup(c), err);
   st = agree(comm, st, err);
   if (st != SHIRO_OK) {
     shiro_ctx_destroy(&c);
@@ -126,7 +130,13 @@ shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
     return SHIRO_ERR_ARG;
   }
   c->error[0] = 0;
-  return c->be->spmm(c, B, C);
+  shiro_status st = interp_run(c, B, C, NULL, NULL);
+  if (st != SHIRO_OK) {
+    char why[sizeof c->error];
+    memcpy(why, c->error, sizeof why);
+    snprintf(c->error, sizeof c->error, "shiro_spmm (%s backend): %.440s", c->be->name, why);
+  }
+  return st;
 }
 
 shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
@@ -168,6 +178,7 @@ void shiro_ctx_destroy(shiro_ctx **ctx) {
   if (!ctx || !*ctx) return;
   shiro_ctx *c = *ctx;
   if (c->be) c->be->destroy(c);
+  interp_release(c);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c);
   *ctx = NULL;

@@ -1,10 +1,15 @@
-/* internal.h — the runtime's private structs (plan handle, context, backends). */
+/* internal.h — the runtime's private structs: the plan handle, the context,
+ * and the interpreter's entry points (interp.c, agree.c). */
 #ifndef SHIRO_INTERNAL_H
 #define SHIRO_INTERNAL_H
 
+#include <stddef.h>
+
+#include "backend.h"
 #include "plan_file.h"
 #include "program.h"
 #include "shiro.h"
+#include "stages.h"
 
 struct shiro_plan {
   prog_meta meta;     /* root attributes */
@@ -14,44 +19,55 @@ struct shiro_plan {
   int pattern_mismatch;  /* 1 if shiro_plan_check_pattern found another matrix */
 };
 
-/* A backend executes a checked program. setup allocates everything a call
- * needs (c->plan, c->comm, c->opts and c->esz are set); spmm runs one call
- * (B, C non-NULL where the rank owns rows) and must not allocate; destroy
- * frees whatever setup made, also after a partial setup. Failures fill
- * c->error / err. */
-typedef struct backend_ops {
-  const char *name;
-  shiro_status (*setup)(shiro_ctx *c, shiro_error *err);
-  shiro_status (*spmm)(shiro_ctx *c, const void *B, void *C);
-  void (*destroy)(shiro_ctx *c);
-} backend_ops;
-
-extern const backend_ops cpu_backend;   /* cpu_backend.c */
-extern const backend_ops cuda_backend;  /* cuda/backend_cuda.cu, when built with CUDA */
+#define SHIRO_MSG_LEN 512  /* bytes of every message buffer (shiro_error.message, ctx.error) */
 
 struct shiro_ctx {
   shiro_plan *plan;          /* borrowed: must outlive the context */
   MPI_Comm comm;             /* duplicate of the application's communicator (own tag space) */
   shiro_ctx_options opts;
   size_t esz;                /* bytes per value */
-  const backend_ops *be;     /* the backend running this context */
+  const backend *be;         /* the backend running this context */
   void *state;               /* the backend's own state (owned by it) */
+  /* What the interpreter prepared once (interp_prepare): */
+  rt_op *op;                 /* [plan->pr.nops] every op of the program, decoded */
+  const void *val;           /* the plan's values in the context's type: pr.val (float64) or valf */
+  float *valf;               /* float32 contexts: the values rounded once (owned), else NULL */
+  rt_stages stages;          /* exchange records by stage, in posting order */
+  void *buf[PROG_NBUF];      /* S and R, allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
-  char error[512];           /* message of the last failed call */
+  char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 
-/* MPI tag of an exchange record: kinds never share a tag, so matching never
- * relies on posting order. */
-static inline int xchg_tag(const int64_t *rec) { return (int)(rec[XF_STAGE] * 16 + rec[XF_KIND]); }
+/* interp.c: decodes the program's ops, the values in the context's type
+ * and the stages into c (c->plan, c->opts and c->esz are set). Local; on
+ * failure c->error says why, and interp_release frees what was made. */
+shiro_status interp_prepare(shiro_ctx *c);
+void interp_release(shiro_ctx *c);
 
-/* CPU kernel: executes one MUL op, dst[...] (+)= M · src, with N values per
- * row. val is the value array of the context's type (float or double),
- * aligned with pr->col. OpenMP-parallel over the op's rows; each row is
- * computed by one thread in entry order, so results do not depend on the
- * thread count. */
-void cpu_mul_f64(const prog_rank *pr, const int64_t *op, const double *val, double *dst,
-                 const double *src, int64_t n);
-void cpu_mul_f32(const prog_rank *pr, const int64_t *op, const float *val, float *dst,
-                 const float *src, int64_t n);
+/* interp.c: decodes op o of pr into *op (what interp_prepare does for every op). */
+void interp_decode(const prog_rank *pr, int64_t o, rt_op *op);
+
+/* Called after op o of a call has been issued (profiling; NULL for none). */
+typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
+
+/* interp.c: runs one call of the program with the application's B and C:
+ * begin, every op in program order (kernels and transport of c->be),
+ * finish. Allocates nothing. Failures: c->error. */
+shiro_status interp_run(shiro_ctx *c, const void *B, void *C, interp_hook hook, void *arg);
+
+/* agree.c: agrees on a local status across comm (collective): returns st on a
+ * rank that failed (its own message stays in msg), and on the others the
+ * worst status with a message "WHAT failed on rank P (see its message)",
+ * P the lowest failing rank. SHIRO_OK only if every rank passed SHIRO_OK. */
+shiro_status rt_agree(MPI_Comm comm, shiro_status st, char *msg, const char *what);
+
+/* cpu_kernels.c: the CPU kernels, OpenMP-parallel over the op's rows; each
+ * row is computed by one thread in entry order, so results do not depend on
+ * the thread count. val: the context's values (float or double, as T). */
+void cpu_multiply_f64(const rt_op *op, const int32_t *col, const double *val, double *dst, const double *src, int64_t n);
+void cpu_multiply_f32(const rt_op *op, const int32_t *col, const float *val, float *dst, const float *src, int64_t n);
+void cpu_add_f64(const rt_op *op, const int32_t *col, double *dst, const double *src, int64_t n);
+void cpu_add_f32(const rt_op *op, const int32_t *col, float *dst, const float *src, int64_t n);
+void cpu_gather(const rt_op *op, const int32_t *col, void *dst, const void *src, size_t row_bytes);
 
 #endif

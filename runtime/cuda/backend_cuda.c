@@ -1,19 +1,19 @@
-/* backend_cuda.c — the CUDA backend: cuSPARSE and own kernels, NCCL or MPI transport.
+/* backend_cuda.c — the CUDA backend's table: cuSPARSE and own kernels, NCCL or MPI transport.
  *
  * Setup (collective) picks the device and the transport (cuda_device.c),
  * uploads the program's operators once (cuda_ops.c), allocates the device
- * buffers S and R, the streams, events, cuSPARSE handle and workspaces, and
- * the transport's requests or communicator. A call then interprets the same
- * op list as the CPU backend and allocates nothing: MUL ops go to the compute
- * stream, START s / WAIT s begin and end the exchanges of stage s. The call
- * returns when the compute stream is done (it has joined every stage by
- * then), so it is synchronous from the caller's view. */
+ * buffers S and R (c->buf), the streams, events, cuSPARSE handle and
+ * workspaces, and the transport's requests or communicator. The interpreter
+ * (runtime/interp.c) then walks the ops of each call: compute ops go to the
+ * compute stream, START s / WAIT s begin and end the exchanges of stage s,
+ * and nothing is allocated. begin makes the context's device current; finish
+ * waits for the compute stream (it has joined every stage by then), so a
+ * call is synchronous from the caller's view, and restores the caller's device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_backend.h"
-#include "error.h"
 
 /* Makes dev current and returns the device that was current (-1 if none could be read). */
 static int enter_device(int dev) {
@@ -37,13 +37,11 @@ static void cuda_destroy(shiro_ctx *c) {
   cuda_mpi_destroy(s);
   cuda_ops_destroy(&s->ops);
   if (s->sparse) cusparseDestroy(s->sparse);
-  for (int b = 0; b < PROG_NBUF; b++)
-    if (s->dev[b]) cudaFree(s->dev[b]);
+  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
+    if (c->buf[b]) cudaFree(c->buf[b]);
+  c->buf[PROG_BUF_S] = c->buf[PROG_BUF_R] = NULL;
   if (s->compute) cudaStreamDestroy(s->compute);
   if (s->comm) cudaStreamDestroy(s->comm);
-  free(s->xs);
-  free(s->stages);
-  free(s->ranges);
   leave_device(prev, s->device);
   free(s);
   c->state = NULL;
@@ -63,81 +61,80 @@ static shiro_status setup_local(shiro_ctx *c, cuda_state *s) {
   CUSPARSECHECKGOTO(cusparseCreate(&s->sparse), st, c->error);
   CUSPARSECHECKGOTO(cusparseSetStream(s->sparse, s->compute), st, c->error);
   for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
-    if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&s->dev[b], (size_t)rows[b] * s->row_bytes), st, c->error);
-  STATUSGOTO(cuda_ops_setup(&s->ops, pr, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows, s->sparse, 1, c->error), st);
-  STATUSGOTO(cuda_stages_build(c, s), st);
-  if (s->xport != CUDA_XPORT_NCCL) STATUSGOTO(cuda_mpi_setup(c, s), st);
+    if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&c->buf[b], (size_t)rows[b] * s->row_bytes), st, c->error);
+  SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops, pr, c->val, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows, s->sparse, 1, c->error), st);
+  if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_setup(c, s), st);
   CUDACHECKGOTO(cudaDeviceSynchronize(), st, c->error);  /* uploads done before the first call */
 done:
   return st;
 }
 
-static shiro_status cuda_setup(shiro_ctx *c, shiro_error *err) {
+static shiro_status cuda_setup(shiro_ctx *c) {
   shiro_status st = SHIRO_OK;
   cuda_state *s = calloc(1, sizeof *s);
-  if (!s) return shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_ctx_create: out of memory");
+  if (!s) return cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   s->device = -1;
-  s->row_type = MPI_DATATYPE_NULL;
+  s->caller_device = -1;
   c->state = s;
-  c->error[0] = 0;
   int prev = -1;
   if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
   /* Every rank runs each collective step below, whatever happened locally before it. */
   st = cuda_choose_device(c, s);
   if (st == SHIRO_OK) st = setup_local(c, s);
-  st = cuda_agree(c, st);
+  st = rt_agree(c->comm, st, c->error, "the CUDA setup");
   if (st == SHIRO_OK && s->xport == CUDA_XPORT_NCCL) st = cuda_nccl_setup(c, s);
   leave_device(prev, s->device);
-  if (st != SHIRO_OK) return shiro_fail(err, st, "shiro_ctx_create (CUDA backend): %s", c->error);
-  return SHIRO_OK;
-}
-
-/* The interpreter. marks (profiling only): marks[0] before the first op,
- * marks[o+1] after op o, recorded on the compute stream. */
-static shiro_status run(shiro_ctx *c, const void *B, void *C, cudaEvent_t *marks) {
-  shiro_status st = SHIRO_OK;
-  cuda_state *s = c->state;
-  const prog_rank *pr = &c->plan->pr;
-  void *bufs[PROG_NBUF] = {(void *)(uintptr_t)B, C, s->dev[PROG_BUF_S], s->dev[PROG_BUF_R]};
-  const int nccl = s->xport == CUDA_XPORT_NCCL;
-  if (marks) CUDACHECKGOTO(cudaEventRecord(marks[0], s->compute), st, c->error);
-  for (int64_t o = 0; o < pr->nops; o++) {
-    const int64_t *op = pr->ops + o * PROG_OP_WIDTH;
-    const int64_t stage = op[OPF_STAGE];
-    switch (op[OPF_KIND]) {
-      case PROG_OP_MUL: STATUSGOTO(cuda_ops_run(&s->ops, o, bufs, s->compute, c->error), st); break;
-      case PROG_OP_START:
-        if (stage < s->nstages) STATUSGOTO(nccl ? cuda_nccl_start(c, s, stage) : cuda_mpi_start(c, s, stage), st);
-        break;
-      case PROG_OP_WAIT:
-        if (stage < s->nstages) STATUSGOTO(nccl ? cuda_nccl_wait(c, s, stage) : cuda_mpi_wait(c, s, stage), st);
-        break;
-    }
-    if (marks) CUDACHECKGOTO(cudaEventRecord(marks[o + 1], s->compute), st, c->error);
-  }
-  CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);
-  if (nccl) {
-    ncclResult_t async = ncclSuccess;
-    NCCLCHECKGOTO(ncclCommGetAsyncError(s->nccl, &async), st, c->error);
-    NCCLCHECKGOTO(async, st, c->error);
-  }
-done:
   return st;
 }
 
-static shiro_status cuda_spmm(shiro_ctx *c, const void *B, void *C) {
+static shiro_status run_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
   cuda_state *s = c->state;
-  int prev = enter_device(s->device);
-  shiro_status st = run(c, B, C, NULL);
+  return cuda_ops_run(&s->ops, op->index, bufs, s->compute, c->error);
+}
+
+static shiro_status cuda_start(shiro_ctx *c, int32_t stage) {
+  cuda_state *s = c->state;
+  return s->xport == CUDA_XPORT_NCCL ? cuda_nccl_start(c, s, stage) : cuda_mpi_start(c, s, stage);
+}
+
+static shiro_status cuda_wait(shiro_ctx *c, int32_t stage) {
+  cuda_state *s = c->state;
+  return s->xport == CUDA_XPORT_NCCL ? cuda_nccl_wait(c, s, stage) : cuda_mpi_wait(c, s, stage);
+}
+
+static shiro_status cuda_begin(shiro_ctx *c) {
+  cuda_state *s = c->state;
+  s->caller_device = enter_device(s->device);
+  return SHIRO_OK;
+}
+
+/* The end of a call: the compute stream done, NCCL's asynchronous errors read; after a failure,
+ * nothing of the call is left running on the context's streams. Restores the caller's device. */
+static shiro_status cuda_finish(shiro_ctx *c, shiro_status st) {
+  cuda_state *s = c->state;
+  if (st == SHIRO_OK) {
+    CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);
+    if (s->xport == CUDA_XPORT_NCCL) {
+      ncclResult_t async = ncclSuccess;
+      NCCLCHECKGOTO(ncclCommGetAsyncError(s->nccl, &async), st, c->error);
+      NCCLCHECKGOTO(async, st, c->error);
+    }
+  }
+done:
   if (st != SHIRO_OK) {
-    /* Leave nothing of this call running on the context's streams. */
     cudaStreamSynchronize(s->compute);
     cudaStreamSynchronize(s->comm);
-    char why[sizeof c->error];
-    memcpy(why, c->error, sizeof why);
-    snprintf(c->error, sizeof c->error, "shiro_spmm (CUDA backend): %.480s", why);
   }
-  leave_device(prev, s->device);
+  leave_device(s->caller_device, s->device);
+  return st;
+}
+
+/* interp_hook of cuda_backend_profile: an event on the compute stream after op o. */
+static shiro_status mark_op(shiro_ctx *c, int64_t o, void *arg) {
+  shiro_status st = SHIRO_OK;
+  cudaEvent_t *marks = arg;
+  CUDACHECKGOTO(cudaEventRecord(marks[o + 1], ((cuda_state *)c->state)->compute), st, c->error);
+done:
   return st;
 }
 
@@ -149,7 +146,8 @@ shiro_status cuda_backend_profile(shiro_ctx *c, const void *B, void *C, float *o
   int prev = enter_device(s->device);
   if (!marks) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
   for (int64_t o = 0; o <= nops; o++) CUDACHECKGOTO(cudaEventCreate(&marks[o]), st, c->error);
-  STATUSGOTO(run(c, B, C, marks), st);
+  CUDACHECKGOTO(cudaEventRecord(marks[0], s->compute), st, c->error);
+  SHIRO_CHECK_GOTO(interp_run(c, B, C, mark_op, marks), st);
   for (int64_t o = 0; o < nops; o++) CUDACHECKGOTO(cudaEventElapsedTime(&op_ms[o], marks[o], marks[o + 1]), st, c->error);
 done:
   for (int64_t o = 0; marks && o <= nops; o++)
@@ -179,4 +177,15 @@ const char *cuda_backend_transport(const shiro_ctx *c) {
   return "mpi-staged";
 }
 
-const backend_ops cuda_backend = {"cuda", cuda_setup, cuda_spmm, cuda_destroy};
+const backend cuda_backend = {
+    .name = "cuda",
+    .setup = cuda_setup,
+    .multiply = run_op,
+    .gather = run_op,
+    .add = run_op,
+    .start = cuda_start,
+    .wait = cuda_wait,
+    .begin = cuda_begin,
+    .finish = cuda_finish,
+    .destroy = cuda_destroy,
+};

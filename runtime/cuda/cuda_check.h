@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include "error.h" /* SHIRO_CHECK_GOTO for shiro_status expressions */
 #include "shiro.h"
 
 #define CUDA_MSG_LEN 512
@@ -65,13 +66,6 @@ const char *cuda_mpi_reason(int rc, char *buf, int len);
                        __LINE__);                                                                       \
       goto done;                                                                                        \
     }                                                                                                   \
-  } while (0)
-
-/* Evaluates a shiro_status expression; on failure stores it in st and jumps to done. */
-#define STATUSGOTO(expr, st)              \
-  do {                                    \
-    (st) = (expr);                        \
-    if ((st) != SHIRO_OK) goto done;      \
   } while (0)
 
 

@@ -15,17 +15,6 @@ typedef struct dev_id {
   unsigned char uuid[16];
 } dev_id;
 
-shiro_status cuda_agree(shiro_ctx *c, shiro_status st) {
-  int rank = 0;
-  MPI_Comm_rank(c->comm, &rank);
-  int in[2] = {st != SHIRO_OK ? rank : INT_MAX, (int)st}, lowest = INT_MAX, worst = 0;
-  if (MPI_Allreduce(&in[0], &lowest, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS ||
-      MPI_Allreduce(&in[1], &worst, 1, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
-    return cuda_notef(c->error, SHIRO_ERR_MPI, __FILE__, __LINE__, "MPI_Allreduce failed while agreeing on the CUDA setup");
-  if (st != SHIRO_OK || lowest == INT_MAX) return st;
-  return cuda_notef(c->error, (shiro_status)worst, __FILE__, __LINE__, "the CUDA setup failed on rank %d (see its message)", lowest);
-}
-
 /* Local part: device count, the device, its UUID. Fills *me; returns the status. */
 static shiro_status pick(shiro_ctx *c, cuda_state *s, int local_rank, dev_id *me) {
   shiro_status st = SHIRO_OK;
@@ -67,7 +56,7 @@ shiro_status cuda_choose_device(shiro_ctx *c, cuda_state *s) {
   all = calloc((size_t)local_size, sizeof *all);
   if (!all) st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   else st = pick(c, s, local_rank, &me);
-  st = cuda_agree(c, st);  /* from here on every rank has a device and a gather buffer */
+  st = rt_agree(c->comm, st, c->error, "the CUDA setup");  /* from here on every rank has a device and a gather buffer */
   /* Which ranks of this node share a device: NCCL refuses two ranks on one GPU. */
   if (st == SHIRO_OK &&
       MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, node) != MPI_SUCCESS)

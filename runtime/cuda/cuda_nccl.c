@@ -32,18 +32,19 @@ shiro_status cuda_nccl_setup(shiro_ctx *c, cuda_state *s) {
     goto done;
   }
   NCCLCHECKGOTO(ncclCommInitRank(&s->nccl, size, boot.id, rank), st, c->error);
-  s->stage_done = calloc((size_t)(s->nstages ? s->nstages : 1), sizeof *s->stage_done);
+  s->stage_done = calloc((size_t)(c->stages.nstages ? c->stages.nstages : 1), sizeof *s->stage_done);
   if (!s->stage_done) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
+  s->nstage_done = c->stages.nstages;
   CUDACHECKGOTO(cudaEventCreateWithFlags(&s->filled, cudaEventDisableTiming), st, c->error);
-  for (int32_t g = 0; g < s->nstages; g++)
+  for (int32_t g = 0; g < s->nstage_done; g++)
     CUDACHECKGOTO(cudaEventCreateWithFlags(&s->stage_done[g], cudaEventDisableTiming), st, c->error);
 done:
   return st;
 }
 
-shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int64_t stage) {
+shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
-  const cuda_stage *g = &s->stages[stage];
+  const rt_stage *g = &c->stages.stage[stage];
   const ncclDataType_t t = c->opts.dtype == SHIRO_FLOAT32 ? ncclFloat : ncclDouble;
   int open = 0;
   if (g->nx == 0) return SHIRO_OK;
@@ -52,8 +53,8 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int64_t stage) {
   NCCLCHECKGOTO(ncclGroupStart(), st, c->error);
   open = 1;
   for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
-    const int64_t *r = s->xs[i];
-    char *addr = (char *)s->dev[r[XF_BUF]] + (size_t)r[XF_OFF] * s->row_bytes;
+    const int64_t *r = c->stages.xs[i];
+    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * s->row_bytes;
     const size_t count = (size_t)r[XF_COUNT] * (size_t)c->opts.n;
     if (r[XF_DIR] == 0) NCCLCHECKGOTO(ncclSend(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
     else NCCLCHECKGOTO(ncclRecv(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
@@ -65,9 +66,9 @@ done:
   return st;
 }
 
-shiro_status cuda_nccl_wait(shiro_ctx *c, cuda_state *s, int64_t stage) {
+shiro_status cuda_nccl_wait(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
-  if (s->stages[stage].nx == 0) return SHIRO_OK;
+  if (c->stages.stage[stage].nx == 0) return SHIRO_OK;
   CUDACHECKGOTO(cudaEventRecord(s->stage_done[stage], s->comm), st, c->error);
   CUDACHECKGOTO(cudaStreamWaitEvent(s->compute, s->stage_done[stage], 0), st, c->error);
 done:
@@ -79,7 +80,7 @@ void cuda_nccl_destroy(cuda_state *s) {
     ncclCommDestroy(s->nccl);
     s->nccl = NULL;
   }
-  for (int32_t g = 0; s->stage_done && g < s->nstages; g++)
+  for (int32_t g = 0; s->stage_done && g < s->nstage_done; g++)
     if (s->stage_done[g]) cudaEventDestroy(s->stage_done[g]);
   free(s->stage_done);
   s->stage_done = NULL;

@@ -49,8 +49,8 @@ static int plan_op(const prog_rank *pr, const int64_t *rec, const int64_t buf_ro
   return 1;
 }
 
-/* Writes op's arrays into the host staging copy of the arena. */
-static void stage_op(const prog_rank *pr, const int64_t *rec, int is_double, const op_layout *lay, char *host) {
+/* Writes op's arrays into the host staging copy of the arena (val: the values in the context's type). */
+static void stage_op(const prog_rank *pr, const int64_t *rec, const void *val, size_t esz, const op_layout *lay, char *host) {
   const int64_t nrows = rec[OPF_NROWS], *ptr = pr->ptr + rec[OPF_PTR_OFF], e0 = ptr[0];
   const int64_t nnz = ptr[nrows] - e0;
   if (lay->ptr != SIZE_MAX) {
@@ -58,13 +58,7 @@ static void stage_op(const prog_rank *pr, const int64_t *rec, int is_double, con
     for (int64_t i = 0; i <= nrows; i++) p[i] = (int32_t)(ptr[i] - e0);
   }
   if (lay->col != SIZE_MAX) memcpy(host + lay->col, pr->col + e0, (size_t)nnz * sizeof(int32_t));
-  if (lay->val != SIZE_MAX) {
-    if (is_double) memcpy(host + lay->val, pr->val + e0, (size_t)nnz * sizeof(double));
-    else {
-      float *v = (float *)(host + lay->val);
-      for (int64_t e = 0; e < nnz; e++) v[e] = (float)pr->val[e0 + e];
-    }
-  }
+  if (lay->val != SIZE_MAX) memcpy(host + lay->val, (const char *)val + (size_t)e0 * esz, (size_t)nnz * esz);
   if (lay->rows != SIZE_MAX) memcpy(host + lay->rows, pr->rows + rec[OPF_ROWS_OFF], (size_t)nrows * sizeof(int32_t));
 }
 
@@ -114,7 +108,7 @@ done:
   return st;
 }
 
-shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
+shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, const void *val, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
                             cusparseHandle_t sparse, int use_sparse, char *msg) {
   shiro_status st = SHIRO_OK;
   op_layout *lay = NULL;
@@ -144,7 +138,7 @@ shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, int is_double, int
     host = malloc(end);
     if (!host) { st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory (%zu bytes of operators)", end); goto done; }
     for (int64_t i = 0; i < pr->nops; i++)
-      if (o->op[i].how != CUDA_OP_NONE) stage_op(pr, pr->ops + i * PROG_OP_WIDTH, is_double, &lay[i], host);
+      if (o->op[i].how != CUDA_OP_NONE) stage_op(pr, pr->ops + i * PROG_OP_WIDTH, val, esz, &lay[i], host);
     CUDACHECKGOTO(cudaMalloc(&o->arena, end), st, msg);
     CUDACHECKGOTO(cudaMemcpy(o->arena, host, end, cudaMemcpyHostToDevice), st, msg);
   }
@@ -156,7 +150,7 @@ shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, int is_double, int
     op->col = lay[i].col != SIZE_MAX ? (int32_t *)(base + lay[i].col) : NULL;
     op->val = lay[i].val != SIZE_MAX ? (void *)(base + lay[i].val) : NULL;
     op->rows = lay[i].rows != SIZE_MAX ? (int32_t *)(base + lay[i].rows) : NULL;
-    if (op->how == CUDA_OP_SPARSE) STATUSGOTO(setup_sparse(o, op, msg), st);
+    if (op->how == CUDA_OP_SPARSE) SHIRO_CHECK_GOTO(setup_sparse(o, op, msg), st);
   }
 done:
   free(host);

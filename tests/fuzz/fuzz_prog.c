@@ -201,13 +201,14 @@ static double *row_of(const interp *I, int64_t o, int64_t b, int64_t row, const 
   return B->v ? B->v + row * I->n : NULL;
 }
 
-/* kernel: cpu_mul_f64 of runtime/cpu_kernels.c, one access at a time. */
+/* kernel: cpu_multiply_f64 / cpu_add_f64 / cpu_gather of runtime/cpu_kernels.c (the op shapes the
+ * interpreter, runtime/interp.c, classifies), one access at a time. */
 static void interp_mul(interp *I, int64_t o, const int64_t *op) {
   const int64_t nrows = op[OPF_NROWS], poff = op[OPF_PTR_OFF], roff = op[OPF_ROWS_OFF];
   const int64_t dbuf = op[OPF_DST_BUF], sbuf = op[OPF_SRC_BUF];
   const int has_val = (int)op[OPF_HAS_VAL], accum = (int)op[OPF_ACCUM];
   int64_t tmp;
-  /* buffer() of cpu_backend.c returns NULL for anything but B, C, S, R. */
+  /* The interpreter addresses only B, C, S and R. */
   FUZZ_ASSERT(dbuf >= 0 && dbuf < PROG_NBUF && sbuf >= 0 && sbuf < PROG_NBUF, "op %lld: buffers %lld <- %lld",
               (long long)o, (long long)dbuf, (long long)sbuf);
   FUZZ_ASSERT(dbuf != PROG_BUF_B, "op %lld writes the application's const B", (long long)o);

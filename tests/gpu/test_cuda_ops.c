@@ -185,10 +185,21 @@ static void cpu_run(const prog_rank *pr, void *hb[PROG_NBUF], int is_double, int
     vf[e] = (float)vd[e];
   }
   for (int64_t o = 0; o < pr->nops; o++) {
-    const int64_t *op = pr->ops + o * PROG_OP_WIDTH;
-    if (op[OPF_KIND] != PROG_OP_MUL) continue;
-    if (is_double) cpu_mul_f64(pr, op, vd, hb[op[OPF_DST_BUF]], hb[op[OPF_SRC_BUF]], n);
-    else cpu_mul_f32(pr, op, vf, hb[op[OPF_DST_BUF]], hb[op[OPF_SRC_BUF]], n);
+    rt_op op;
+    interp_decode(pr, o, &op);
+    void *d = hb[op.dst_buf], *src = hb[op.src_buf];
+    switch (op.kind) {  /* the kernels the CPU backend's table calls */
+      case RT_MULTIPLY:
+        if (is_double) cpu_multiply_f64(&op, pr->col, vd, d, src, n);
+        else cpu_multiply_f32(&op, pr->col, vf, d, src, n);
+        break;
+      case RT_ADD:
+        if (is_double) cpu_add_f64(&op, pr->col, d, src, n);
+        else cpu_add_f32(&op, pr->col, d, src, n);
+        break;
+      case RT_GATHER: cpu_gather(&op, pr->col, d, src, (size_t)n * (is_double ? 8 : 4)); break;
+      default: break;
+    }
   }
   free(vd);
   free(vf);
@@ -238,7 +249,10 @@ static void gpu_download(void *hb[PROG_NBUF], const gpu_bufs *g, size_t row_byte
 static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, int use_sparse, gpu_bufs *g, cusparseHandle_t h,
                                 cudaStream_t s, char *msg) {
   cuda_ops o;
-  shiro_status st = cuda_ops_setup(&o, pr, is_double, n, buf_rows, h, use_sparse, msg);
+  float *vf = malloc((size_t)(pr->nval + 1) * sizeof *vf);  /* the values in the op's type, as the interpreter keeps them */
+  for (int64_t e = 0; vf && e < pr->nval; e++) vf[e] = (float)pr->val[e];
+  shiro_status st = vf ? cuda_ops_setup(&o, pr, is_double ? (const void *)pr->val : vf, is_double, n, buf_rows, h, use_sparse, msg)
+                       : SHIRO_ERR_NOMEM;
   for (int64_t i = 0; st == SHIRO_OK && i < pr->nops; i++) {
     const int64_t *op = pr->ops + i * PROG_OP_WIDTH;
     if (op[OPF_KIND] != PROG_OP_MUL) continue;
@@ -251,6 +265,7 @@ static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, i
   }
   if (st == SHIRO_OK && cudaStreamSynchronize(s) != cudaSuccess) st = SHIRO_ERR_CUDA;
   cuda_ops_destroy(&o);
+  free(vf);
   return st;
 }
 
@@ -332,23 +347,18 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   const size_t esz = is_double ? 8 : 4, row_bytes = (size_t)n * esz;
   const char *tn = is_double ? "double" : "float";
   shiro_plan plan;
-  shiro_ctx ctx;
+  shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
   memset(&plan, 0, sizeof plan);
-  memset(&ctx, 0, sizeof ctx);
   plan.meta.ranks = 1;
   plan.meta.gpus_per_node = 1;
   plan.pr = *pr;
-  plan.checked = 1;
-  ctx.plan = &plan;
-  ctx.opts.device = -1;  /* (ctx.c, with shiro_ctx_options_default, is not part of this program) */
-  ctx.opts.backend = SHIRO_BACKEND_CUDA;
-  ctx.opts.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
-  ctx.opts.n = n;
-  ctx.opts.transport = transport;
-  ctx.esz = esz;
-  ctx.be = &cuda_backend;
-  MPI_Comm_dup(MPI_COMM_WORLD, &ctx.comm);
+  plan.checked = 1;  /* a program built in memory: check_programs checked it */
+  shiro_ctx_options opts = shiro_ctx_options_default();
+  opts.backend = SHIRO_BACKEND_CUDA;
+  opts.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
+  opts.n = n;
+  opts.transport = transport;
   host_set hs;
   for (int b = 0; b < PROG_NBUF; b++) {
     size_t bytes = (size_t)buf_rows[b] * row_bytes;
@@ -358,7 +368,7 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   }
   reference(pr, hs.init, is_double, n, hs.cpu, hs.bound);
   void *dB = NULL, *dC = NULL;
-  shiro_status st = cuda_backend.setup(&ctx, &err);
+  shiro_status st = shiro_ctx_create(&plan, MPI_COMM_WORLD, &opts, &ctx, &err);
   EXPECT(st == SHIRO_OK, "%s N=%lld backend setup (transport %d): %s", tn, (long long)n, (int)transport, err.message);
   if (st == SHIRO_OK) {
     const size_t b_bytes = (size_t)NB * row_bytes, c_bytes = (size_t)NC * row_bytes;
@@ -367,8 +377,8 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
     CUDA_OK(cudaMemcpy(dB, hs.init[PROG_BUF_B], b_bytes, cudaMemcpyHostToDevice));
     for (int rep = 0; rep < 2 && st == SHIRO_OK; rep++) {
       CUDA_OK(cudaMemset(dC, 0xff, c_bytes));  /* NaN poison: every row must be written */
-      st = cuda_backend.spmm(&ctx, dB, dC);
-      EXPECT(st == SHIRO_OK, "%s N=%lld backend spmm: %s", tn, (long long)n, ctx.error);
+      st = shiro_spmm(ctx, dB, dC);
+      EXPECT(st == SHIRO_OK, "%s N=%lld backend spmm: %s", tn, (long long)n, shiro_ctx_last_error(ctx));
       CUDA_OK(cudaMemcpy(rep ? hs.b[PROG_BUF_C] : hs.a[PROG_BUF_C], dC, c_bytes, cudaMemcpyDeviceToHost));
     }
     if (st == SHIRO_OK) {
@@ -378,16 +388,15 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
       EXPECT(bad == 0, "%s N=%lld backend: %lld values of C beyond the rounding bound", tn, (long long)n, (long long)bad);
       float ms[64];
       if (pr->nops <= 64) {
-        st = cuda_backend_profile(&ctx, dB, dC, ms);
-        EXPECT(st == SHIRO_OK, "%s N=%lld backend profile: %s", tn, (long long)n, ctx.error);
+        st = cuda_backend_profile(ctx, dB, dC, ms);
+        EXPECT(st == SHIRO_OK, "%s N=%lld backend profile: %s", tn, (long long)n, shiro_ctx_last_error(ctx));
       }
     }
-    printf("ok   backend %s N=%lld transport=%s\n", tn, (long long)n, cuda_backend_transport(&ctx));
+    printf("ok   backend %s N=%lld transport=%s\n", tn, (long long)n, cuda_backend_transport(ctx));
   }
-  cuda_backend.destroy(&ctx);
+  shiro_ctx_destroy(&ctx);
   cudaFree(dB);
   cudaFree(dC);
-  MPI_Comm_free(&ctx.comm);
   for (int b = 0; b < PROG_NBUF; b++) {
     free(hs.init[b]); free(hs.cpu[b]); free(hs.bound[b]); free(hs.a[b]); free(hs.b[b]);
   }

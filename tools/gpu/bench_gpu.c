@@ -236,23 +236,18 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
   MPI_Comm_rank(comm, &rank);
   const prog_rank *pr = &plan->pr;
   const size_t esz = r->is_double ? 8 : 4;
-  shiro_ctx ctx;
+  shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
   void *dB = NULL, *dC = NULL;
   double *call = calloc((size_t)o->reps, sizeof *call), *opv = calloc((size_t)o->reps * (size_t)(pr->nops + 1), sizeof *opv);
   float *op_ms = calloc((size_t)pr->nops + 1, sizeof *op_ms);
-  memset(&ctx, 0, sizeof ctx);
-  ctx.plan = plan;
-  ctx.opts.backend = SHIRO_BACKEND_CUDA;
-  ctx.opts.dtype = r->is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
-  ctx.opts.n = r->n;
-  ctx.opts.device = -1;
-  ctx.opts.transport = o->transport;
-  ctx.esz = esz;
-  ctx.be = &cuda_backend;
-  MPI_Comm_dup(comm, &ctx.comm);
+  shiro_ctx_options opts = shiro_ctx_options_default();
+  opts.backend = SHIRO_BACKEND_CUDA;
+  opts.dtype = r->is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
+  opts.n = r->n;
+  opts.transport = o->transport;
   if (!call || !opv || !op_ms) { snprintf(why, why_len, "out of memory"); goto done; }
-  if (cuda_backend.setup(&ctx, &err) != SHIRO_OK) { snprintf(why, why_len, "%s", err.message); goto done; }
+  if (shiro_ctx_create(plan, comm, &opts, &ctx, &err) != SHIRO_OK) { snprintf(why, why_len, "%s", err.message); goto done; }
   if (cudaMalloc(&dB, (size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)r->n * esz) != cudaSuccess ||
       cudaMalloc(&dC, (size_t)(pr->c_rows ? pr->c_rows : 1) * (size_t)r->n * esz) != cudaSuccess ||
       bench_fill(dB, (size_t)pr->b_rows * (size_t)r->n, r->is_double, 1, 0) != cudaSuccess ||
@@ -261,24 +256,24 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
     goto done;
   }
   for (int w = 0; w < o->warmup; w++)
-    if (cuda_backend.spmm(&ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx.error); goto done; }
+    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
   for (int t = 0; t < o->reps; t++) {
-    MPI_Barrier(ctx.comm);
+    MPI_Barrier(comm);
     double t0 = now_ms();
-    if (cuda_backend.spmm(&ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx.error); goto done; }
+    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
     call[t] = now_ms() - t0;
   }
   for (int t = 0; t < o->reps; t++) {
-    MPI_Barrier(ctx.comm);
-    if (cuda_backend_profile(&ctx, dB, dC, op_ms) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx.error); goto done; }
+    MPI_Barrier(comm);
+    if (cuda_backend_profile(ctx, dB, dC, op_ms) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
     for (int64_t op = 0; op < pr->nops; op++) opv[op * o->reps + t] = op_ms[op];
   }
   double mine = bench_median(call, o->reps), worst = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, ctx.comm);
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
   r->replay_ms = worst;
   r->local_ms = 0;
   if (rank == 0) printf("  breakdown %s N=%lld rank 0 (transport %s), median ms per op:\n", r->is_double ? "double" : "float",
-                        (long long)r->n, cuda_backend_transport(&ctx));
+                        (long long)r->n, cuda_backend_transport(ctx));
   for (int64_t op = 0; op < pr->nops; op++) {
     const int64_t *rec = pr->ops + op * PROG_OP_WIDTH;
     double med = bench_median(opv + op * o->reps, o->reps);
@@ -286,7 +281,7 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
     if (rank == 0) {
       if (rec[OPF_KIND] == PROG_OP_MUL)
         printf("    op %2lld  %-11s %-8s rows %9lld entries %11lld  %9.4f ms\n", (long long)op, tag_name(rec[OPF_TAG]),
-               cuda_backend_op_how(&ctx, op), (long long)rec[OPF_NROWS],
+               cuda_backend_op_how(ctx, op), (long long)rec[OPF_NROWS],
                (long long)(pr->ptr[rec[OPF_PTR_OFF] + rec[OPF_NROWS]] - pr->ptr[rec[OPF_PTR_OFF]]), med);
       else
         printf("    op %2lld  %-11s %-8s stage %lld %37s %9.4f ms\n", (long long)op, rec[OPF_KIND] == PROG_OP_START ? "START" : "WAIT",
@@ -296,8 +291,7 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
   rc = 0;
 done:
   if (rc == 0 && C_keep) { *C_keep = dC; dC = NULL; }
-  cuda_backend.destroy(&ctx);
-  MPI_Comm_free(&ctx.comm);
+  shiro_ctx_destroy(&ctx);
   cudaFree(dB);
   cudaFree(dC);
   free(call);

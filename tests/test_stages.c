@@ -1,24 +1,24 @@
-/* test_cuda_stages — the NCCL posting order of the CUDA backend, on real plans (host only).
+/* test_stages — the posting order of every transport (runtime/stages.c), on real plans.
  *
  * NCCL has no tags: the k-th send from p to q in a group meets the k-th
- * receive at q from p. cuda_stages_build orders each stage's messages by
+ * receive at q from p. rt_stages_build orders each stage's messages by
  * (peer, kind, direction) on every rank; this test builds plans of every
- * strategy for several rank counts and nodes, runs cuda_stages_build for every
+ * strategy for several rank counts and nodes, runs rt_stages_build for every
  * rank, and checks for every stage and ordered pair (p, q) that p's sends to q
  * and q's receives from p form the same sequence of (kind, rows). It also
  * checks the staged-MPI copy ranges: per stage and buffer, the rows they cover
  * are exactly the rows the stage sends (device → host) or receives (host →
- * device). Runs without a GPU (this is the multi-rank NCCL path that a
+ * device). Runs without a GPU or MPI (this is the multi-rank NCCL path that a
  * one-GPU machine cannot run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blocks.h"
-#include "cuda_backend.h"
 #include "mm_read.h"
 #include "partition.h"
 #include "plan_build.h"
+#include "stages.h"
 #include "strategy.h"
 
 static int failures = 0;
@@ -34,16 +34,16 @@ static int failures = 0;
   } while (0)
 
 /* Rows of buf covered by the ranges, or by the stage's records in direction dir, as marks. */
-static void mark_ranges(const cuda_range *r, int64_t n, int buf, uint8_t *m) {
+static void mark_ranges(const rt_range *r, int64_t n, int buf, uint8_t *m) {
   for (int64_t i = 0; i < n; i++)
     if (r[i].buf == buf)
       for (int64_t k = 0; k < r[i].count; k++) m[r[i].row + k] = 1;
 }
 
-static void check_ranges(const prog_rank *pr, const cuda_state *s, int32_t rank, const char *tag) {
+static void check_ranges(const prog_rank *pr, const rt_stages *s, int32_t rank, const char *tag) {
   const int64_t rows[PROG_NBUF] = {0, 0, pr->s_rows, pr->r_rows};
   for (int32_t g = 0; g < s->nstages; g++) {
-    const cuda_stage *st = &s->stages[g];
+    const rt_stage *st = &s->stage[g];
     for (int dir = 0; dir < 2; dir++)
       for (int buf = PROG_BUF_S; buf <= PROG_BUF_R; buf++) {
         uint8_t *a = calloc((size_t)rows[buf] + 1, 1), *b = calloc((size_t)rows[buf] + 1, 1);
@@ -63,7 +63,7 @@ static void check_ranges(const prog_rank *pr, const cuda_state *s, int32_t rank,
 }
 
 /* Every stage and ordered pair: p's sends to q == q's receives from p, in posting order. */
-static void check_matching(const sc_plan *P, cuda_state *const *s, const char *tag) {
+static void check_matching(const sc_plan *P, rt_stages *const *s, const char *tag) {
   const int32_t R = P->meta.ranks;
   int64_t messages = 0;
   for (int32_t p = 0; p < R; p++)
@@ -71,7 +71,7 @@ static void check_matching(const sc_plan *P, cuda_state *const *s, const char *t
       if (p == q) continue;
       const int32_t stages = s[p]->nstages > s[q]->nstages ? s[p]->nstages : s[q]->nstages;
       for (int32_t g = 0; g < stages; g++) {
-        const cuda_stage *a = g < s[p]->nstages ? &s[p]->stages[g] : NULL, *b = g < s[q]->nstages ? &s[q]->stages[g] : NULL;
+        const rt_stage *a = g < s[p]->nstages ? &s[p]->stage[g] : NULL, *b = g < s[q]->nstages ? &s[q]->stage[g] : NULL;
         int64_t i = a ? a->x_first : 0, j = b ? b->x_first : 0;
         const int64_t ie = a ? a->x_first + a->nx : 0, je = b ? b->x_first + b->nx : 0;
         for (;;) {
@@ -110,27 +110,19 @@ static void check_plan(const char *path, int32_t R, int32_t gpn, const char *str
     EXPECT(0, "%s: planning failed: %s", tag, err.message);
     goto done;
   }
-  shiro_plan *plans = calloc((size_t)R, sizeof *plans);
-  shiro_ctx *ctx = calloc((size_t)R, sizeof *ctx);
-  cuda_state **st = calloc((size_t)R, sizeof *st);
+  rt_stages **st = calloc((size_t)R, sizeof *st);
+  char msg[512] = "";
   for (int32_t r = 0; r < R; r++) {
-    plans[r].meta = P.meta;
-    plans[r].pr = P.ranks[r];
-    ctx[r].plan = &plans[r];
     st[r] = calloc(1, sizeof *st[r]);
-    EXPECT(cuda_stages_build(&ctx[r], st[r]) == SHIRO_OK, "%s rank %d: %s", tag, r, ctx[r].error);
+    EXPECT(rt_stages_build(st[r], &P.ranks[r], msg) == SHIRO_OK, "%s rank %d: %s", tag, r, msg);
     check_ranges(&P.ranks[r], st[r], r, tag);
   }
   if (!failures) check_matching(&P, st, tag);
   for (int32_t r = 0; r < R; r++) {
-    free(st[r]->xs);
-    free(st[r]->stages);
-    free(st[r]->ranges);
+    rt_stages_free(st[r]);
     free(st[r]);
   }
   free(st);
-  free(ctx);
-  free(plans);
 done:
   plan_free(&P);
   blocks_free(&B);
@@ -141,7 +133,7 @@ done:
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_cuda_stages MATRIX...\n");
+    fprintf(stderr, "usage: test_stages MATRIX...\n");
     return 2;
   }
   static const struct { int32_t R, gpn; const char *strategy; } cases[] = {

@@ -1,0 +1,99 @@
+/* interp.c — the interpreter: a rank's program decoded once, then walked on every call.
+ *
+ * At context creation every op is decoded into an rt_op and classified
+ * (multiply, gather or add; start or wait), the plan's values are put in
+ * the context's type once, and the exchange records are grouped by stage.
+ * A call then walks the ops in program order and hands each one to the
+ * backend's table (backend.h): the same walk for every backend. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Which kernel serves a compute op: MULTIPLY with values; GATHER when it only
+ * copies one source row into each destination row; ADD for any other shape
+ * without values (sums of rows, into listed rows or not, assigning or adding). */
+static rt_op_kind compute_kind(const prog_rank *pr, const int64_t *rec) {
+  if (rec[OPF_HAS_VAL]) return RT_MULTIPLY;
+  if (rec[OPF_ACCUM]) return RT_ADD;
+  const int64_t *ptr = pr->ptr + rec[OPF_PTR_OFF];
+  for (int64_t i = 0; i < rec[OPF_NROWS]; i++)
+    if (ptr[i + 1] - ptr[i] != 1) return RT_ADD;
+  return RT_GATHER;
+}
+
+void interp_decode(const prog_rank *pr, int64_t o, rt_op *op) {
+  const int64_t *rec = pr->ops + o * PROG_OP_WIDTH;
+  memset(op, 0, sizeof *op);
+  op->index = o;
+  op->stage = (int32_t)rec[OPF_STAGE];
+  switch (rec[OPF_KIND]) {
+    case PROG_OP_START: op->kind = RT_START; return;
+    case PROG_OP_WAIT: op->kind = RT_WAIT; return;
+  }
+  op->kind = compute_kind(pr, rec);
+  op->dst_buf = (int)rec[OPF_DST_BUF];
+  op->src_buf = (int)rec[OPF_SRC_BUF];
+  op->dst_off = rec[OPF_DST_OFF];
+  op->src_off = rec[OPF_SRC_OFF];
+  op->nrows = rec[OPF_NROWS];
+  op->ptr = pr->ptr + rec[OPF_PTR_OFF];
+  op->rows = rec[OPF_ROWS_OFF] >= 0 ? pr->rows + rec[OPF_ROWS_OFF] : NULL;
+  op->accum = (int)rec[OPF_ACCUM];
+}
+
+shiro_status interp_prepare(shiro_ctx *c) {
+  const prog_rank *pr = &c->plan->pr;
+  c->op = malloc((size_t)(pr->nops ? pr->nops : 1) * sizeof *c->op);
+  if (!c->op) {
+    snprintf(c->error, sizeof c->error, "out of memory (%lld ops)", (long long)pr->nops);
+    return SHIRO_ERR_NOMEM;
+  }
+  for (int64_t o = 0; o < pr->nops; o++) interp_decode(pr, o, &c->op[o]);
+  c->val = pr->val;
+  if (c->opts.dtype == SHIRO_FLOAT32 && pr->nval) {
+    c->valf = malloc((size_t)pr->nval * sizeof *c->valf);
+    if (!c->valf) {
+      snprintf(c->error, sizeof c->error, "out of memory (float copy of %lld values)", (long long)pr->nval);
+      return SHIRO_ERR_NOMEM;
+    }
+    for (int64_t e = 0; e < pr->nval; e++) c->valf[e] = (float)pr->val[e];
+    c->val = c->valf;
+  }
+  return rt_stages_build(&c->stages, pr, c->error);
+}
+
+void interp_release(shiro_ctx *c) {
+  free(c->op);
+  free(c->valf);
+  c->op = NULL;
+  c->valf = NULL;
+  c->val = NULL;
+  rt_stages_free(&c->stages);
+}
+
+/* One op through the backend's table. */
+static shiro_status step(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
+  const backend *be = c->be;
+  switch (op->kind) {  /* a program without exchanges may still start and wait its stage 0 */
+    case RT_START: return op->stage < c->stages.nstages ? be->start(c, op->stage) : SHIRO_OK;
+    case RT_WAIT: return op->stage < c->stages.nstages ? be->wait(c, op->stage) : SHIRO_OK;
+    case RT_MULTIPLY: return be->multiply(c, op, bufs);
+    case RT_GATHER: return be->gather(c, op, bufs);
+    case RT_ADD: return be->add(c, op, bufs);
+  }
+  snprintf(c->error, sizeof c->error, "op %lld has an unknown kind %d", (long long)op->index, (int)op->kind);
+  return SHIRO_ERR_INTERNAL;
+}
+
+shiro_status interp_run(shiro_ctx *c, const void *B, void *C, interp_hook hook, void *arg) {
+  const int64_t nops = c->plan->pr.nops;
+  void *const bufs[PROG_NBUF] = {(void *)(uintptr_t)B, C, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
+  shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
+  for (int64_t o = 0; st == SHIRO_OK && o < nops; o++) {
+    st = step(c, &c->op[o], bufs);
+    if (st == SHIRO_OK && hook) st = hook(c, o, arg);
+  }
+  return c->be->finish ? c->be->finish(c, st) : st;
+}

@@ -1,0 +1,69 @@
+/* mpi_xport.c — persistent MPI requests per stage, made once over the context's buffers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_xport.h"
+
+/* MPI tag of an exchange record: kinds never share a tag. */
+static int xchg_tag(const int64_t *rec) { return (int)(rec[XF_STAGE] * 16 + rec[XF_KIND]); }
+
+/* Writes "WHAT failed: REASON" into msg and returns SHIRO_ERR_MPI. */
+static shiro_status mpi_failed(char *msg, int rc, const char *what, long long stage) {
+  char why[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (MPI_Error_string(rc, why, &len) != MPI_SUCCESS) snprintf(why, sizeof why, "MPI error %d", rc);
+  snprintf(msg, 512, "%s (stage %lld) failed: %s", what, stage, why);
+  return SHIRO_ERR_MPI;
+}
+
+shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, shiro_dtype dtype, int64_t n,
+                             void *const base[PROG_NBUF], char *msg) {
+  memset(x, 0, sizeof *x);
+  x->nstages = sg->nstages;
+  x->req = malloc((size_t)(sg->nx ? sg->nx : 1) * sizeof *x->req);
+  x->first = calloc((size_t)sg->nstages + 1, sizeof *x->first);
+  if (!x->req || !x->first) {
+    snprintf(msg, 512, "out of memory (%lld persistent requests)", (long long)sg->nx);
+    return SHIRO_ERR_NOMEM;
+  }
+  int rc = MPI_Type_contiguous((int)n, dtype == SHIRO_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE, &x->row_type);
+  x->have_type = rc == MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&x->row_type);
+  if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, "MPI_Type_contiguous of a row", -1);
+  const size_t row_bytes = (size_t)n * (dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double));
+  for (int32_t s = 0; s < sg->nstages; s++) {
+    const rt_stage *g = &sg->stage[s];
+    x->first[s] = x->nreq;
+    for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
+      const int64_t *r = sg->xs[i];
+      void *addr = (char *)base[r[XF_BUF]] + (size_t)r[XF_OFF] * row_bytes;
+      rc = r[XF_DIR] == 0 ? MPI_Send_init(addr, (int)r[XF_COUNT], x->row_type, (int)r[XF_PEER], xchg_tag(r), comm, &x->req[x->nreq])
+                          : MPI_Recv_init(addr, (int)r[XF_COUNT], x->row_type, (int)r[XF_PEER], xchg_tag(r), comm, &x->req[x->nreq]);
+      if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, r[XF_DIR] == 0 ? "MPI_Send_init" : "MPI_Recv_init", s);
+      x->nreq++;
+    }
+  }
+  x->first[sg->nstages] = x->nreq;
+  return SHIRO_OK;
+}
+
+shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, char *msg) {
+  const int n = (int)(x->first[stage + 1] - x->first[stage]);
+  int rc = n ? MPI_Startall(n, x->req + x->first[stage]) : MPI_SUCCESS;
+  return rc == MPI_SUCCESS ? SHIRO_OK : mpi_failed(msg, rc, "MPI_Startall", stage);
+}
+
+shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg) {
+  const int n = (int)(x->first[stage + 1] - x->first[stage]);
+  int rc = n ? MPI_Waitall(n, x->req + x->first[stage], MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+  return rc == MPI_SUCCESS ? SHIRO_OK : mpi_failed(msg, rc, "MPI_Waitall", stage);
+}
+
+void mpi_xport_destroy(mpi_xport *x) {
+  for (int64_t r = 0; r < x->nreq; r++) MPI_Request_free(&x->req[r]);
+  if (x->have_type) MPI_Type_free(&x->row_type);
+  free(x->req);
+  free(x->first);
+  memset(x, 0, sizeof *x);
+}
