@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "blocks.h"
+#include "digest.h" /* with shiro.h: the compiler checks the two shiro_pattern_digest prototypes agree */
 #include "mm_read.h"
 #include "plan_build.h"
 #include "plan_file.h"
