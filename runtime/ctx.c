@@ -1,5 +1,6 @@
 /* ctx.c — context lifecycle: checks against the launch, buffers, persistent requests. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
+  if (o->timeout_ms < 0)
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: timeout_ms = %lld, expected 0 (none) or more", (long long)o->timeout_ms);
   if (plan->pattern_mismatch)
     return shiro_fail(err, SHIRO_ERR_MISMATCH, "rank %d: the plan was made for another matrix (shiro_plan_check_pattern)", rank);
   if (!plan->checked) {  /* once per plan: every array's checksum, then every index against its bounds */
@@ -61,6 +64,38 @@ static void count_traffic(shiro_ctx *c) {
   c->traffic.bytes_received = c->traffic.rows_received * c->opts.n * (int64_t)c->esz;
 }
 
+static const char *dtype_name(int64_t d) { return d == SHIRO_FLOAT32 ? "float32" : "float64"; }
+static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : "cpu"; }
+
+/* The ranks must make the same context: N, value type, backend and transport
+ * are compared across comm (one MPI_Allreduce), and every rank gets the same
+ * status and message. Collective; opts already checked locally. */
+static shiro_status agree_options(MPI_Comm comm, const shiro_ctx_options *o, shiro_error *err) {
+  enum { K = 4 };
+  const int64_t mine[K] = {o->n, o->dtype, o->backend, o->transport};
+  int64_t in[2 * K], lo[2 * K];
+  for (int i = 0; i < K; i++) {
+    in[i] = mine[i];
+    in[K + i] = -mine[i];  /* the minimum of the negations is the maximum */
+  }
+  if (MPI_Allreduce(in, lo, 2 * K, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+    return shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Allreduce of the options failed");
+  const int64_t *hi_neg = lo + K;
+  if (lo[0] != -hi_neg[0])
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different N (from %lld to %lld); every rank must pass the same N",
+                      (long long)lo[0], (long long)-hi_neg[0]);
+  if (lo[1] != -hi_neg[1])
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different value types (%s and %s)",
+                      dtype_name(lo[1]), dtype_name(-hi_neg[1]));
+  if (lo[2] != -hi_neg[2])
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different backends (%s and %s)",
+                      backend_name(lo[2]), backend_name(-hi_neg[2]));
+  if (lo[3] != -hi_neg[3])
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different transports (%lld and %lld)",
+                      (long long)lo[3], (long long)-hi_neg[3]);
+  return SHIRO_OK;
+}
+
 /* rt_agree with the message in a shiro_error. */
 static shiro_status agree(MPI_Comm comm, shiro_status st, shiro_error *err) {
   shiro_error mine;
@@ -76,13 +111,15 @@ static shiro_status note(shiro_ctx *c, shiro_status st, shiro_error *err) {
 
 shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_options *opts, shiro_ctx **ctx,
                               shiro_error *err) {
-  if (!ctx) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: ctx is NULL");
-  *ctx = NULL;
+  if (ctx) *ctx = NULL;
+  /* A rank without a communicator cannot tell the others (shiro.h says so). */
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: comm is MPI_COMM_NULL");
   /* 1. local checks, agreed on before any collective call (MPI_Comm_dup) */
-  shiro_status st = (!plan || !opts) ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL")
-                                     : check_launch(plan, comm, opts, err);
+  shiro_status st = !ctx               ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: ctx is NULL")
+                    : (!plan || !opts) ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL")
+                                       : check_launch(plan, comm, opts, err);
   st = agree(comm, st, err);
+  if (st == SHIRO_OK) st = agree_options(comm, opts, err);  /* the same answer on every rank */
   if (st != SHIRO_OK) return st;
   /* 2. every rank: own communicator, traffic, backend set-up; agreed on again */
   shiro_ctx *c = calloc(1, sizeof *c);
@@ -90,6 +127,9 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   MPI_Comm dup = MPI_COMM_NULL;
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && st == SHIRO_OK)  /* collective: called on every rank */
     st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_dup failed");
+  /* MPI failures on the context's communicator come back as codes (the library never aborts) */
+  if (dup != MPI_COMM_NULL && MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS && st == SHIRO_OK)
+    st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_set_errhandler(MPI_ERRORS_RETURN) failed");
   if (c) {
     c->plan = plan;
     c->opts = *opts;
@@ -121,12 +161,24 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   return SHIRO_OK;
 }
 
+/* 1 if this rank's B_local and C_local (b_rows × N and c_rows × N values) share a byte. */
+static int overlap(const shiro_ctx *c, const void *B, const void *C) {
+  const prog_rank *pr = &c->plan->pr;
+  const uintptr_t b = (uintptr_t)B, cc = (uintptr_t)C;
+  const uintptr_t row = (uintptr_t)c->opts.n * c->esz, bb = (uintptr_t)pr->b_rows * row, cb = (uintptr_t)pr->c_rows * row;
+  return B && C && bb && cb && b < cc + cb && cc < b + bb;
+}
+
 shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
   if (!c) return SHIRO_ERR_ARG;
   const prog_rank *pr = &c->plan->pr;
   if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0)) {
     snprintf(c->error, sizeof c->error, "shiro_spmm: B_local or C_local is NULL (this rank owns %lld B rows, %lld C rows)",
              (long long)pr->b_rows, (long long)pr->c_rows);
+    return SHIRO_ERR_ARG;
+  }
+  if (overlap(c, B, C)) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm: B_local and C_local overlap (they must be separate buffers)");
     return SHIRO_ERR_ARG;
   }
   c->error[0] = 0;
@@ -153,14 +205,18 @@ shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n,
                    dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64") > 0;
   else if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0))
     bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local") > 0;
-  int in[2] = {bad ? rank : INT_MAX, bad}, lowest = INT_MAX;
-  if (MPI_Allreduce(&in[0], &lowest, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) {
+  else if (overlap(c, B, C))
+    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank) > 0;
+  /* The contexts agreed on N and the value type at creation (agree_options), so comparing with the
+   * context compares the ranks with each other; one MPI_Allreduce finds the lowest rank that misused it. */
+  int lo[1], in[1] = {bad ? rank : INT_MAX};
+  if (MPI_Allreduce(in, lo, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) {
     snprintf(c->error, sizeof c->error, "shiro_spmm_checked: MPI_Allreduce failed");
     return SHIRO_ERR_MPI;
   }
   if (bad) return SHIRO_ERR_ARG;
-  if (lowest != INT_MAX) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d misused the call (see its message); nothing was computed", lowest);
+  if (lo[0] != INT_MAX) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d misused the call (see its message); nothing was computed", lo[0]);
     return SHIRO_ERR_ARG;
   }
   return shiro_spmm(c, B, C);

@@ -16,6 +16,8 @@ struct shiro_plan {
   prog_rank pr;       /* this rank's program; arrays point into map */
   plan_mapping map;   /* the mapped bytes of this rank's arrays */
   int checked;        /* 1 once checksums and plan_check_rank passed */
+  int64_t *ids;       /* contiguous partitions: [c_rows + b_rows] the global ids c_first + i, then b_first + i
+                         (shiro_plan_info's c_global / b_global); NULL when the plan lists its rows */
   int pattern_mismatch;  /* 1 if shiro_plan_check_pattern found another matrix */
 };
 

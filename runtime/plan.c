@@ -16,6 +16,18 @@ shiro_status shiro_plan_open(const char *path, int rank, shiro_plan **plan, shir
     free(p);
     return st;
   }
+  const prog_rank *pr = &p->pr;
+  if (!pr->ncglobal || !pr->nbglobal) {  /* contiguous rows: their ids, so that shiro_plan_info always has them */
+    const int64_t nids = pr->c_rows + pr->b_rows;
+    p->ids = malloc((size_t)(nids + 1) * sizeof *p->ids);
+    if (!p->ids) {
+      plan_file_unmap(&p->map);
+      free(p);
+      return shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_plan_open: out of memory (%lld row ids)", (long long)nids);
+    }
+    for (int64_t i = 0; i < pr->c_rows; i++) p->ids[i] = pr->c_first + i;
+    for (int64_t i = 0; i < pr->b_rows; i++) p->ids[pr->c_rows + i] = pr->b_first + i;
+  }
   *plan = p;
   return SHIRO_OK;
 }
@@ -35,14 +47,15 @@ shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info) 
   info->b_first = plan->pr.b_first;
   info->strategy = plan->meta.strategy;
   info->partition = plan->meta.partition;
-  info->c_global = plan->pr.ncglobal ? plan->pr.c_global : NULL;
-  info->b_global = plan->pr.nbglobal ? plan->pr.b_global : NULL;
+  info->c_global = plan->pr.ncglobal ? plan->pr.c_global : plan->ids;
+  info->b_global = plan->pr.nbglobal ? plan->pr.b_global : plan->ids + plan->pr.c_rows;
   return SHIRO_OK;
 }
 
 void shiro_plan_close(shiro_plan **plan) {
   if (!plan || !*plan) return;
   plan_file_unmap(&(*plan)->map);
+  free((*plan)->ids);
   free(*plan);
   *plan = NULL;
 }

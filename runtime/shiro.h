@@ -50,13 +50,14 @@ typedef struct shiro_plan_info {
   int64_t m, k, nnz;       /* global shape and nonzeros of A */
   int64_t c_rows;          /* rows of C (and A) owned by this rank */
   int64_t b_rows;          /* rows of B owned by this rank */
-  int64_t c_first;         /* first global row of C owned (rows c_first .. c_first+c_rows-1), if c_global is NULL */
-  int64_t b_first;         /* first global row of B owned, if b_global is NULL */
+  int64_t c_first;         /* block/nnz: first global row of C owned (rows c_first .. c_first+c_rows-1) */
+  int64_t b_first;         /* block/nnz: first global row of B owned */
   const char *strategy;    /* "block", "col", "row", "joint", "hier", "group" (owned by the plan) */
   const char *partition;   /* "block", "nnz" (contiguous ranges) or "metis" (row lists) */
-  const int64_t *c_global; /* metis: [c_rows] global id of each local C row (increasing); NULL when the
-                              rows are c_first .. c_first+c_rows-1 (owned by the plan) */
-  const int64_t *b_global; /* metis: [b_rows] global id of each local B row; NULL when contiguous */
+  const int64_t *c_global; /* [c_rows] global id of each local C row, increasing, for every partition
+                              (block/nnz: c_first + i; metis: the rows listed). Owned by the plan; never
+                              NULL, so one code path fills B and reads C whatever the partition */
+  const int64_t *b_global; /* [b_rows] global id of each local B row, increasing, for every partition */
 } shiro_plan_info;
 
 /* Opens rank `rank`'s part of the plan file at `path` and maps its arrays.
@@ -66,9 +67,9 @@ typedef struct shiro_plan_info {
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int rank,
                                                         shiro_plan **plan, shiro_error *err);
 
-/* Fills *info for an open plan. Local. */
-SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_info(const shiro_plan *plan,
-                                                            shiro_plan_info *info);
+/* Fills *info for an open plan. Local. Fails (SHIRO_ERR_ARG) only when plan
+ * or info is NULL, so its result need not be checked otherwise. */
+SHIRO_API shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info);
 
 /* Digest of a sparsity pattern: nrows rows of a matrix with ncols columns,
  * CSR row pointers and GLOBAL column indices (sorted within each row, no
@@ -103,26 +104,39 @@ typedef struct shiro_ctx_options {
   int device;                /* CUDA: device ordinal to use; -1 (default): the rank's index among the
                               * ranks of its node (MPI_COMM_TYPE_SHARED) modulo the device count */
   shiro_transport transport; /* CUDA: how rows move between ranks; default SHIRO_TRANSPORT_AUTO */
+  int64_t timeout_ms;        /* CUDA with NCCL: a call not complete after this many milliseconds aborts
+                              * the context's NCCL communicator and fails with SHIRO_ERR_CUDA (the context
+                              * can then only be destroyed). 0 (default): no timeout. Either way the wait
+                              * polls NCCL's asynchronous errors and fails on one instead of hanging. */
 } shiro_ctx_options;
 
-/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO. */
+/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO, no timeout. */
 SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
 
 /* Creates a context that replays `plan` over `comm` for the given options and
  * allocates every buffer and persistent request a call will need. Collective
- * over comm: every rank gets the same status (a wrong rank count or a plan
- * opened for another rank fails on all ranks, without a hang). The plan must
- * stay open while the context lives. */
+ * over comm: every rank gets the same status (a wrong rank count, a plan
+ * opened for another rank, a NULL argument on one rank fails on all ranks,
+ * without a hang). Every rank must ask for the same N, dtype, backend and
+ * transport (compared across the ranks: SHIRO_ERR_ARG on all otherwise;
+ * `device` may differ). A rank that passes MPI_COMM_NULL gets SHIRO_ERR_ARG
+ * at once: it is in no communicator, so the others cannot learn of it (as
+ * with any collective they would wait for it). The context works on a
+ * duplicate of comm with MPI_ERRORS_RETURN: an MPI failure in a later call
+ * is a SHIRO_ERR_MPI status, never an abort (though the peers of a rank whose
+ * exchange failed may then wait for it). The plan must stay open while the
+ * context lives. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm,
                                                          const shiro_ctx_options *opts,
                                                          shiro_ctx **ctx, shiro_error *err);
 
 /* Computes this rank's rows of C = A·B. B_local: b_rows × N, C_local:
  * c_rows × N, row-major, of the context's dtype (device pointers for the
- * CUDA backend). C_local is overwritten. Collective over the context's
- * communicator; allocates nothing; adds no synchronization of its own. A
- * NULL buffer is reported on the rank that passed it only (the others would
- * wait for it): use shiro_spmm_checked while developing. On failure the
+ * CUDA backend). C_local is overwritten; B_local and C_local must not overlap
+ * (refused with SHIRO_ERR_ARG). Collective over the context's communicator;
+ * allocates nothing; adds no synchronization of its own. A NULL or
+ * overlapping buffer is reported on the rank that passed it only (the others
+ * would wait for it): use shiro_spmm_checked while developing. On failure the
  * message is in shiro_ctx_last_error(ctx). */
 /* CUDA backend: B_local and C_local are device pointers on the context's
  * device, and shiro_spmm is synchronous from the caller's view: C_local is
@@ -137,8 +151,9 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B
                                                    void *C_local);
 
 /* shiro_spmm with the caller's view of the call checked on every rank first:
- * n and dtype must be those the context was made for, and B/C non-NULL
- * where the rank owns rows. The ranks agree (one small MPI_Allreduce) before
+ * n and dtype must be those the context was made for (the same on every
+ * rank, since the contexts agreed at creation), B/C non-NULL where the rank
+ * owns rows, and B and C must not overlap. The ranks agree (one small MPI_Allreduce) before
  * any data moves, so a misuse on one rank fails on every rank with a message
  * instead of leaving the others waiting. Collective. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const void *B_local,

@@ -1,8 +1,11 @@
 /* test_misuse.c — misuse of the runtime gets a clear status on EVERY rank and
  * never a hang (run under mpirun with 3 ranks): wrong N, wrong value type,
- * NULL buffers (shiro_spmm_checked), a plan for another matrix, a rank that
- * opened another rank's part, bad options, a NULL plan on one rank. A correct
- * call afterwards still gives the right product. */
+ * NULL buffers (shiro_spmm_checked), B and C overlapping, a plan for another
+ * matrix, a rank that opened another rank's part, bad options, a NULL plan or
+ * a NULL context pointer on one rank, ranks asking for different contexts, and
+ * an MPI failure inside a call (injected through the profiling interface),
+ * which must come back as a status, not abort. A correct call afterwards still
+ * gives the right product. */
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -15,9 +18,28 @@
 #include "plan_build.h"
 #include "plan_file.h"
 #include "shiro.h"
+#include "shiro_config.h"
 #include "test_util.h"
 
 static int rank, size;
+
+/* Injected MPI failures, through the MPI profiling interface: MPI_Send_init records the communicator
+ * libshiro makes its requests on (the context's); while inject_startall is set, MPI_Startall makes a
+ * real MPI call fail on that communicator (a negative count) and returns its error code. Under
+ * MPI_ERRORS_ARE_FATAL that call would abort the process, so the test passes only if the context's
+ * communicator returns errors and libshiro turns them into a status. */
+static MPI_Comm requests_comm = MPI_COMM_NULL;
+static int inject_startall = 0;
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+  requests_comm = comm;
+  return PMPI_Send_init(buf, count, type, dest, tag, comm, req);
+}
+
+int MPI_Startall(int count, MPI_Request reqs[]) {
+  if (inject_startall && requests_comm != MPI_COMM_NULL) return PMPI_Send(NULL, -1, MPI_INT, 0, 0, requests_comm);
+  return PMPI_Startall(count, reqs);
+}
 
 /* Every rank must see `want`; prints what each saw on failure. */
 static void expect_all(shiro_status got, shiro_status want, const char *what, const char *msg) {
@@ -54,6 +76,10 @@ int main(int argc, char **argv) {
   EXPECT(shiro_plan_open(path, rank, &plan, &err) == SHIRO_OK, "open: %s", err.message);
   shiro_plan_info in;
   EXPECT(shiro_plan_get_info(plan, &in) == SHIRO_OK, "info");
+  /* The global ids of the local rows are there for a contiguous (block) partition too. */
+  EXPECT(in.c_global && in.b_global, "rank %d: c_global / b_global NULL for a block partition", rank);
+  for (int64_t i = 0; in.c_global && i < in.c_rows; i++) EXPECT(in.c_global[i] == in.c_first + i, "c_global[%lld]", (long long)i);
+  for (int64_t i = 0; in.b_global && i < in.b_rows; i++) EXPECT(in.b_global[i] == in.b_first + i, "b_global[%lld]", (long long)i);
   shiro_ctx_options o = shiro_ctx_options_default();
   o.n = 4;
   shiro_ctx *ctx = NULL;
@@ -70,6 +96,26 @@ int main(int argc, char **argv) {
   expect_all(shiro_ctx_create(rank == 0 ? other : plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_MISMATCH,
              "rank 0 opened rank 1's part", err.message);
   shiro_plan_close(&other);
+  /* A NULL context pointer on one rank: the others must not wait for it. */
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, rank == 2 ? NULL : &ctx, &err), SHIRO_ERR_ARG, "NULL ctx on rank 2", err.message);
+  EXPECT(ctx == NULL, "ctx set after failure");
+  /* Ranks asking for different contexts (each valid on its own): every rank fails, saying what differs. */
+  o.n = rank == 1 ? 5 : 4;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "N = 5 on rank 1 only", err.message);
+  EXPECT(strstr(err.message, "different N (from 4 to 5)"), "message: %s", err.message);
+  o.n = 4;
+  o.dtype = rank == 2 ? SHIRO_FLOAT32 : SHIRO_FLOAT64;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "float32 on rank 2 only", err.message);
+  EXPECT(strstr(err.message, "different value types"), "message: %s", err.message);
+  o.dtype = SHIRO_FLOAT64;
+  o.backend = rank == 0 ? SHIRO_BACKEND_CUDA : SHIRO_BACKEND_CPU;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_HAVE_CUDA ? SHIRO_ERR_ARG : SHIRO_ERR_UNSUPPORTED,
+             "CUDA on rank 0 only", err.message);
+  o.backend = SHIRO_BACKEND_CPU;
+  EXPECT(ctx == NULL, "ctx set after failure");
+  o.timeout_ms = rank == 1 ? -1 : 0;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "timeout_ms = -1 on rank 1", err.message);
+  o.timeout_ms = 0;
 
   /* The real context, then misused calls. */
   EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) == SHIRO_OK, "create: %s", err.message);
@@ -81,6 +127,24 @@ int main(int argc, char **argv) {
              shiro_ctx_last_error(ctx));
   expect_all(shiro_spmm_checked(ctx, rank == 0 ? NULL : B, C, 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "NULL B on rank 0",
              shiro_ctx_last_error(ctx));
+  /* B and C overlapping: refused by shiro_spmm_checked on every rank, and by shiro_spmm on the rank itself. */
+  double *BC = calloc((size_t)(in.b_rows > in.c_rows ? in.b_rows : in.c_rows) * 4 + 1, sizeof *BC);
+  expect_all(shiro_spmm_checked(ctx, B, rank == 1 ? (void *)B : C, 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "C = B on rank 1",
+             shiro_ctx_last_error(ctx));
+  EXPECT(strstr(shiro_ctx_last_error(ctx), rank == 1 ? "overlap" : "rank 1 misused"), "message: %s", shiro_ctx_last_error(ctx));
+  expect_all(shiro_spmm(ctx, BC, BC + 1), SHIRO_ERR_ARG, "shiro_spmm with C inside B", shiro_ctx_last_error(ctx));
+  EXPECT(strstr(shiro_ctx_last_error(ctx), "overlap"), "message: %s", shiro_ctx_last_error(ctx));
+  free(BC);
+  /* An MPI failure inside a call: a status on every rank that exchanges anything, no abort. */
+  shiro_traffic tr;
+  EXPECT(shiro_ctx_get_traffic(ctx, &tr) == SHIRO_OK, "traffic");
+  inject_startall = 1;
+  shiro_status injected = shiro_spmm(ctx, B, C);
+  inject_startall = 0;
+  const int exchanges = tr.rows_sent + tr.rows_received > 0;
+  EXPECT(injected == (exchanges ? SHIRO_ERR_MPI : SHIRO_OK), "rank %d: injected MPI failure gave status %d (%s)", rank, (int)injected,
+         shiro_ctx_last_error(ctx));
+  if (exchanges) EXPECT(strstr(shiro_ctx_last_error(ctx), "MPI_Startall"), "message: %s", shiro_ctx_last_error(ctx));
   /* A correct call still computes the product. */
   EXPECT(shiro_spmm_checked(ctx, B, C, 4, SHIRO_FLOAT64) == SHIRO_OK, "good call: %s", shiro_ctx_last_error(ctx));
   sc_csr *A = NULL;

@@ -129,7 +129,7 @@ static int parse(int argc, char **argv, options *o) {
 static double check_rows(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *C) {
   double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53), worst = 0;
   for (int64_t i = 0; i < in->c_rows; i++) {
-    int64_t g = in->c_global ? in->c_global[i] : in->c_first + i, len = A->Ap[g + 1] - A->Ap[g];
+    int64_t g = in->c_global[i], len = A->Ap[g + 1] - A->Ap[g];
     for (int64_t c = 0; c < n; c++) {
       double ref = 0, bound = 0;
       for (int64_t t = A->Ap[g]; t < A->Ap[g + 1]; t++) {
@@ -213,7 +213,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   int bad = !hB || !hC;
   for (int64_t i = 0; !bad && i < in->b_rows; i++)
     for (int64_t c = 0; c < n; c++) {
-      double v = b_value(in->b_global ? in->b_global[i] : in->b_first + i, c);
+      double v = b_value(in->b_global[i], c);
       if (dt == SHIRO_FLOAT32) ((float *)hB)[i * n + c] = (float)v; else ((double *)hB)[i * n + c] = v;
     }
   const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
