@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_backend.h"
 
@@ -105,23 +106,69 @@ static shiro_status cuda_wait(shiro_ctx *c, int32_t stage) {
 static shiro_status cuda_begin(shiro_ctx *c) {
   cuda_state *s = c->state;
   s->caller_device = enter_device(s->device);
+  if (s->aborted)
+    return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "an earlier call aborted this context's NCCL communicator");
   return SHIRO_OK;
 }
 
-/* The end of a call: the compute stream done, NCCL's asynchronous errors read; after a failure,
- * nothing of the call is left running on the context's streams. Restores the caller's device. */
-static shiro_status cuda_finish(shiro_ctx *c, shiro_status st) {
-  cuda_state *s = c->state;
-  if (st == SHIRO_OK) {
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Aborts the NCCL communicator (its kernels then end, so the streams drain) and says why. */
+static shiro_status abort_nccl(shiro_ctx *c, cuda_state *s, const char *why) {
+  ncclCommAbort(s->nccl);
+  s->nccl = NULL;
+  s->aborted = 1;
+  return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "%s: the NCCL communicator was aborted (destroy the context)", why);
+}
+
+/* Waits until the compute stream is done (it has joined every stage by then). With NCCL the wait
+ * polls the communicator's asynchronous error, and past opts.timeout_ms it aborts: a peer that
+ * failed or never came cannot leave this rank waiting forever. */
+static shiro_status wait_compute(shiro_ctx *c, cuda_state *s) {
+  shiro_status st = SHIRO_OK;
+  if (s->xport != CUDA_XPORT_NCCL) {
     CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);
-    if (s->xport == CUDA_XPORT_NCCL) {
-      ncclResult_t async = ncclSuccess;
-      NCCLCHECKGOTO(ncclCommGetAsyncError(s->nccl, &async), st, c->error);
-      NCCLCHECKGOTO(async, st, c->error);
+    return st;
+  }
+  const double t0 = now_ms();
+  for (;;) {
+    cudaError_t q = cudaStreamQuery(s->compute);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) CUDACHECKGOTO(q, st, c->error);
+    ncclResult_t async = ncclSuccess;
+    NCCLCHECKGOTO(ncclCommGetAsyncError(s->nccl, &async), st, c->error);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      char why[160];
+      snprintf(why, sizeof why, "NCCL reported an asynchronous error: %s", ncclGetErrorString(async));
+      return abort_nccl(c, s, why);
+    }
+    if (c->opts.timeout_ms > 0 && now_ms() - t0 > (double)c->opts.timeout_ms) {
+      char why[160];
+      snprintf(why, sizeof why, "the call did not complete within timeout_ms = %lld", (long long)c->opts.timeout_ms);
+      return abort_nccl(c, s, why);
     }
   }
 done:
+  return st;
+}
+
+/* The end of a call: the compute stream done; after a failure, nothing of the call is left running
+ * on the context's streams. Restores the caller's device. */
+static shiro_status cuda_finish(shiro_ctx *c, shiro_status st) {
+  cuda_state *s = c->state;
+  if (st == SHIRO_OK) st = wait_compute(c, s);
   if (st != SHIRO_OK) {
+    /* A stage's NCCL group may wait for peers that will not come: abort it before waiting on the streams. */
+    if (s->nccl && !s->aborted) {
+      char why[sizeof c->error];
+      memcpy(why, c->error, sizeof why);
+      abort_nccl(c, s, "the call failed");
+      memcpy(c->error, why, sizeof why);  /* keep the first failure's message */
+    }
     cudaStreamSynchronize(s->compute);
     cudaStreamSynchronize(s->comm);
   }

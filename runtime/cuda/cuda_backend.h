@@ -40,7 +40,8 @@ typedef struct cuda_state {
   void *host[PROG_NBUF];      /* pinned host S and R (staged MPI only); device S and R are c->buf */
   size_t row_bytes;           /* N × value size */
   mpi_xport mpi;              /* MPI transport: persistent requests */
-  ncclComm_t nccl;            /* NCCL only */
+  ncclComm_t nccl;            /* NCCL only; NULL once aborted */
+  int aborted;                /* 1 after a timeout or an asynchronous NCCL error aborted the communicator */
 } cuda_state;
 
 /* cuda_device.c: picks the device (opts.device, or the rank's index in its
