@@ -66,6 +66,45 @@ static shiro_status check_xchg(const prog_meta *meta, const prog_rank *pr, shiro
   return SHIRO_OK;
 }
 
+/* One exchange record's R4 key (stage, peer, direction, kind) and its index. */
+typedef struct msg_key { int64_t stage, peer, dir, kind, x; } msg_key;
+
+static int by_msg_key(const void *a, const void *b) {
+  const msg_key *p = a, *q = b;
+  if (p->stage != q->stage) return p->stage < q->stage ? -1 : 1;
+  if (p->peer != q->peer) return p->peer < q->peer ? -1 : 1;
+  if (p->dir != q->dir) return p->dir < q->dir ? -1 : 1;
+  if (p->kind != q->kind) return p->kind < q->kind ? -1 : 1;
+  return p->x < q->x ? -1 : p->x > q->x;
+}
+
+/* R4: at most one message per (stage, peer, direction, kind), zero-row records
+ * included. The runtime's posting order (a total order on those four fields)
+ * and its MPI tags (stage * 16 + kind) rely on it. Sorts a copy of the keys:
+ * O(nx log nx) time, O(nx) memory. The records are already in range. */
+static shiro_status check_xchg_unique(const prog_rank *pr, shiro_error *err) {
+  if (pr->nx < 2) return SHIRO_OK;
+  msg_key *k = malloc((size_t)pr->nx * sizeof *k);
+  if (!k) return shiro_fail(err, SHIRO_ERR_NOMEM, "rank %d: out of memory checking the plan", pr->rank);
+  for (int64_t x = 0; x < pr->nx; x++) {
+    const int64_t *r = pr->xchg + x * PROG_X_WIDTH;
+    k[x] = (msg_key){r[XF_STAGE], r[XF_PEER], r[XF_DIR], r[XF_KIND], x};
+  }
+  qsort(k, (size_t)pr->nx, sizeof *k, by_msg_key);
+  shiro_status st = SHIRO_OK;
+  for (int64_t i = 1; i < pr->nx && st == SHIRO_OK; i++) {
+    const msg_key *a = &k[i - 1], *b = &k[i];
+    if (a->stage == b->stage && a->peer == b->peer && a->dir == b->dir && a->kind == b->kind)
+      st = shiro_fail(err, SHIRO_ERR_FORMAT,
+                      "rank %d exchange records %lld and %lld: two messages in stage %lld %s peer %lld of kind %lld "
+                      "(at most one per stage, peer, direction and kind)",
+                      pr->rank, (long long)a->x, (long long)b->x, (long long)a->stage,
+                      a->dir == 0 ? "sending to" : "receiving from", (long long)a->peer, (long long)a->kind);
+  }
+  free(k);
+  return st;
+}
+
 shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_error *err) {
   if (pr->c_rows < 0 || pr->b_rows < 0 || pr->s_rows < 0 || pr->r_rows < 0 || pr->c_rows > INT32_MAX ||
       pr->b_rows > INT32_MAX || pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX || pr->c_first < 0 ||
@@ -88,6 +127,7 @@ shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_e
   }
   free(mark);
   if (st == SHIRO_OK) st = check_xchg(meta, pr, err);
+  if (st == SHIRO_OK) st = check_xchg_unique(pr, err);
   if (st == SHIRO_OK && ((pr->ncglobal != 0 && pr->ncglobal != pr->c_rows) || (pr->nbglobal != 0 && pr->nbglobal != pr->b_rows)))
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d: row lists of the wrong length", pr->rank);
   for (int64_t x = 0; x < pr->ncglobal && st == SHIRO_OK; x++)

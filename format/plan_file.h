@@ -68,7 +68,9 @@ void plan_file_unmap(plan_mapping *map);
 
 /* Checks that every index of a program stays inside its buffers and pools
  * (ops, pointers, rows, exchange records), so that a damaged file can never
- * make a runtime read or write out of bounds. O(size of the program). */
+ * make a runtime read or write out of bounds, and that no two exchange
+ * records share (stage, peer, direction, kind) (R4: the runtime's posting
+ * order and MPI tags rely on it). O(size of the program + nx log nx). */
 shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_error *err);
 
 #endif

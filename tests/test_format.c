@@ -211,6 +211,71 @@ static void round_trip(const char *dir) {
   plan_free(&plan);
 }
 
+/* Rank r of plan with its exchange records replaced by its own plus one copy
+ * of record `of` edited by edit (called on the copy): the arrays in *xs. */
+static prog_rank with_extra_record(const sc_plan *plan, int32_t r, int64_t of, void (*edit)(int64_t *), int64_t **xs) {
+  prog_rank pr = plan->ranks[r];
+  *xs = malloc((size_t)(pr.nx + 1) * PROG_X_WIDTH * sizeof **xs);
+  memcpy(*xs, pr.xchg, (size_t)pr.nx * PROG_X_WIDTH * sizeof **xs);
+  memcpy(*xs + pr.nx * PROG_X_WIDTH, pr.xchg + of * PROG_X_WIDTH, PROG_X_WIDTH * sizeof **xs);
+  edit(*xs + pr.nx * PROG_X_WIDTH);
+  pr.xchg = *xs;
+  pr.nx++;
+  return pr;
+}
+static void same_record(int64_t *x) { (void)x; }
+static void zero_rows(int64_t *x) { x[XF_COUNT] = 0; x[XF_BROWS] = 0; }
+static void other_kind(int64_t *x) { x[XF_KIND] = PROG_MSG_AGG_C; }
+
+/* R4: a second message with the same (stage, peer, direction, kind) as
+ * another is refused by plan_check_rank, in memory and read back from a file,
+ * with a message naming rank, records, stage, peer, direction and kind; one
+ * differing in kind only is accepted. */
+static void one_message_per_key(const char *dir) {
+  sc_plan plan = {0};
+  shiro_error err;
+  if (!build("data/karate.mtx", 4, &plan)) { EXPECT(0, "planning failed"); return; }
+  const int32_t r = 2;
+  const prog_rank *orig = &plan.ranks[r];
+  if (orig->nx < 2) { EXPECT(0, "rank %d has %lld messages", r, (long long)orig->nx); plan_free(&plan); return; }
+  EXPECT(plan_check_rank(&plan.meta, orig, &err) == SHIRO_OK, "real plan: %s", err.message);
+  const int64_t of = 1, *rec = orig->xchg + of * PROG_X_WIDTH;
+  char want[200];
+  snprintf(want, sizeof want, "rank %d exchange records %lld and %lld: two messages in stage %lld %s peer %lld of kind %lld",
+           r, (long long)of, (long long)orig->nx, (long long)rec[XF_STAGE],
+           rec[XF_DIR] == 0 ? "sending to" : "receiving from", (long long)rec[XF_PEER], (long long)rec[XF_KIND]);
+  void (*edits[])(int64_t *) = {same_record, zero_rows, other_kind};
+  const char *what[] = {"a copy of a message", "a zero-row copy", "a copy of another kind"};
+  for (int e = 0; e < 3; e++) {
+    int64_t *xs;
+    prog_rank bad = with_extra_record(&plan, r, of, edits[e], &xs);
+    shiro_status st = plan_check_rank(&plan.meta, &bad, &err);
+    if (edits[e] == other_kind) EXPECT(st == SHIRO_OK, "%s refused: %s", what[e], err.message);
+    else EXPECT(st == SHIRO_ERR_FORMAT && strstr(err.message, want), "%s: status %d, message: %s (want: %s)", what[e], st,
+                st ? err.message : "", want);
+    free(xs);
+  }
+  /* the same, written to a file and read back: the reader maps it, the check refuses it */
+  int64_t *xs;
+  prog_rank *keep = plan.ranks, *ranks = malloc((size_t)plan.meta.ranks * sizeof *ranks);
+  memcpy(ranks, keep, (size_t)plan.meta.ranks * sizeof *ranks);
+  ranks[r] = with_extra_record(&plan, r, of, same_record, &xs);
+  char path[512];
+  snprintf(path, sizeof path, "%s/r4.shiro.h5", dir);
+  EXPECT(plan_file_write(path, &plan.meta, ranks, &err) == SHIRO_OK, "%s", err.message);
+  prog_meta meta;
+  prog_rank pr;
+  plan_mapping map;
+  EXPECT(plan_file_map_rank(path, r, &meta, &pr, &map, &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(plan_verify_checksums(&pr, &err) == SHIRO_OK, "%s", err.message);
+  EXPECT(plan_check_rank(&meta, &pr, &err) == SHIRO_ERR_FORMAT && strstr(err.message, want), "read back: %s", err.message);
+  plan_file_unmap(&map);
+  unlink(path);
+  free(xs);
+  free(ranks);
+  plan_free(&plan);
+}
+
 /* A sink that writes each program as it comes (what shiro-plan does), and
  * fails on purpose at rank fail_at (-1: never). */
 typedef struct stream_sink { const char *path; plan_writer *w; int32_t fail_at, calls; } stream_sink;
@@ -307,6 +372,7 @@ int main(void) {
   if (!mkdtemp(dir)) return 1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   round_trip(dir);
+  one_message_per_key(dir);
   streamed(dir);
   foreign_files(dir);
   rmdir(dir);

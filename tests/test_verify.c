@@ -1,7 +1,8 @@
 /* test_verify.c — the plan verifier accepts real plans of every strategy and
  * rejects tampered ones: a changed value, a nonzero counted twice, a missing
  * certificate pair, a certificate pair that is not a nonzero, a message whose
- * sizes disagree, a damaged array (checksum). */
+ * sizes disagree, two messages of one (stage, peer, direction, kind), a
+ * damaged array (checksum). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,18 @@ int main(void) {
     EXPECT(verify(&plan, "message sizes disagree", &err) == SHIRO_ERR_FORMAT, "%s: mismatched message accepted", strategy_name(st));
     rec[XF_COUNT]++;
     EXPECT(verify(&plan, "restored", &err) == SHIRO_OK, "%s: restored plan rejected: %s", strategy_name(st), err.message);
+    /* a second message with the same stage, peer, direction and kind (R4) */
+    int64_t *xs = realloc(p1->xchg, (size_t)(p1->nx + 1) * PROG_X_WIDTH * sizeof *xs);
+    EXPECT(xs != NULL, "out of memory");
+    if (xs) {
+      p1->xchg = xs;
+      memcpy(xs + p1->nx * PROG_X_WIDTH, xs, PROG_X_WIDTH * sizeof *xs);
+      p1->nx++;
+      EXPECT(verify(&plan, "two messages of one stage, peer, kind", &err) == SHIRO_ERR_FORMAT &&
+             strstr(err.message, "at most one per stage, peer, direction and kind"), "%s: R4 violation: %s",
+             strategy_name(st), err.message);
+      p1->nx--;
+    }
     /* a damaged array: checksum mismatch */
     verify_report rep;
     p1->col[0] ^= 1;
