@@ -75,6 +75,21 @@ def main():
         # --check against another matrix is refused up front.
         s = run([mpirun, "-np", "4", spmm, plan, "--check", bad])
         expect(s.returncode != 0 and "bad.mtx" in s.stderr, "--check with a broken matrix", s)
+        # --check against a matrix of the same shape and nonzero count but another pattern: named as such.
+        moved = os.path.join(tmp, "moved.mtx")
+        with open(moved, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n3 2 2.0\n")
+        diag = os.path.join(tmp, "diag.mtx")
+        with open(diag, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 2 2.0\n")
+        dplan = os.path.join(tmp, "diag.shiro.h5")
+        p = run([plan_exe, diag, "--ranks", "2", "-o", dplan, "--quiet"])
+        expect(p.returncode == 0, "plan of a 3 x 3 matrix", p)
+        s = run([mpirun, "-np", "2", spmm, dplan, "--n", "2", "--iters", "1", "--check", moved])
+        expect(s.returncode == 1 and "this plan was made for another matrix" in s.stderr and "digest" in s.stderr,
+               "--check with another matrix of the same shape: says so, with the digests", s)
+        s = run([mpirun, "-np", "2", spmm, dplan, "--n", "2", "--iters", "1", "--check", diag])
+        expect(s.returncode == 0 and "ok" in s.stdout, "--check with the plan's own matrix", s)
     return 1 if failures else 0
 
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "digest.h"
 #include "mm_read.h"
 #include "shiro.h"
 #include "shiro_config.h"
@@ -123,6 +124,17 @@ static int parse(int argc, char **argv, options *o) {
   if (!o->nn) o->n[o->nn++] = 32;
   if (!o->ndt) o->dt[o->ndt++] = SHIRO_FLOAT64;
   return 1;
+}
+
+/* shiro_pattern_digest of this rank's rows of A (global ids c_global, in local order), as the plan records it. */
+static uint64_t rows_digest(const sc_csr *A, const shiro_plan_info *in) {
+  digest64 d;
+  pattern_digest_begin(&d, in->c_rows, A->k);
+  for (int64_t i = 0; i < in->c_rows; i++) {
+    const int64_t g = in->c_global[i];
+    pattern_digest_row(&d, 1, A->Ap[g + 1] - A->Ap[g], A->Aj + A->Ap[g]);
+  }
+  return d.h;
 }
 
 /* Worst (|C - ref| / bound) over this rank's rows; > 1 means the check failed. */
@@ -277,6 +289,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: rank %d: --check %s is %lld x %lld with %lld nonzeros, the plan is for %lld x %lld with %lld\n",
             prog, rank, o.check, (long long)A->m, (long long)A->k, (long long)A->nnz, (long long)in.m, (long long)in.k,
             (long long)in.nnz);
+    bad = 1;
+  } else if (A && shiro_plan_check_pattern(plan, rows_digest(A, &in), &err) != SHIRO_OK) {
+    fprintf(stderr, "%s: --check %s: this plan was made for another matrix: %s\n", prog, o.check, err.message);
     bad = 1;
   }
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
