@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "big_alloc.h"
 #include "blocks.h"
 #include "error.h"
 #include "sorted.h"

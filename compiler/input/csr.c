@@ -28,9 +28,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "big_alloc.h"
 #include "csr.h"
 #include "error.h"
 
@@ -161,33 +160,6 @@ static bool is_sorted(const int64_t *j, int64_t n) {
 static size_t bytes_of(int64_t n, size_t size) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return 0;
   return n == 0 ? size : (size_t)n * size;
-}
-
-/* (csr.h) Two reasons for huge pages: the scatter writes to as many places
- * at once as there are buckets, and with 4 KiB pages those writes miss the
- * TLB; and a first touch costs per page, not per byte (on the virtual
- * machines this was measured on, memset of fresh memory ran at 0.3 GB/s
- * with 4 KiB pages and 9 GB/s with 2 MiB ones). */
-void sc_big_huge(void *p, size_t nbytes) {
-#ifdef MADV_HUGEPAGE
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-  uintptr_t hi = ((uintptr_t)p + nbytes) & ~(huge - 1);
-  if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-  (void)p, (void)nbytes;
-#endif
-}
-
-void sc_big_populate(void *p, size_t off, size_t len) {
-  sc_big_huge(p ? (char *)p + off : NULL, len);
-#ifdef MADV_POPULATE_WRITE
-  const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t lo = ((uintptr_t)p + off) & ~(pg - 1), hi = (uintptr_t)p + off + len;
-  if (p && len >= 64 * pg) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-  (void)p, (void)off, (void)len;
-#endif
 }
 
 /* Most parts of a build (fixed arrays on the stack). */
@@ -605,6 +577,8 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
                     (long long)nz);
     goto done;
   }
+  /* huge pages (big_alloc.h): the scatter below writes to as many places at once as there
+   * are buckets, and on 4 KiB pages those writes miss the TLB */
   sc_big_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
   sc_big_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
   if (B->Rb) sc_big_huge(B->Rb, (size_t)nz * sizeof *B->Rb);

@@ -2,7 +2,6 @@
 #ifndef SHIRO_CSR_H
 #define SHIRO_CSR_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "shiro_status.h"
@@ -40,24 +39,6 @@ typedef enum sc_coo_mirror {
 shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
                              const int64_t *Tj, const double *Tx, sc_coo_mirror mirror,
                              sc_csr **out, shiro_error *err);
-
-/* Maps the pages of bytes [off, off+len) of the block at p now, writable
- * and zeroed, in one system call (MADV_POPULATE_WRITE), instead of one
- * page fault per page as they are first written, and asks for transparent
- * huge pages on the range's 2 MiB-aligned interior (MADV_HUGEPAGE): a page
- * fault costs about a microsecond, tens of them in some virtual machines,
- * so populating what is about to be written, in as few pages as possible,
- * pays. Local; a no-op where unsupported. */
-void sc_big_populate(void *p, size_t off, size_t len);
-
-/* Asks for transparent huge pages on the 2 MiB-aligned interior of the
- * block p of nbytes (MADV_HUGEPAGE), before any of it is touched: then
- * sc_big_populate on any range of it, or first writes, map 2 MiB pages,
- * not only on the aligned interior of each range (a block populated piece
- * by piece, as it fills, would otherwise get 4 KiB pages at the edge of
- * every piece, and all of them where the pieces are under 4 MiB). Local;
- * a no-op where unsupported or for p == NULL. */
-void sc_big_huge(void *p, size_t nbytes);
 
 /* A run of triplets: (Ti[t], Tj[t], Tx[t]) for t < n, with 64-bit indices
  * (Ti, Tj) or 32-bit ones (Ti32, Tj32, used when Ti is NULL: half the

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "big_alloc.h"
 #include "error.h"
 #include "mm_input.h"
 #include "mm_read.h"

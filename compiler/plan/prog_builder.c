@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csr.h"
+#include "big_alloc.h"
 #include "prog_builder.h"
 
 /* Grows *arr (elements of `size` bytes) so that it holds at least `need`. */
