@@ -18,10 +18,12 @@ typedef enum sc_strategy {
   STRAT_COUNT = 6
 } sc_strategy;
 
-/* 1 for the strategies routed through nodes in two stages (hier, group). */
+/* 1 for the strategies routed through nodes in two stages (hier, group), 0
+ * for the flat ones (block, col, row, joint). */
 int strategy_is_two_tier(sc_strategy s);
 
-/* Name of a strategy ("block", "col", "row", "joint"). */
+/* Name of strategy s: "block", "col", "row", "joint", "hier" or "group" (the
+ * --strategy values and the plan's meta); "?" outside the enum. */
 const char *strategy_name(sc_strategy s);
 
 /* Parses a strategy name; SHIRO_ERR_ARG with a message listing the choices otherwise. */
@@ -30,10 +32,18 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err);
 /* Progress callback: called from one thread with (done, total) cover problems. */
 typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
 
-/* Sets rsel/csel (and mu for joint) of every block for strategy s. Joint and
- * hier solve one exact minimum vertex cover per block (Hopcroft–Karp +
- * König); group solves one minimum weighted cover per ordered pair of nodes
- * (max-flow) for the blocks between nodes and per-pair covers inside nodes.
+/* Sets every block's selection (rsel, csel), its entry counts
+ * (block_count_entries) and, where the strategy proves a cover minimum, its
+ * certificate (mu, rmatch) for strategy s:
+ *   block  every column: all of B(q,:) moves (the plan sends the whole part);
+ *   col    every column (the block's nonzero columns' B rows);
+ *   row    every row (partial C rows);
+ *   joint  a minimum vertex cover per block: a maximum matching (mu, rmatch
+ *          kept) and König's cover;
+ *   hier   joint's covers (the plan routes them in two tiers);
+ *   group  joint's covers for the blocks inside a node, and for the blocks
+ *          between nodes one lexicographic cover per ordered node pair
+ *          (strategy_select_group), whose matchings are the certificate.
  * Problems run in parallel over OpenMP threads; the result does not depend
  * on the number of threads. gpn = ranks per node. A nonzero whose row and
  * column are both selected is computed on the column side. progress may be
@@ -41,7 +51,9 @@ typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
 shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
                              void *arg, shiro_error *err);
 
-/* Group's selection for the blocks between nodes (group_cover.c). */
+/* Group's selection for the blocks between nodes (group_cover.c): per ordered
+ * pair of nodes, the node pair's maximum matching (kept in B's cert) and the
+ * fewest-vertex cover of fewest intra-node hops, cut back to its blocks. */
 shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
 
 /* Rows moved per call (DESIGN.md counting), total and split by tier. */
@@ -52,8 +64,9 @@ typedef struct sc_volumes {
 } sc_volumes;
 
 /* Volumes of flat strategy s (block, col, row, joint) from the blocks'
- * selections (block: from the partition alone). gpn = ranks per node.
- * Two-tier strategies count their hops from the built plan (plan_volumes). */
+ * selections (block: from the partition alone). gpn = ranks per node. The
+ * two-tier strategies (hier, group) forward and aggregate, so their hops are
+ * counted from the built programs instead (plan_rank_volumes). */
 void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
                       sc_volumes *v);
 
