@@ -14,6 +14,8 @@
  * the blocks (p, q): a column is sent to p only if p has a nonzero in it
  * whose row is not selected, and a row is computed by q only if q still holds
  * one of its nonzeros. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +91,19 @@ static void np_free(node_pair *np, int32_t G) {
   free(np->rmap); free(np->cmap); free(np->maps); free(np->merge);
 }
 
+/* Fills err with "group: node pair N <- H: " and what failed, returns st. */
+static shiro_status np_fail(const node_pair *np, shiro_error *err, shiro_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static shiro_status np_fail(const node_pair *np, shiro_error *err, shiro_status st, const char *fmt, ...) {
+  char what[sizeof err->message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return shiro_fail(err, st, "group: node pair %d <- %d (rows of node %d, columns of node %d): %s", np->N, np->H,
+                    np->N, np->H, what);
+}
+
 /* Global id of combined column v, given per-part offsets and lists. */
 static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, int32_t G) {
   int32_t x = 0;
@@ -100,22 +115,43 @@ static int64_t global_of(int64_t v, const int64_t *off, int64_t *const *lists, i
  * size is the cover's cardinality: no node-level cover moves fewer inter-node
  * rows), then the fewest hops among the covers of that size (cover_lex). The
  * matching is kept as global (i, j) pairs in row order, which is part order:
- * cert_at[x] starts the pairs whose row rank N * G + x owns. */
-static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
+ * cert_at[x] starts the pairs whose row rank N * G + x owns. On failure err
+ * names the node pair, the step and the solver's status. */
+static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws, shiro_error *err) {
   int32_t *rm = malloc(((size_t)np->nr + 1) * sizeof *rm), *cm = malloc(((size_t)np->nc + 1) * sizeof *cm);
   int64_t size = 0, weight = 0, bound = -1;
-  shiro_status st = (!rm || !cm) ? SHIRO_ERR_NOMEM
-                                 : cover_max_matching((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, ws, rm, cm, &size);
-  if (st == SHIRO_OK)
-    st = cover_lex_matched((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, size, ws,
-                           np->rcov, np->ccov, &weight, &bound);
-  if (st == SHIRO_OK && weight != bound) st = SHIRO_ERR_INTERNAL;
-  if (st == SHIRO_OK) {
-    np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
-    np->cert_at = malloc(((size_t)G + 1) * sizeof *np->cert_at);
-    if (!np->cert || !np->cert_at) st = SHIRO_ERR_NOMEM;
+  shiro_status st = SHIRO_OK;
+  if (!rm || !cm) {
+    st = np_fail(np, err, SHIRO_ERR_NOMEM, "out of memory for its matching (%lld rows, %lld columns)",
+                 (long long)np->nr, (long long)np->nc);
+    goto done;
   }
-  for (int32_t x = 0; st == SHIRO_OK && x < G; x++) {
+  st = cover_max_matching((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, ws, rm, cm, &size);
+  if (st != SHIRO_OK) {
+    st = np_fail(np, err, st, "maximum matching failed: %s (%lld rows, %lld columns, %lld edges)",
+                 shiro_strerror(st), (long long)np->nr, (long long)np->nc, (long long)np->ne);
+    goto done;
+  }
+  st = cover_lex_matched((int32_t)np->nr, (int32_t)np->nc, np->Gp, np->Gj, np->rw, np->cw, rm, cm, size, ws,
+                         np->rcov, np->ccov, &weight, &bound);
+  if (st != SHIRO_OK) {
+    st = np_fail(np, err, st, "fewest-hop cover (cover_lex) failed: %s (%lld rows, %lld columns, %lld edges, "
+                 "matching of %lld pairs)", shiro_strerror(st), (long long)np->nr, (long long)np->nc,
+                 (long long)np->ne, (long long)size);
+    goto done;
+  }
+  if (weight != bound) {
+    st = np_fail(np, err, SHIRO_ERR_INTERNAL, "the cover's hop weight %lld is not the bound %lld its matching "
+                 "and flow prove", (long long)weight, (long long)bound);
+    goto done;
+  }
+  np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
+  np->cert_at = malloc(((size_t)G + 1) * sizeof *np->cert_at);
+  if (!np->cert || !np->cert_at) {
+    st = np_fail(np, err, SHIRO_ERR_NOMEM, "out of memory for its certificate (%lld pairs)", (long long)size);
+    goto done;
+  }
+  for (int32_t x = 0; x < G; x++) {
     np->cert_at[x] = np->ncert;
     for (int64_t i = np->roff[x]; i < np->roff[x + 1]; i++)
       if (rm[i] >= 0) {
@@ -124,14 +160,17 @@ static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws) {
         np->ncert++;
       }
   }
-  if (st == SHIRO_OK) np->cert_at[G] = np->ncert;
+  np->cert_at[G] = np->ncert;
+done:
   free(rm);
   free(cm);
   return st;
 }
 
-/* Builds the combined graph and weights of node pair (N, H). */
-static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp *st) {
+/* Builds the combined graph and weights of node pair (N, H): SHIRO_OK,
+ * SHIRO_ERR_NOMEM or SHIRO_ERR_UNSUPPORTED (more than 2^31-1 rows or
+ * columns); np_build says which. */
+static shiro_status np_graph(const sc_blocks *B, int32_t G, node_pair *np, stamp *st) {
   int32_t R = B->parts;
   int32_t N = np->N, H = np->H;
   np->rows = calloc((size_t)G, sizeof *np->rows); np->nrows = calloc((size_t)G, sizeof *np->nrows);
@@ -220,6 +259,18 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp
   return SHIRO_OK;
 }
 
+/* np_graph, with err naming the node pair and what failed. */
+static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp *st, shiro_error *err) {
+  shiro_status s = np_graph(B, G, np, st);
+  if (s == SHIRO_ERR_UNSUPPORTED)
+    return np_fail(np, err, s, "%lld rows and %lld columns, more than the 2^31-1 a cover problem takes; plan for "
+                   "more ranks or fewer per node", (long long)np->nr, (long long)np->nc);
+  if (s != SHIRO_OK)
+    return np_fail(np, err, s, "%s while building its graph (%lld blocks, %lld edges)", shiro_strerror(s),
+                   (long long)np->nt, (long long)np->ne);
+  return SHIRO_OK;
+}
+
 /* Writes the node-pair cover back into its blocks, cut to what each block
  * needs, and counts their entries as block_count_entries would, in the same
  * pass: a row keeps its selection only if one of its columns is not sent,
@@ -254,26 +305,40 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
   int32_t R = B->parts, G = gpn < R ? gpn : R;
   int32_t nodes = (R + G - 1) / G;
   int64_t npairs = (int64_t)nodes * nodes;
-  int failed = 0;
+  int64_t fail_at = npairs;  /* the failing node pair of lowest index; err holds its message */
+  shiro_status fail_st = SHIRO_OK;
   blocks_drop_cert(B);
   B->cert_nodes = nodes;
   B->cert_gpn = G;
   B->cert = calloc((size_t)npairs, sizeof *B->cert);
   B->cert_at = calloc((size_t)npairs * ((size_t)G + 1), sizeof *B->cert_at);
-  if (!B->cert || !B->cert_at) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory");
+  if (!B->cert || !B->cert_at) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory for the node pairs' certificates (%d nodes)", nodes);
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
     stamp st = {NULL, NULL, 0};
-#pragma omp for schedule(dynamic, 1) reduction(| : failed)
+#pragma omp for schedule(dynamic, 1)
     for (int64_t pair = 0; pair < npairs; pair++) {
       node_pair np;
+      shiro_error perr;
+      shiro_status pst;
+      int64_t first_fail;
       memset(&np, 0, sizeof np);
       np.N = (int32_t)(pair / nodes);
       np.H = (int32_t)(pair % nodes);
-      if (np.N == np.H || failed) continue;
-      if (!ws || np_build(B, G, &np, &st) != SHIRO_OK || np_cover(&np, G, ws) != SHIRO_OK) {
-        failed = 1;
+#pragma omp atomic read
+      first_fail = fail_at;
+      if (np.N == np.H || pair > first_fail) continue;  /* pairs before a failure still run: the first one is reported */
+      if (!ws) pst = np_fail(&np, &perr, SHIRO_ERR_NOMEM, "out of memory for a cover workspace");
+      else if ((pst = np_build(B, G, &np, &st, &perr)) == SHIRO_OK) pst = np_cover(&np, G, ws, &perr);
+      if (pst != SHIRO_OK) {
+#pragma omp critical(group_fail)
+        if (pair < fail_at) {  /* the lowest failing pair, whatever the threads' timing */
+#pragma omp atomic write
+          fail_at = pair;
+          fail_st = pst;
+          if (err) *err = perr;
+        }
       } else {
         np_apply(B, G, &np);
         if (np.ncert) {  /* kept: taken out of np before np_free */
@@ -288,6 +353,5 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
     free(st.bits);
     free(st.at);
   }
-  if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: a node-pair cover failed (out of memory?)");
-  return SHIRO_OK;
+  return fail_st;
 }

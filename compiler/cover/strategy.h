@@ -53,7 +53,9 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
 
 /* Group's selection for the blocks between nodes (group_cover.c): per ordered
  * pair of nodes, the node pair's maximum matching (kept in B's cert) and the
- * fewest-vertex cover of fewest intra-node hops, cut back to its blocks. */
+ * fewest-vertex cover of fewest intra-node hops, cut back to its blocks. On
+ * failure (the status of what failed) err names the node pair of lowest
+ * index that failed, and what failed in it, whatever the thread count. */
 shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
 
 /* Rows moved per call (DESIGN.md counting), total and split by tier. */
