@@ -147,6 +147,22 @@ static void envelope(const char *path, const char *dir) {
   free(img);
 }
 
+static const char *dump_tool;  /* shiro-plan-dump, from the command line */
+
+/* `shiro-plan-dump PATH --json` reports the file's format version, 2.minor
+ * (not the reader's own): a golden file of an older minor keeps its dump. */
+static void dump_reports_file_version(const char *path, int64_t minor) {
+  if (!dump_tool) { printf("  no shiro-plan-dump given: its format_version not checked\n"); return; }
+  char cmd[1200], out[4096] = "", want[64];
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --json", dump_tool, path);
+  FILE *p = popen(cmd, "r");
+  size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+  out[n] = 0;
+  int rc = p ? pclose(p) : -1;
+  snprintf(want, sizeof want, "\"format_version\": \"%d.%lld\"", PLAN_VERSION_MAJOR, (long long)minor);
+  EXPECT(rc == 0 && strstr(out, want), "%s: exit %d, want %s in: %.200s", cmd, rc, want, out);
+}
+
 static void round_trip(const char *dir) {
   sc_plan plan = {0};
   char path[512];
@@ -193,6 +209,7 @@ static void round_trip(const char *dir) {
   set_version(path, "version_minor", PLAN_VERSION_MINOR + 1);
   EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_OK, "newer minor refused: %s", err.message);
   plan_file_unmap(&map);
+  dump_reports_file_version(path, PLAN_VERSION_MINOR + 1);
   set_version(path, "version_major", PLAN_VERSION_MAJOR + 1);
   EXPECT(plan_file_map_rank(path, 0, &meta, &pr, &map, &err) == SHIRO_ERR_VERSION, "unknown major version accepted");
   char want[32];
@@ -367,7 +384,9 @@ static void foreign_files(const char *dir) {
   unlink(path);
 }
 
-int main(void) {
+/* usage: test_format [SHIRO_PLAN_DUMP], run in tests/ */
+int main(int argc, char **argv) {
+  dump_tool = argc > 1 ? argv[1] : NULL;
   char dir[] = "/tmp/shiro-format-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

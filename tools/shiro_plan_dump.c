@@ -26,7 +26,20 @@ typedef struct rank_stats {
   int64_t nnz_own;                 /* entries of the ops that produce this rank's C (local + received B) */
   int64_t nnz_for_others;          /* entries of the ops computing partial C rows for other ranks */
   int64_t stage_inter[8], stage_intra[8];  /* rows sent per stage (first 8 stages) */
+  int64_t tag_entries[PROG_TAG_AGGREGATE_C + 1];  /* entries of the MUL ops of each tag (PROG_TAG_*) */
+  int64_t kind_sent[PROG_MSG_KINDS];               /* rows sent in messages of each kind (PROG_MSG_*) */
 } rank_stats;
+
+/* The JSON names of the message kinds (format/README.md R4). */
+static const char *const kind_names[PROG_MSG_KINDS] = {
+  [PROG_MSG_DIRECT] = "direct", [PROG_MSG_INTER_B] = "inter_b", [PROG_MSG_AGG_PART] = "agg_part",
+  [PROG_MSG_FWD_B] = "fwd_b", [PROG_MSG_AGG_C] = "agg_c"};
+
+/* The JSON names of the MUL tags 1..PROG_TAG_AGGREGATE_C (format/README.md R3). */
+static const char *const tag_names[PROG_TAG_AGGREGATE_C + 1] = {
+  [PROG_TAG_GATHER_B] = "gather_b", [PROG_TAG_PARTIAL_C] = "partial_c", [PROG_TAG_LOCAL] = "local",
+  [PROG_TAG_REMOTE_B] = "remote_b", [PROG_TAG_ADD_C] = "add_c", [PROG_TAG_FORWARD_B] = "forward_b",
+  [PROG_TAG_AGGREGATE_C] = "aggregate_c"};
 
 static int64_t op_entries(const prog_rank *pr, const int64_t *op) {
   const int64_t *ptr = pr->ptr + op[OPF_PTR_OFF];
@@ -41,6 +54,7 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
     s->sent += r[XF_COUNT];
     s->msgs++;
     s->sent_b += r[XF_BROWS];
+    if (r[XF_KIND] >= 0 && r[XF_KIND] < PROG_MSG_KINDS) s->kind_sent[r[XF_KIND]] += r[XF_COUNT];
     if (r[XF_KIND] == PROG_MSG_FWD_B) {
       s->forwarded += r[XF_COUNT];
       if (r[XF_BUF] == PROG_BUF_R) s->in_place += r[XF_COUNT];
@@ -54,6 +68,7 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
     if (op[OPF_KIND] != PROG_OP_MUL) continue;
     if (op[OPF_TAG] == PROG_TAG_LOCAL || op[OPF_TAG] == PROG_TAG_REMOTE_B) s->nnz_own += op_entries(pr, op);
     if (op[OPF_TAG] == PROG_TAG_PARTIAL_C) s->nnz_for_others += op_entries(pr, op);
+    if (op[OPF_TAG] > PROG_TAG_NONE && op[OPF_TAG] <= PROG_TAG_AGGREGATE_C) s->tag_entries[op[OPF_TAG]] += op_entries(pr, op);
   }
 }
 
@@ -180,9 +195,10 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"plan\": ");
     cli_json_string(stdout, path);
-    printf(", \"format_version\": \"%d.%d\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
+    /* the file's version (its major is the reader's: others are refused), not this reader's */
+    printf(", \"format_version\": \"%d.%lld\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
            "\"k\": %lld, \"nnz\": %lld, \"strategy\": \"%s\", \"partition\": \"%s\", \"rank_summary\": [",
-           PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR, meta.ranks, meta.gpus_per_node, (long long)meta.m,
+           PLAN_VERSION_MAJOR, (long long)meta.version_minor, meta.ranks, meta.gpus_per_node, (long long)meta.m,
            (long long)meta.k, (long long)meta.nnz, meta.strategy, meta.partition);
   } else {
     printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
@@ -212,14 +228,21 @@ int main(int argc, char **argv) {
     tot.received += s.received; tot.nnz_own += s.nnz_own; tot.nnz_for_others += s.nnz_for_others;
     tot.forwarded += s.forwarded; tot.in_place += s.in_place;
     for (int t = 0; t < 8; t++) { tot.stage_inter[t] += s.stage_inter[t]; tot.stage_intra[t] += s.stage_intra[t]; }
-    if (json)
+    if (json) {
       printf("%s{\"rank\": %d, \"c_rows\": %lld, \"b_rows\": %lld, \"rows_sent\": %lld, \"b_rows_sent\": %lld, "
              "\"partial_rows_sent\": %lld, \"inter_node_rows_sent\": %lld, \"rows_received\": %lld, \"messages_sent\": %lld, "
-             "\"nnz_local\": %lld, \"nnz_for_others\": %lld, \"forwarded_rows\": %lld, \"forwarded_in_place_rows\": %lld}",
+             "\"nnz_local\": %lld, \"nnz_for_others\": %lld, \"forwarded_rows\": %lld, \"forwarded_in_place_rows\": %lld",
              first ? "" : ", ", r, (long long)pr.c_rows, (long long)pr.b_rows, (long long)s.sent, (long long)s.sent_b,
              (long long)s.sent_c, (long long)s.sent_inter, (long long)s.received, (long long)s.msgs,
              (long long)s.nnz_own, (long long)s.nnz_for_others, (long long)s.forwarded, (long long)s.in_place);
-    else
+      printf(", \"entries_by_tag\": {");
+      for (int t = PROG_TAG_GATHER_B; t <= PROG_TAG_AGGREGATE_C; t++)
+        printf("%s\"%s\": %lld", t > PROG_TAG_GATHER_B ? ", " : "", tag_names[t], (long long)s.tag_entries[t]);
+      printf("}, \"rows_sent_by_kind\": {");
+      for (int k = 0; k < PROG_MSG_KINDS; k++)
+        printf("%s\"%s\": %lld", k ? ", " : "", kind_names[k], (long long)s.kind_sent[k]);
+      printf("}}");
+    } else
       printf("  %6d %10lld %10lld %10lld %10lld %10lld %10lld %12lld %12lld\n", r, (long long)pr.c_rows,
              (long long)s.sent, (long long)s.sent_b, (long long)s.sent_c, (long long)s.sent_inter,
              (long long)s.received, (long long)s.nnz_own, (long long)s.nnz_for_others);
