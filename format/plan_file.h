@@ -12,9 +12,12 @@
 #define PLAN_VERSION_MAJOR 2
 #define PLAN_VERSION_MINOR 0
 
-/* Writes the whole plan (meta + one program per rank) to `path` atomically:
- * into a temporary file beside it, renamed to `path` only when complete. On
- * failure nothing is left under `path` (an older file there is untouched). */
+/* Writes the whole plan (meta + one program per rank) to `path` atomically
+ * and durably (out_file.h): into a temporary file beside it (beside a
+ * symlink's target, which is replaced and the link kept), fsynced, renamed
+ * to it only when complete, and its directory fsynced; a device or FIFO
+ * gets the finished file's bytes copied in (through a temporary in $TMPDIR).
+ * On failure nothing is left under `path` (an older file there is untouched). */
 shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog_rank *ranks,
                              shiro_error *err);
 
@@ -38,7 +41,9 @@ void plan_writer_abort(plan_writer *w);
 void plan_file_exit_quietly(void);
 
 /* The temporary name plan_file_write uses for `path` in process `pid`
- * ("PATH.tmp.PID"), so that a tool can remove it when interrupted. */
+ * ("PATH.tmp.PID") when `path` is a regular file or absent, not a symlink
+ * (the name out_file.h tries first). For tests; a tool removes the
+ * temporaries when interrupted with out_file_remove_temps. */
 void plan_file_temp_name(const char *path, long pid, char *buf, size_t len);
 
 /* Reads the root attributes of a plan file (metadata only). */

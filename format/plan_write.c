@@ -1,4 +1,5 @@
-/* plan_write.c — writes a plan as one HDF5 file, atomically (temporary file + rename). */
+/* plan_write.c — writes a plan as one HDF5 file, atomically and durably (out_file.h:
+ * temporary file, fsync, rename, fsync of the directory; devices and FIFOs get a copy). */
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "error.h"
 #include "h5_util.h"
+#include "out_file.h"
 #include "plan_envelope.h"
 #include "plan_file.h"
 #include "shiro_config.h"
@@ -124,19 +126,18 @@ void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
 
 /* An open plan file being written, rank after rank. */
 struct plan_writer {
-  char *path;        /* the final name */
-  char *tmp;         /* the temporary file written, NULL once renamed (or never created) */
+  char *path;        /* the final name, for messages */
+  out_file *out;     /* the output (its temporary regular file is what HDF5 writes); NULL once committed */
   hid_t f, fapl;     /* the open file (-1 once closed) */
   int32_t ranks;     /* ranks the plan has */
   int32_t next;      /* the rank expected next */
 };
 
-/* Closes everything and removes the temporary file (any state). */
+/* Closes everything and drops the output (its temporary removed), any state. */
 static void writer_discard(plan_writer *w) {
   if (w->f >= 0) H5Fclose(w->f);
   if (w->fapl >= 0) H5Pclose(w->fapl);
-  if (w->tmp) remove(w->tmp);
-  free(w->tmp);
+  out_file_abandon(w->out);
   free(w->path);
   free(w);
 }
@@ -144,34 +145,37 @@ static void writer_discard(plan_writer *w) {
 shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
   *out = NULL;
   plan_writer *w = calloc(1, sizeof *w);
-  size_t len = strlen(path) + 32;
-  if (w) { w->f = w->fapl = -1; w->path = strdup(path); w->tmp = malloc(len); }
-  if (!w || !w->path || !w->tmp) {
-    if (w) { free(w->path); free(w->tmp); free(w); }
+  if (w) { w->f = w->fapl = -1; w->path = strdup(path); }
+  if (!w || !w->path) {
+    if (w) free(w);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
   }
-  plan_file_temp_name(path, (long)getpid(), w->tmp, len);
   w->ranks = meta->ranks;
+  /* HDF5 writes a regular file by name: beside the target (renamed onto it),
+   * or for a device or FIFO in $TMPDIR (copied into it at the end). */
+  shiro_status st = out_file_open(&w->out, path, OUT_FILE_SEEKABLE, err);
+  if (st != SHIRO_OK) {
+    writer_discard(w);
+    return st;
+  }
   h5_quiet q = h5_quiet_begin();
-  shiro_status st = SHIRO_OK;
   w->fapl = H5Pcreate(H5P_FILE_ACCESS);
   /* 64-byte alignment: every mapped array starts on a cache line. */
   if (w->fapl < 0 || H5Pset_alignment(w->fapl, 1, 64) < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot set up HDF5", path);
-    free(w->tmp); w->tmp = NULL;  /* nothing created yet */
     goto done;
   }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
   w->f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
                  H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
-             ? H5Fcreate(w->tmp, H5F_ACC_TRUNC, fcpl, w->fapl)
+             ? H5Fcreate(out_file_temp(w->out), H5F_ACC_TRUNC, fcpl, w->fapl)
              : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
   if (w->f < 0)
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file (directory missing or not writable?)", w->tmp);
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file %s with HDF5", path, out_file_temp(w->out));
   else if (!write_root(w->f, meta))
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", path);
 done:
   if (st == SHIRO_OK) *out = w;
   else writer_discard(w);
@@ -181,12 +185,12 @@ done:
 
 shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err) {
   if (pr->rank != w->next || w->next >= w->ranks)
-    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->tmp,
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->path,
                       pr->rank, w->next, w->ranks);
   h5_quiet q = h5_quiet_begin();
   int ok = write_rank(w->f, pr);
   h5_quiet_end(q);
-  if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+  if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   w->next++;
   return SHIRO_OK;
 }
@@ -195,16 +199,19 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
   shiro_status st = SHIRO_OK;
   h5_quiet q = h5_quiet_begin();
   if (w->next != w->ranks) {
-    st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->tmp, w->next, w->ranks);
+    st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->path, w->next, w->ranks);
   } else {
     int closed = H5Fclose(w->f) >= 0;
     w->f = -1;
-    if (!closed) st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->tmp);
+    if (!closed) st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   }
-  if (st == SHIRO_OK) st = plan_envelope_seal(w->tmp, err);
-  if (st == SHIRO_OK && rename(w->tmp, w->path) != 0)
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename the finished plan into place", w->path);
-  if (st == SHIRO_OK) { free(w->tmp); w->tmp = NULL; }  /* renamed: nothing to remove */
+  if (st == SHIRO_OK) st = plan_envelope_seal(out_file_temp(w->out), err);
+  /* fsync, rename onto the target, fsync of its directory (or the copy into a device / FIFO) */
+  if (st == SHIRO_OK) {
+    out_file *o = w->out;
+    w->out = NULL;  /* committed or removed by out_file_commit */
+    st = out_file_commit(o, err);
+  }
   writer_discard(w);
   h5_quiet_end(q);
   return st;

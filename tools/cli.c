@@ -1,12 +1,15 @@
 /* cli.c — helpers shared by the command-line tools. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "out_file.h"
 
 int cli_int(const char *prog, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
   char *end = NULL;
@@ -68,4 +71,16 @@ void cli_progress(const char *phase, int64_t done, int64_t total) {
   fprintf(stderr, "\r  %-9s [%s] %lld/%lld%s", phase, bar, (long long)done, (long long)total, done >= total ? "\n" : "");
   line_open = done < total;
   fflush(stderr);
+}
+
+/* Removes the outputs' temporaries, then dies of the signal as it would have. */
+static void on_fatal_signal(int sig) {
+  out_file_remove_temps();  /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void cli_remove_temps_on_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_fatal_signal);
 }

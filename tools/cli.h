@@ -26,4 +26,8 @@ void cli_progress(const char *phase, int64_t done, int64_t total);
 /* Peak resident set size of this process in bytes (0 if unknown). */
 int64_t cli_peak_rss(void);
 
+/* Makes SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the temporary files of the
+ * outputs being written (out_file.h) before the process dies of them. */
+void cli_remove_temps_on_signals(void);
+
 #endif

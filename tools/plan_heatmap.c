@@ -7,13 +7,13 @@
  * converter; hover text is the standard <title> child of each cell. */
 #include "plan_heatmap.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "out_file.h"
 
 /* ColorBrewer YlOrRd (inter-node) and Blues (intra-node), 9 classes each. */
 static const unsigned char RAMP[2][9][3] = {
@@ -317,27 +317,16 @@ int heatmap_write_svg(const char *path, int32_t ranks, int32_t gpus_per_node, co
     if (rows[i] < 0)
       return fail(errbuf, errlen, "heatmap: negative count %lld for rank %zu -> rank %zu", (long long)rows[i],
                   i % (size_t)ranks, i / (size_t)ranks);
-  size_t tlen = strlen(path) + 32;
-  char *tmp = malloc(tlen);
-  if (!tmp) return fail(errbuf, errlen, "%s: out of memory", path);
-  snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
+  /* Atomic and durable for a file, in place for a device or FIFO (out_file.h). */
+  out_file *o;
+  shiro_error e;
+  if (out_file_open(&o, path, 0, &e) != SHIRO_OK) return fail(errbuf, errlen, "%s", e.message);
   svg s = {.R = ranks, .G = gpus_per_node};
-  s.f = fopen(tmp, "w");
-  if (!s.f) {
-    int e = errno;
-    free(tmp);
-    return fail(errbuf, errlen, "%s: cannot create: %s", path, strerror(e));
+  if (!(s.f = out_file_stream(o))) {
+    out_file_abandon(o);
+    return fail(errbuf, errlen, "%s: out of memory", path);
   }
   put_svg(&s, rows, title);
-  int e = 0;
-  if (ferror(s.f) || fflush(s.f) != 0 || fsync(fileno(s.f)) != 0) e = errno ? errno : EIO;
-  if (fclose(s.f) != 0 && !e) e = errno ? errno : EIO;
-  if (!e && rename(tmp, path) != 0) e = errno;
-  if (e) {
-    unlink(tmp);
-    free(tmp);
-    return fail(errbuf, errlen, "%s: cannot write: %s", path, strerror(e));
-  }
-  free(tmp);
+  if (out_file_commit(o, &e) != SHIRO_OK) return fail(errbuf, errlen, "%s", e.message);
   return 0;
 }

@@ -21,8 +21,10 @@
  * out) so that the image stays readable up to a few hundred ranks.
  *
  * `title` (may be NULL) is printed above the matrix, XML-escaped. The file is
- * written atomically: into "PATH.tmp.PID" beside it, renamed to `path` when
- * complete; on failure nothing is left and an existing `path` is untouched.
+ * written through out_file.h: atomically and durably into "PATH.tmp.PID"
+ * beside it (beside a symlink's target), renamed to it when complete; a device
+ * or FIFO is written in place. On failure no file is left and an existing
+ * `path` is untouched.
  * Requires 1 <= ranks <= HEATMAP_MAX_RANKS, gpus_per_node >= 1, rows of
  * ranks^2 entries, all >= 0. Returns 0 on success; -1 on failure with a
  * message ("PATH: what went wrong", or the bad argument) in errbuf[0 ..

@@ -4,11 +4,9 @@
  *              [--threads T] [--compare] [--json] [--quiet]
  */
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "blocks.h"
 #include "cli.h"
@@ -23,16 +21,6 @@
 #include "strategy.h"
 
 static const char *prog = "shiro-plan";
-
-/* The temporary plan file while it is being written: removed if the run is interrupted,
- * so that neither the final name nor a half-written file is left behind. */
-static char temp_path[4096];
-
-static void on_signal(int sig) {
-  if (temp_path[0]) unlink(temp_path);  /* async-signal-safe */
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
 
 typedef struct options {
   const char *matrix;   /* input path */
@@ -317,12 +305,9 @@ int main(int argc, char **argv) {
     plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof,
                    .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks};
     if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
-    if (write_plan) {
-      plan_file_temp_name(out, (long)getpid(), temp_path, sizeof temp_path);
-      signal(SIGINT, on_signal);
-      signal(SIGTERM, on_signal);
-      signal(SIGHUP, on_signal);
-    }
+    /* Interrupted: the plan's temporary file is removed, neither the final
+     * name nor a half-written file is left behind. */
+    if (write_plan) cli_remove_temps_on_signals();
     cli_progress("programs", 0, o.ranks);
     shiro_status pst = plan_build_each(A, &Prow, &Pcol, &B, o.strategy, o.gpn, out_rank, &po, &err);
     t1 = cli_now();
@@ -337,7 +322,6 @@ int main(int argc, char **argv) {
       t1 = cli_now(); t.write += t1 - t0;
     }
     plan_writer_abort(po.w);
-    temp_path[0] = 0;
     if (pst != SHIRO_OK) goto fail;
   }
   if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);

@@ -7,15 +7,18 @@
  *
  * Output goes to FILE, or to standard output without -o or with -o -. Bad
  * arguments: a message naming the argument, exit status 2; a failed write:
- * exit status 1 (and a partial FILE is removed). */
+ * exit status 1. FILE is written through
+ * out_file.h: a temporary beside it renamed into place, so a failed or
+ * interrupted run leaves an older FILE untouched; a device or FIFO is
+ * written in place. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error.h"
 #include "gen.h"
+#include "out_file.h"
 
 static const char *prog = "shiro-gen";
 
@@ -155,19 +158,27 @@ int main(int argc, char **argv) {
     return 2;
   }
   to_stdout = !out || !strcmp(out, "-");
-  f = to_stdout ? stdout : fopen(out, "wb");
+  out_file *o = NULL;  /* -o FILE: atomic for a file, in place for a device or FIFO (out_file.h) */
+  if (!to_stdout) {
+    cli_remove_temps_on_signals();
+    if (out_file_open(&o, out, 0, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s: %s\n", prog, err.message);
+      return 1;
+    }
+  }
+  f = to_stdout ? stdout : out_file_stream(o);
   if (!f) {
-    perror(out);
+    fprintf(stderr, "%s: %s: out of memory\n", prog, out);
+    out_file_abandon(o);
     return 1;
   }
   static char obuf[1 << 16];
   setvbuf(f, obuf, _IOFBF, sizeof obuf);
   shiro_status st = gen_write(&g, f, to_stdout ? "<stdout>" : out, threads, &err);
-  if (!to_stdout && fclose(f) != 0 && st == SHIRO_OK)
-    st = shiro_fail(&err, SHIRO_ERR_IO, "%s: write error", out);
+  if (o && st == SHIRO_OK) st = out_file_commit(o, &err);
+  else out_file_abandon(o);  /* the temporary removed; a device or FIFO is left as it is */
   if (st != SHIRO_OK) {
     fprintf(stderr, "%s: %s\n", prog, err.message);
-    if (!to_stdout) unlink(out);
     return 1;
   }
   return 0;
