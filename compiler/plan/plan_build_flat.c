@@ -1,4 +1,4 @@
-/* plan_build.c — the flat per-rank program (strategies block, col, row, joint).
+/* plan_build_flat.c — the flat per-rank program (strategies block, col, row, joint).
  *
  * Rank r's buffers: S holds, for each destination p != r in increasing order,
  * [the B rows r sends p][the partial C rows r computes for p]; R holds, for
@@ -13,13 +13,13 @@
  *   C += Σ R[partials]           (ADD_C, fixed order: deterministic)
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "digest.h"
 #include "error.h"
 #include "plan_build.h"
+#include "plan_builders.h"
 #include "plan_emit.h"
 #include "prog_builder.h"
+#include "prog_emit.h"
 
 /* Where the rows of one block sit in the S buffer of its source and the R
  * buffer of its destination. */
@@ -46,13 +46,6 @@ typedef struct flat_ctx {
 } flat_ctx;
 
 static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
-
-void plan_block_entries(const sc_blocks *B, int64_t *nent) {
-  for (int64_t t = 0; t < B->n; t++) {
-    nent[B->b[t].q] += B->b[t].ent_partial;
-    nent[B->parts + B->b[t].p] += B->b[t].ent_remote;
-  }
-}
 
 /* Counts what each pair moves and lays out the S and R buffers. */
 static shiro_status layout(flat_ctx *f) {
@@ -142,58 +135,6 @@ static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
       pb_xchg(pb, 0, o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, dir == 0 ? g->s_off : g->r_off,
               g->nb + g->nc, (o / f->gpn) != (r / f->gpn), g->nb, PROG_MSG_DIRECT);
     }
-}
-
-void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol) {
-  memset(pr, 0, sizeof *pr);
-  pr->rank = r;
-  pr->c_first = Prow->first[r];
-  pr->c_rows = Prow->first[r + 1] - pr->c_first;
-  pr->b_first = Pcol->first[r];
-  pr->b_rows = Pcol->first[r + 1] - pr->b_first;
-}
-
-void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
-                     prog_builder *pb) {
-  int64_t c_first = Prow->first[r], c_rows = Prow->first[r + 1] - c_first;
-  int64_t b_first = Pcol->first[r], b_last = Pcol->first[r + 1];
-  pb_mul_begin(pb, PROG_TAG_LOCAL, 0, PROG_BUF_C, 0, PROG_BUF_B, 0, 0, 1, 0);
-  for (int64_t i = 0; i < c_rows; i++) {
-    pb_row(pb, 0);
-    for (int64_t t = A->Ap[c_first + i]; t < A->Ap[c_first + i + 1]; t++)
-      if (A->Aj[t] >= b_first && A->Aj[t] < b_last) pb_entry(pb, (int32_t)(A->Aj[t] - b_first), A->Ax[t]);
-  }
-  pb_mul_end(pb);
-}
-
-void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first) {
-  int64_t e0 = k->Gp[i], e1 = k->Gp[i + 1];
-  if (pb_has_room(pb, e1 - e0)) {  /* the common case: every edge stored, those kept counted */
-    prog_rank *pr = pb->pr;
-    int32_t *cd = pr->col + pr->ncol;
-    double *vd = pr->val + pr->ncol;
-    int64_t n = 0;
-    for (int64_t e = e0; e < e1; e++) {
-      int32_t j = k->Gj[e];
-      cd[n] = (int32_t)(k->cols[j] - b_first);
-      vd[n] = k->Gx[e];
-      n += !k->csel[j];
-    }
-    pr->ncol += n;
-    return;
-  }
-  for (int64_t e = e0; e < e1; e++)
-    if (!k->csel[k->Gj[e]]) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
-}
-
-void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x, int64_t n) {
-  if (pb_has_room(pb, n)) {  /* the common case: straight into the program */
-    prog_rank *pr = pb->pr;
-    pr->ncol += plan_run_entries(gj, map, base, x, n, pr->col + pr->ncol, pr->val + pr->ncol);
-    return;
-  }
-  for (int64_t e = 0; e < n; e++)
-    if (map[gj[e]] >= 0) pb_entry(pb, base + map[gj[e]], x[e]);
 }
 
 /* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
@@ -344,75 +285,4 @@ done:
   part_owner_index_free(&f.own);
   if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
-}
-
-uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n) {
-  digest64 d;
-  pattern_digest_begin(&d, n, A->k);
-  for (int64_t x = 0; x < n; x++) {
-    int64_t i = list ? list[x] : first + x;
-    pattern_digest_row(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
-  }
-  return d.h;
-}
-
-shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err) {
-  pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
-  pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
-  if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
-  for (int64_t i = 0; i < pr->b_rows; i++) pr->b_global[i] = oldof[pr->b_first + i];
-  pr->ncglobal = pr->c_rows;
-  pr->nbglobal = pr->b_rows;
-  pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
-  return SHIRO_OK;
-}
-
-void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
-  for (int64_t x = 0; x < pr->nx; x++) {
-    const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
-    if (rec[XF_DIR] != 0) continue;
-    v->total_rows += rec[XF_COUNT];
-    if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
-    else v->intra_node_rows += rec[XF_COUNT];
-  }
-}
-
-/* plan_build's sink: keeps every program in the plan. */
-static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  (void)err;
-  sc_plan *P = arg;
-  P->meta = *meta;
-  P->ranks[pr->rank] = *pr;
-  return SHIRO_OK;
-}
-
-shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
-                             shiro_error *err) {
-  plan_emit e;
-  shiro_status st = plan_emit_init(&e, A, Prow, B, s, gpn, sink, arg, err);
-  if (st != SHIRO_OK) return st;
-  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &e, err)
-                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &e, err);
-  shiro_status delivered = plan_emit_done(&e);
-  return st != SHIRO_OK ? st : delivered;
-}
-
-shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                        const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err) {
-  memset(out, 0, sizeof *out);
-  out->meta.ranks = Prow->parts;
-  out->ranks = calloc((size_t)Prow->parts, sizeof *out->ranks);
-  if (!out->ranks) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  shiro_status st = plan_build_each(A, Prow, Pcol, B, s, gpn, keep_rank, out, err);
-  if (st != SHIRO_OK) plan_free(out);
-  return st;
-}
-
-void plan_free(sc_plan *P) {
-  if (!P || !P->ranks) return;
-  for (int32_t r = 0; r < P->meta.ranks; r++) prog_rank_free(&P->ranks[r]);
-  free(P->ranks);
-  P->ranks = NULL;
 }

@@ -27,8 +27,10 @@
 #include "collector.h"
 #include "error.h"
 #include "plan_build.h"
+#include "plan_builders.h"
 #include "plan_emit.h"
 #include "prog_builder.h"
+#include "prog_emit.h"
 #include "sorted.h"
 
 enum { K = PROG_MSG_KINDS };

@@ -1,0 +1,84 @@
+/* plan_build.c — the plan compiler's entry points: plan_build_each picks the
+ * flat or the two-tier builder (plan_builders.h) and hands it the delivery;
+ * plan_build keeps every program in memory. Also the facts of a finished
+ * program the tools use (its rows' digest, its original row ids, its
+ * volumes). The builders never call back into this file. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "digest.h"
+#include "error.h"
+#include "plan_build.h"
+#include "plan_builders.h"
+#include "plan_emit.h"
+
+uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n) {
+  digest64 d;
+  pattern_digest_begin(&d, n, A->k);
+  for (int64_t x = 0; x < n; x++) {
+    int64_t i = list ? list[x] : first + x;
+    pattern_digest_row(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+  }
+  return d.h;
+}
+
+shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err) {
+  pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
+  pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
+  if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
+  for (int64_t i = 0; i < pr->b_rows; i++) pr->b_global[i] = oldof[pr->b_first + i];
+  pr->ncglobal = pr->c_rows;
+  pr->nbglobal = pr->b_rows;
+  pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
+  return SHIRO_OK;
+}
+
+void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
+  for (int64_t x = 0; x < pr->nx; x++) {
+    const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
+    if (rec[XF_DIR] != 0) continue;
+    v->total_rows += rec[XF_COUNT];
+    if (rec[XF_TIER]) v->inter_node_rows += rec[XF_COUNT];
+    else v->intra_node_rows += rec[XF_COUNT];
+  }
+}
+
+/* plan_build's sink: keeps every program in the plan. */
+static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  (void)err;
+  sc_plan *P = arg;
+  P->meta = *meta;
+  P->ranks[pr->rank] = *pr;
+  return SHIRO_OK;
+}
+
+shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
+                             shiro_error *err) {
+  plan_emit e;
+  shiro_status st = plan_emit_init(&e, A, Prow, B, s, gpn, sink, arg, err);
+  if (st != SHIRO_OK) return st;
+  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &e, err)
+                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &e, err);
+  shiro_status delivered = plan_emit_done(&e);
+  return st != SHIRO_OK ? st : delivered;
+}
+
+shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                        const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err) {
+  memset(out, 0, sizeof *out);
+  out->meta.ranks = Prow->parts;
+  out->ranks = calloc((size_t)Prow->parts, sizeof *out->ranks);
+  if (!out->ranks) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  shiro_status st = plan_build_each(A, Prow, Pcol, B, s, gpn, keep_rank, out, err);
+  if (st != SHIRO_OK) plan_free(out);
+  return st;
+}
+
+void plan_free(sc_plan *P) {
+  if (!P || !P->ranks) return;
+  for (int32_t r = 0; r < P->meta.ranks; r++) prog_rank_free(&P->ranks[r]);
+  free(P->ranks);
+  P->ranks = NULL;
+}
