@@ -7,7 +7,9 @@ usage: output_paths.py BUILD_DIR MATRIX paths|devices|fsync
   paths    symlinks are followed (the link stays a link, its target is the
            new plan, --verify passes through it); a FIFO is written in place
            (its reader gets a whole, valid plan / SVG / Matrix Market file);
-           a directory is refused; an interrupted write leaves no temporary.
+           a directory is refused; results on stdout lost to /dev/full exit 1
+           with a message (shiro-plan --json, shiro-plan-dump, shiro-gen,
+           shiro-spmm).
   devices  (root: mknod) copies of /dev/null and /dev/full made in a
            temporary folder stay devices: /dev/null takes the output, exit 0;
            /dev/full gives exit 1, a message naming it and "No space left",
@@ -185,6 +187,27 @@ def check_paths(T, tmp):
     # A directory is refused, and left alone.
     p = T.make_plan(sub)
     expect(p.returncode == 1 and "is a directory" in p.stderr and os.path.isdir(sub), "-o DIRECTORY refused", p)
+
+    # Results on stdout that cannot be written: exit 1 and a message.
+    if not os.path.exists("/dev/full"):
+        print("skip the stdout checks: no /dev/full here")
+        return
+    one = os.path.join(tmp, "one.shiro.h5")
+    expect(T.make_plan(one, 1).returncode == 0, "a plan for 1 rank")
+    cases = [("shiro-plan --json", [T.plan, T.matrix, "--ranks", "2", "--quiet", "--json", "-o", os.path.join(tmp, "j.h5")]),
+             ("shiro-plan --help", [T.plan, "--help"]),
+             ("shiro-plan-dump", [T.dump, real]), ("shiro-plan-dump --json", [T.dump, real, "--json"]),
+             ("shiro-plan-dump --verify", [T.dump, real, "--verify"]),
+             ("shiro-gen to stdout", [T.gen, "grid2d", "--nx", "20", "--ny", "20"]),
+             ("shiro-spmm (one rank, no mpirun)", [T.spmm, one, "--n", "2", "--iters", "1"])]
+    env = dict(T.env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for what, cmd in cases:
+        ok = run(cmd, env=env, stdout=subprocess.DEVNULL)
+        expect(ok.returncode == 0, f"{what} > /dev/null: exit 0", ok)
+        with open("/dev/full", "w") as full:
+            p = run(cmd, env=env, stdout=full)
+        expect(p.returncode == 1 and ("standard output" in p.stderr or "stdout" in p.stderr) and
+               "No space left" in p.stderr, f"{what} > /dev/full: exit 1 and a message", p)
 
 
 def check_devices(T, tmp):

@@ -84,3 +84,15 @@ void cli_remove_temps_on_signals(void) {
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_fatal_signal);
 }
+
+int cli_finish_stdout(const char *prog, int rc) {
+  int failed = ferror(stdout) != 0, e = 0;
+  errno = 0;
+  if (fflush(stdout) != 0) failed = 1, e = errno;
+  /* EBADF with nothing lost: stdout was closed (>&-) and never written to. */
+  if (fclose(stdout) != 0 && (failed || errno != EBADF)) failed = 1, e = e ? e : errno;
+  if (!failed) return rc;
+  if (e) fprintf(stderr, "%s: error writing standard output: %s\n", prog, strerror(e));
+  else fprintf(stderr, "%s: error writing standard output\n", prog);
+  return 1;
+}

@@ -59,7 +59,7 @@ static int parse(int argc, char **argv, options *o) {
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(cli_finish_stdout(prog, 0)); }
     else if (!strcmp(a, "--compare")) o->compare = 1;
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
@@ -341,5 +341,5 @@ done:
   sc_csr_free(A0);
   free(oldof);
   free(out);
-  return rc;
+  return cli_finish_stdout(prog, rc);  /* --json lost on a full disk is a failure */
 }

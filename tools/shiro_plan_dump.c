@@ -152,7 +152,8 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg) {
   return rc;
 }
 
-int main(int argc, char **argv) {
+/* The tool proper; main adds the check of stdout. Returns the exit status. */
+static int dump_main(int argc, char **argv) {
   const char *path = NULL, *matrix = NULL, *svg = NULL;
   int json = 0, do_verify = 0;
   int64_t only = -1;
@@ -269,4 +270,8 @@ int main(int argc, char **argv) {
              (long long)tot.forwarded, (long long)tot.in_place);
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  return cli_finish_stdout(prog, dump_main(argc, argv));  /* a report lost on a full disk is a failure */
 }

@@ -301,5 +301,5 @@ int main(int argc, char **argv) {
   sc_csr_free(A);
   shiro_plan_close(&plan);
   MPI_Finalize();
-  return rc;
+  return cli_finish_stdout(prog, rc);  /* rank 0's report lost on a full disk is a failure */
 }

@@ -6,8 +6,8 @@
  *   shiro-gen grid3d --nx X --ny Y --nz Z [--symmetric | --general] [-o FILE] [--threads T]
  *
  * Output goes to FILE, or to standard output without -o or with -o -. Bad
- * arguments: a message naming the argument, exit status 2; a failed write:
- * exit status 1. FILE is written through
+ * arguments: a message naming the argument, exit status 2; a failed write
+ * (to FILE or to standard output): exit status 1. FILE is written through
  * out_file.h: a temporary beside it renamed into place, so a failed or
  * interrupted run leaves an older FILE untouched; a device or FIFO is
  * written in place. */
@@ -145,12 +145,12 @@ int main(int argc, char **argv) {
   bool to_stdout;
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return cli_finish_stdout(prog, argc < 2 ? 2 : 0);
   }
   for (int i = 2; i < argc; i++)
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
-      return 0;
+      return cli_finish_stdout(prog, 0);
     }
   if (!parse(argc, argv, &g, &out, &threads)) return 2;
   if (gen_shape(&g, &m, &k, &entries, &err) != SHIRO_OK) {
@@ -181,5 +181,5 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", prog, err.message);
     return 1;
   }
-  return 0;
+  return cli_finish_stdout(prog, 0);
 }
