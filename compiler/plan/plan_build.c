@@ -10,7 +10,7 @@
 #include "error.h"
 #include "plan_build.h"
 #include "plan_builders.h"
-#include "plan_emit.h"
+#include "plan_deliver.h"
 
 uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n) {
   digest64 d;
@@ -56,12 +56,12 @@ static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, s
 shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                              const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
                              shiro_error *err) {
-  plan_emit e;
-  shiro_status st = plan_emit_init(&e, A, Prow, B, s, gpn, sink, arg, err);
+  plan_deliver dv;
+  shiro_status st = plan_deliver_init(&dv, A, Prow, B, s, gpn, sink, arg, err);
   if (st != SHIRO_OK) return st;
-  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &e, err)
-                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &e, err);
-  shiro_status delivered = plan_emit_done(&e);
+  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &dv, err)
+                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &dv, err);
+  shiro_status delivered = plan_deliver_done(&dv);
   return st != SHIRO_OK ? st : delivered;
 }
 

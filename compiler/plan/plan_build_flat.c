@@ -17,7 +17,7 @@
 #include "error.h"
 #include "plan_build.h"
 #include "plan_builders.h"
-#include "plan_emit.h"
+#include "plan_deliver.h"
 #include "prog_builder.h"
 #include "prog_emit.h"
 
@@ -73,7 +73,7 @@ static shiro_status layout(flat_ctx *f) {
     for (int32_t p = 0; p < R; p++)
       for (int32_t q = 0; q < R; q++)
         if (p != q) f->sg[(int64_t)p * R + q].nb = brows_of(f, q);
-  plan_block_entries(f->B, f->nent);  /* the block strategy's counts: every edge is a REMOTE_B entry */
+  prog_emit_block_entries(f->B, f->nent);  /* the block strategy's counts: every edge is a REMOTE_B entry */
   for (int32_t r = 0; r < R; r++) {
     int64_t s_off = 0, r_off = 0;
     for (int32_t o = 0; o < R; o++) {
@@ -119,7 +119,7 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
     for (int32_t i = 0; i < b->nr; i++) {
       if (!b->rsel[i]) continue;
       pb_row(pb, (int32_t)slot++);
-      plan_emit_partial_row(pb, b, i, b_first);
+      prog_emit_partial_row(pb, b, i, b_first);
     }
   }
   pb_mul_end(pb);
@@ -201,7 +201,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
       const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
       int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
       while (t < end && A->Aj[t] < lim) t++;
-      plan_emit_run(pb, gj, cpos, (int32_t)r_off, A->Ax + t0, t - t0);
+      prog_emit_run(pb, gj, cpos, (int32_t)r_off, A->Ax + t0, t - t0);
       w->edge[q] += t - t0;
     }
   }
@@ -216,7 +216,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
 }
 
 static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk *w) {
-  plan_rank_init(pr, r, f->Prow, f->Pcol);
+  prog_emit_rank_init(pr, r, f->Prow, f->Pcol);
   for (int32_t o = 0; o < f->R; o++) {
     if (o == r) continue;
     pr->s_rows += f->sg[(int64_t)o * f->R + r].nb + f->sg[(int64_t)o * f->R + r].nc;
@@ -238,7 +238,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
              gather + f->nent[r] + local + f->nent[f->R + r] + recv_c, gather + sent_c + recv_c, 1);
   emit_sends(f, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
-  plan_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
+  prog_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
   pb_sync(&pb, PROG_OP_WAIT, 0);
   shiro_status st = emit_remote(f, r, &pb, w);
   emit_exchange(f, r, &pb);
@@ -246,7 +246,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
 }
 
 shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_emit *e,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_deliver *dv,
                              shiro_error *err) {
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
@@ -271,12 +271,12 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
-      if (w.at && !plan_emit_stopped(e)) {
+      if (w.at && !plan_deliver_stopped(dv)) {
         rst = build_rank(&f, r, &pr, &w);
-        if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
+        if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
 #pragma omp ordered
-      plan_emit_deliver(e, &pr, rst);
+      plan_deliver_rank(dv, &pr, rst);
     }
     free(w.at); free(w.add_li); free(w.add_pos);
   }

@@ -28,7 +28,7 @@
 #include "error.h"
 #include "plan_build.h"
 #include "plan_builders.h"
-#include "plan_emit.h"
+#include "plan_deliver.h"
 #include "prog_builder.h"
 #include "prog_emit.h"
 #include "sorted.h"
@@ -55,7 +55,7 @@ typedef struct tier {
   int64_t *fwd_from_r;       /* [R*R] (rep, p): the R row where the FWD_B message starts when its rows are
                                 one contiguous run of what rep received (sent from R, no copy), else -1 */
   sc_owner_index own;        /* owners of B rows (Pcol) */
-  int64_t *nent;             /* [2R] entries of each rank's partial rows / REMOTE_B ops (plan_block_entries) */
+  int64_t *nent;             /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -280,7 +280,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
         pb_row(pb, (int32_t)(base + y));
         while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
         if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
-        plan_emit_partial_row(pb, k, i, b_first);
+        prog_emit_partial_row(pb, k, i, b_first);
       }
       continue;
     }
@@ -290,7 +290,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
                          : t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->ncsel[b];
     for (int32_t y = 0, n = list_selected(k->rsel, k->nr, idx); y < n; y++) {
       pb_row(pb, (int32_t)(base + y));
-      plan_emit_partial_row(pb, k, idx[y], b_first);
+      prog_emit_partial_row(pb, k, idx[y], b_first);
     }
   }
   pb_mul_end(pb);
@@ -431,10 +431,10 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
       const double *x = A->Ax + e0;
       M->edge[q] += e - e0;
       if (M->stage[q] == 0) {
-        if (now) plan_emit_run(pb, gj, map, 0, x, e - e0);
+        if (now) prog_emit_run(pb, gj, map, 0, x, e - e0);
         continue;
       }
-      if (later) held += plan_run_entries(gj, map, 0, x, e - e0, ls->later_col + held, ls->later_val + held);
+      if (later) held += prog_run_entries(gj, map, 0, x, e - e0, ls->later_col + held, ls->later_val + held);
     }
     if (later) ls->later_n[li] = (int32_t)(held - row_held);
   }
@@ -520,7 +520,7 @@ static void emit_exchange(const tier *t, int32_t r, prog_builder *pb) {
 }
 
 static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, rank_scratch *ls) {
-  plan_rank_init(pr, r, t->Prow, t->Pcol);
+  prog_emit_rank_init(pr, r, t->Prow, t->Pcol);
   pr->s_rows = t->s_rows[r];
   pr->r_rows = t->r_rows[r];
   prog_builder pb;
@@ -534,7 +534,7 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, rank_scr
              pr->s_rows + pr->r_rows, 0);
   emit_sends(t, r, &pb, ls->idx);
   pb_sync(&pb, PROG_OP_START, 0);
-  plan_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
+  prog_emit_local(t->A, t->Prow, t->Pcol, r, &pb);
   pb_sync(&pb, PROG_OP_WAIT, 0);
   recv_map M = {0};
   shiro_status st = emit_relays(t, r, &pb, &ls->c, ls->idx);
@@ -558,7 +558,7 @@ static void tier_free(tier *t) {
 }
 
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                 const sc_blocks *B, int32_t gpn, plan_emit *e, shiro_error *err) {
+                                 const sc_blocks *B, int32_t gpn, plan_deliver *dv, shiro_error *err) {
   int32_t R = Prow->parts, G = gpn < R ? gpn : R;
   tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
   tier *t = &tt;
@@ -584,7 +584,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     if (B->b[b].nr > t->widest) t->widest = B->b[b].nr;
     if (B->b[b].nc > t->widest) t->widest = B->b[b].nc;
   }
-  plan_block_entries(B, t->nent);
+  prog_emit_block_entries(B, t->nent);
   layout(t);
   for (int32_t r = 0; r < R; r++)
     if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {
@@ -600,12 +600,12 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
-      if (!plan_emit_stopped(e)) {
+      if (!plan_deliver_stopped(dv)) {
         rst = ls.idx ? build_rank(t, r, &pr, &ls) : SHIRO_ERR_NOMEM;
-        if (rst == SHIRO_OK) rst = plan_emit_finish(e, &pr);
+        if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
 #pragma omp ordered
-      plan_emit_deliver(e, &pr, rst);
+      plan_deliver_rank(dv, &pr, rst);
     }
     coll_free(&ls.c);
     free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val);

@@ -5,14 +5,14 @@
 
 #include "prog_emit.h"
 
-void plan_block_entries(const sc_blocks *B, int64_t *nent) {
+void prog_emit_block_entries(const sc_blocks *B, int64_t *nent) {
   for (int64_t t = 0; t < B->n; t++) {
     nent[B->b[t].q] += B->b[t].ent_partial;
     nent[B->parts + B->b[t].p] += B->b[t].ent_remote;
   }
 }
 
-void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol) {
+void prog_emit_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol) {
   memset(pr, 0, sizeof *pr);
   pr->rank = r;
   pr->c_first = Prow->first[r];
@@ -21,7 +21,7 @@ void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc
   pr->b_rows = Pcol->first[r + 1] - pr->b_first;
 }
 
-void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
+void prog_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
                      prog_builder *pb) {
   int64_t c_first = Prow->first[r], c_rows = Prow->first[r + 1] - c_first;
   int64_t b_first = Pcol->first[r], b_last = Pcol->first[r + 1];
@@ -34,7 +34,7 @@ void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
   pb_mul_end(pb);
 }
 
-void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first) {
+void prog_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first) {
   int64_t e0 = k->Gp[i], e1 = k->Gp[i + 1];
   if (pb_has_room(pb, e1 - e0)) {  /* the common case: every edge stored, those kept counted */
     prog_rank *pr = pb->pr;
@@ -54,10 +54,10 @@ void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64
     if (!k->csel[k->Gj[e]]) pb_entry(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e]);
 }
 
-void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x, int64_t n) {
+void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x, int64_t n) {
   if (pb_has_room(pb, n)) {  /* the common case: straight into the program */
     prog_rank *pr = pb->pr;
-    pr->ncol += plan_run_entries(gj, map, base, x, n, pr->col + pr->ncol, pr->val + pr->ncol);
+    pr->ncol += prog_run_entries(gj, map, base, x, n, pr->col + pr->ncol, pr->val + pr->ncol);
     return;
   }
   for (int64_t e = 0; e < n; e++)

@@ -13,23 +13,23 @@
 #include "program.h"
 
 /* Zeroes *pr and sets rank r's owned rows of C and B from the partitions. */
-void plan_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol);
+void prog_emit_rank_init(prog_rank *pr, int32_t r, const sc_partition *Prow, const sc_partition *Pcol);
 
 /* Appends rank r's local product op, C = A(r, r) · B (shared by the builders). */
-void plan_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
+void prog_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t r,
                      prog_builder *pb);
 
 /* Appends block k's row i as a partial row's entries: its edges whose column
  * is not selected (those the destination does not compute itself), each
  * (column's B row - b_first, value). Shared by the builders. */
-void plan_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first);
+void prog_emit_partial_row(prog_builder *pb, const sc_block *k, int32_t i, int64_t b_first);
 
 /* Stores one run of a block row's edges as REMOTE_B entries at cd/vd (room
  * for n): edge e gives (base + map[gj[e]], x[e]) and is kept only where
  * map[gj[e]] >= 0 (that B row is received). Every candidate is stored and
  * the count advances over the kept ones, without a branch; returns how many
  * were kept. */
-static inline int64_t plan_run_entries(const int32_t *gj, const int32_t *map, int32_t base, const double *x,
+static inline int64_t prog_run_entries(const int32_t *gj, const int32_t *map, int32_t base, const double *x,
                                        int64_t n, int32_t *cd, double *vd) {
   int64_t kept = 0;
   for (int64_t e = 0; e < n; e++) {
@@ -44,7 +44,7 @@ static inline int64_t plan_run_entries(const int32_t *gj, const int32_t *map, in
 /* Appends one run of a block row's edges as REMOTE_B entries: edge e
  * (column gj[e], value x[e]) reads source row base + map[gj[e]], and is
  * left out where map[gj[e]] < 0 (that B row is not received). */
-void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x,
+void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const double *x,
                    int64_t n);
 
 /* The entries each rank's programs will hold for the blocks, from their
@@ -53,6 +53,6 @@ void plan_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int3
  * nent[R + r] = the edges of blocks (r, q) whose column is selected (r
  * multiplies the B rows it receives). nent: [2R], zeroed by the caller.
  * Sums the blocks' counts (block_count_entries, set by strategy_select). */
-void plan_block_entries(const sc_blocks *B, int64_t *nent);
+void prog_emit_block_entries(const sc_blocks *B, int64_t *nent);
 
 #endif

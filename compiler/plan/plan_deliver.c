@@ -1,62 +1,62 @@
-/* plan_emit.c — certificates, digests and in-order delivery of finished programs. */
+/* plan_deliver.c — certificates, digests and in-order delivery of finished programs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "digest.h"
 #include "error.h"
-#include "plan_emit.h"
+#include "plan_deliver.h"
 
 /* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
  * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
  * rows are consecutive and in order, so both see the same values, and the
  * two hash chains, independent, run side by side for the cost of one
  * (d[0] the matrix's, d[1] the rank's). */
-static void pattern_digests(plan_emit *e) {
-  const sc_csr *A = e->A;
-  const sc_partition *Prow = e->Prow;
+static void pattern_digests(plan_deliver *dv) {
+  const sc_csr *A = dv->A;
+  const sc_partition *Prow = dv->Prow;
   digest64 d[2];
   pattern_digest_begin(&d[0], A->m, A->k);
   for (int32_t r = 0; r < Prow->parts; r++) {
     pattern_digest_begin(&d[1], Prow->first[r + 1] - Prow->first[r], A->k);
     for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
       pattern_digest_row(d, 2, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
-    e->digest[r] = d[1].h;
+    dv->digest[r] = d[1].h;
   }
-  e->meta.matrix_digest = d[0].h;
+  dv->meta.matrix_digest = d[0].h;
 }
 
-shiro_status plan_emit_init(plan_emit *e, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
-                            sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err) {
+shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
+                               sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err) {
   int32_t R = Prow->parts;
-  *e = (plan_emit){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err};
-  e->meta.ranks = R;
-  e->meta.gpus_per_node = gpn;
-  e->meta.m = A->m;
-  e->meta.k = A->k;
-  e->meta.nnz = A->nnz;
-  strncpy(e->meta.strategy, strategy_name(s), sizeof e->meta.strategy - 1);
-  strncpy(e->meta.partition, "block", sizeof e->meta.partition - 1);
-  e->digest = malloc((size_t)R * sizeof *e->digest);
-  if (!e->digest) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  pattern_digests(e);
+  *dv = (plan_deliver){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err};
+  dv->meta.ranks = R;
+  dv->meta.gpus_per_node = gpn;
+  dv->meta.m = A->m;
+  dv->meta.k = A->k;
+  dv->meta.nnz = A->nnz;
+  strncpy(dv->meta.strategy, strategy_name(s), sizeof dv->meta.strategy - 1);
+  strncpy(dv->meta.partition, "block", sizeof dv->meta.partition - 1);
+  dv->digest = malloc((size_t)R * sizeof *dv->digest);
+  if (!dv->digest) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  pattern_digests(dv);
   return SHIRO_OK;
 }
 
-int plan_emit_stopped(const plan_emit *e) {
+int plan_deliver_stopped(const plan_deliver *dv) {
   int stop;
 #pragma omp atomic read
-  stop = e->stop;
+  stop = dv->stop;
   return stop;
 }
 
 /* Rank p's optimality certificate: the matchings of the cover problems whose
  * rows it owns (its blocks', then group's node pairs (N, H), H increasing,
  * N its node). */
-shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
-  const sc_blocks *B = e->B;
+shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
+  const sc_blocks *B = dv->B;
   int32_t p = pr->rank, G = B->cert_gpn, nodes = B->cert ? B->cert_nodes : 0;
   const int64_t *at = nodes ? B->cert_at + (int64_t)(p / G) * nodes * (G + 1) + p % G : NULL;
-  pr->pattern_digest = e->digest[p];
+  pr->pattern_digest = dv->digest[p];
   int64_t n = 0;
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;
@@ -84,32 +84,32 @@ shiro_status plan_emit_finish(const plan_emit *e, prog_rank *pr) {
 
 /* Records a failure of the whole build: the first one wins (its err is
  * already filled), and the builders skip the ranks left. */
-static void emit_fail(plan_emit *e, shiro_status st) {
-  if (st == SHIRO_OK || e->st != SHIRO_OK) return;
-  e->st = st;
+static void deliver_fail(plan_deliver *dv, shiro_status st) {
+  if (st == SHIRO_OK || dv->st != SHIRO_OK) return;
+  dv->st = st;
 #pragma omp atomic write
-  e->stop = 1;
+  dv->stop = 1;
 }
 
-void plan_emit_deliver(plan_emit *e, prog_rank *pr, shiro_status st) {
-  if (e->st == SHIRO_OK) {  /* the first failure names itself */
+void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st) {
+  if (dv->st == SHIRO_OK) {  /* the first failure names itself */
     if (st == SHIRO_ERR_NOMEM)
-      st = shiro_fail(e->err, st, "plan: out of memory");
+      st = shiro_fail(dv->err, st, "plan: out of memory");
     else if (st != SHIRO_OK)
-      st = shiro_fail(e->err, st, "plan: internal error while building rank %d's program", pr->rank);
+      st = shiro_fail(dv->err, st, "plan: internal error while building rank %d's program", pr->rank);
     else if (pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX)
-      st = shiro_fail(e->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
+      st = shiro_fail(dv->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
   }
-  if (e->st != SHIRO_OK || st != SHIRO_OK) {  /* dropped */
-    emit_fail(e, st);
+  if (dv->st != SHIRO_OK || st != SHIRO_OK) {  /* dropped */
+    deliver_fail(dv, st);
     prog_rank_free(pr);
     return;
   }
-  emit_fail(e, e->sink(e->arg, &e->meta, pr, e->err));  /* the sink takes pr; it fills err on failure */
+  deliver_fail(dv, dv->sink(dv->arg, &dv->meta, pr, dv->err));  /* the sink takes pr; it fills err on failure */
 }
 
-shiro_status plan_emit_done(plan_emit *e) {
-  free(e->digest);
-  e->digest = NULL;
-  return e->st;
+shiro_status plan_deliver_done(plan_deliver *dv) {
+  free(dv->digest);
+  dv->digest = NULL;
+  return dv->st;
 }
