@@ -64,6 +64,10 @@ static uint32_t meta_crc(const uint8_t *img, uint64_t size, uint64_t ub, const u
   return crc32c(c, img + pos, (size_t)(size - pos));
 }
 
+bool plan_extent_inside(uint64_t off, uint64_t bytes, uint64_t size) {
+  return off <= size && bytes <= size - off;
+}
+
 /* Header and table structure (no checksums): magic, version, sizes, and
  * extents sorted, disjoint and inside [ub, size). */
 static shiro_status parse(const uint8_t *img, size_t size, const char *path, uint64_t *ub_out, uint64_t *n_out,
@@ -92,7 +96,7 @@ static shiro_status parse(const uint8_t *img, size_t size, const char *path, uin
   uint64_t pos = ub;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t off = get_le(table + 16 * i, 8), len = get_le(table + 16 * i + 8, 8);
-    if (off < pos || off > size || len == 0 || len > size - off)
+    if (off < pos || len == 0 || !plan_extent_inside(off, len, size))
       return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: damaged envelope: extent %llu is out of order or outside the file", path,
                         (unsigned long long)i);
     pos = off + len;

@@ -49,6 +49,11 @@ shiro_status plan_envelope_check_image(const uint8_t *img, size_t size, const ch
  * fit or are not valid extents. For the writer, tests and fuzzing. */
 bool plan_envelope_seal_image(uint8_t *img, size_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n);
 
+/* True when the byte range [off, off + bytes) lies inside a file of `size`
+ * bytes. Computed without overflow: off and bytes come from the file, and
+ * off + bytes may wrap around 64 bits. */
+bool plan_extent_inside(uint64_t off, uint64_t bytes, uint64_t size);
+
 /* Recomputes the checksums of an image whose header and table parse (the
  * table and sizes are trusted as they are); false if they do not. For
  * tests and fuzzing: what a deliberate edit does to a file. */

@@ -148,22 +148,33 @@ static shiro_status read_rank_attrs(hid_t g, const char *path, int32_t rank, pro
   return SHIRO_OK;
 }
 
-/* Maps the file bytes [lo, hi) and points the program's arrays into it. */
+/* Maps the file bytes [lo, hi) and points the program's arrays into it.
+ * Every array's extent is checked against the file's size first, without
+ * overflow (a damaged offset near 2^64 must not wrap past the check). */
 static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank *pr, plan_mapping *map,
                               shiro_error *err) {
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (int i = 0; i < nds; i++)
-    if (ds[i].n > 0) {
-      if (ds[i].off < lo) lo = ds[i].off;
-      if (ds[i].off + ds[i].bytes > hi) hi = ds[i].off + ds[i].bytes;
-    }
-  if (hi == 0) return SHIRO_OK;  /* every array empty */
+  int any = 0;
+  for (int i = 0; i < nds; i++) any |= ds[i].n > 0;
+  if (!any) return SHIRO_OK;  /* every array empty */
   int fd = open(path, O_RDONLY);
   if (fd < 0) return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size < hi) {
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
     close(fd);
-    return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: file is shorter than its datasets say (truncated?)", path);
+    return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(e));
+  }
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < nds; i++) {
+    if (ds[i].n == 0) continue;
+    if (!plan_extent_inside(ds[i].off, ds[i].bytes, (uint64_t)sb.st_size)) {
+      close(fd);
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' (offset %llu, %zu bytes) lies outside the file of %llu "
+                        "bytes (truncated or damaged?)", path, pr->rank, ds[i].name, (unsigned long long)ds[i].off, ds[i].bytes,
+                        (unsigned long long)sb.st_size);
+    }
+    if (ds[i].off < lo) lo = ds[i].off;
+    if (ds[i].off + ds[i].bytes > hi) hi = ds[i].off + ds[i].bytes;  /* no wrap: inside the file */
   }
   long page = sysconf(_SC_PAGESIZE);
   uint64_t start = lo - lo % (uint64_t)page;
