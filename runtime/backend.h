@@ -36,11 +36,11 @@ typedef enum rt_op_kind {
   RT_ADD = 4       /* dst[rows] (+)= sums of src rows: no values (any other shape without values) */
 } rt_op_kind;
 
-/* One op of a rank's program, decoded once at context creation. Compute ops
- * (MULTIPLY, GATHER, ADD): row i of the operator has entries
- * ptr[i] .. ptr[i+1]-1 of the program's col[] (source rows relative to
- * src_off) and, for MULTIPLY, of the context's values; it writes dst row
- * dst_off + (rows ? rows[i] : i). */
+/* One op of a program, decoded once. Compute ops (MULTIPLY, GATHER, ADD): row
+ * i of the operator has entries ptr[i] .. ptr[i+1]-1 of col[] (source rows
+ * relative to src_off) and, for MULTIPLY, of val[] (values of the context's
+ * type); it writes dst row dst_off + (rows ? rows[i] : i). The arrays are the
+ * plan's (the forward program) or the context's own (the transposed one). */
 typedef struct rt_op {
   int64_t index;          /* position in the program's ops */
   rt_op_kind kind;
@@ -48,7 +48,9 @@ typedef struct rt_op {
   int dst_buf, src_buf;   /* PROG_BUF_* */
   int64_t dst_off, src_off;
   int64_t nrows;          /* rows of the operator */
-  const int64_t *ptr;     /* [nrows+1] row pointers (absolute positions in col / values) */
+  const int64_t *ptr;     /* [nrows+1] row pointers (absolute positions in col / val) */
+  const int32_t *col;     /* the entries' source rows (indexed through ptr) */
+  const void *val;        /* MULTIPLY: the entries' values, float or double as the context (through ptr); else NULL */
   const int32_t *rows;    /* [nrows] destination rows relative to dst_off, or NULL: contiguous */
   int accum;              /* 1: dst +=, 0: dst = */
 } rt_op;

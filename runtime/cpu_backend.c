@@ -30,21 +30,19 @@ static shiro_status cpu_setup(shiro_ctx *c) {
 }
 
 static shiro_status cpu_multiply(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  const int32_t *col = c->plan->pr.col;
-  if (c->opts.dtype == SHIRO_FLOAT64) cpu_multiply_f64(op, col, c->val, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  else cpu_multiply_f32(op, col, c->val, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
+  if (c->opts.dtype == SHIRO_FLOAT64) cpu_multiply_f64(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
+  else cpu_multiply_f32(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
   return SHIRO_OK;
 }
 
 static shiro_status cpu_add(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  const int32_t *col = c->plan->pr.col;
-  if (c->opts.dtype == SHIRO_FLOAT64) cpu_add_f64(op, col, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  else cpu_add_f32(op, col, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
+  if (c->opts.dtype == SHIRO_FLOAT64) cpu_add_f64(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
+  else cpu_add_f32(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
   return SHIRO_OK;
 }
 
 static shiro_status cpu_gather_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  cpu_gather(op, c->plan->pr.col, bufs[op->dst_buf], bufs[op->src_buf], (size_t)c->opts.n * c->esz);
+  cpu_gather(op, bufs[op->dst_buf], bufs[op->src_buf], (size_t)c->opts.n * c->esz);
   return SHIRO_OK;
 }
 

@@ -10,7 +10,8 @@
 #define DEFINE_ROWS(NAME, T, HAS_VAL, PARAMS, VAL)                                                 \
   void NAME PARAMS {                                                                               \
     const int64_t nrows = op->nrows, *ptr = op->ptr;                                               \
-    const int32_t *rows = op->rows;                                                                \
+    const int32_t *rows = op->rows, *col = op->col;                                                \
+    const T *val = op->val; (void)val;                                                             \
     const int accum = op->accum;                                                                   \
     T *restrict d0 = dst + op->dst_off * n;                                                        \
     const T *restrict s0 = src + op->src_off * n;                                                  \
@@ -33,16 +34,14 @@
     }                                                                                              \
   }
 
-DEFINE_ROWS(cpu_multiply_f64, double, 1,
-            (const rt_op *op, const int32_t *col, const double *val, double *dst, const double *src, int64_t n), val[e])
-DEFINE_ROWS(cpu_multiply_f32, float, 1,
-            (const rt_op *op, const int32_t *col, const float *val, float *dst, const float *src, int64_t n), val[e])
-DEFINE_ROWS(cpu_add_f64, double, 0, (const rt_op *op, const int32_t *col, double *dst, const double *src, int64_t n), 1)
-DEFINE_ROWS(cpu_add_f32, float, 0, (const rt_op *op, const int32_t *col, float *dst, const float *src, int64_t n), 1)
+DEFINE_ROWS(cpu_multiply_f64, double, 1, (const rt_op *op, double *dst, const double *src, int64_t n), val[e])
+DEFINE_ROWS(cpu_multiply_f32, float, 1, (const rt_op *op, float *dst, const float *src, int64_t n), val[e])
+DEFINE_ROWS(cpu_add_f64, double, 0, (const rt_op *op, double *dst, const double *src, int64_t n), 1)
+DEFINE_ROWS(cpu_add_f32, float, 0, (const rt_op *op, float *dst, const float *src, int64_t n), 1)
 
-void cpu_gather(const rt_op *op, const int32_t *col, void *dst, const void *src, size_t row_bytes) {
+void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes) {
   const int64_t nrows = op->nrows, *ptr = op->ptr;
-  const int32_t *rows = op->rows;
+  const int32_t *rows = op->rows, *col = op->col;
   char *restrict d0 = (char *)dst + (size_t)op->dst_off * row_bytes;
   const char *restrict s0 = (const char *)src + (size_t)op->src_off * row_bytes;
 #pragma omp parallel for schedule(static) if ((size_t)nrows * row_bytes > 262144)

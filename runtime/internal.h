@@ -46,7 +46,8 @@ struct shiro_ctx {
 shiro_status interp_prepare(shiro_ctx *c);
 void interp_release(shiro_ctx *c);
 
-/* interp.c: decodes op o of pr into *op (what interp_prepare does for every op). */
+/* interp.c: decodes op o of pr into *op (what interp_prepare does for every
+ * op, but val is left NULL: the caller points MULTIPLY ops at its values). */
 void interp_decode(const prog_rank *pr, int64_t o, rt_op *op);
 
 /* Called after op o of a call has been issued (profiling; NULL for none). */
@@ -63,13 +64,14 @@ shiro_status interp_run(shiro_ctx *c, const void *B, void *C, interp_hook hook, 
  * P the lowest failing rank. SHIRO_OK only if every rank passed SHIRO_OK. */
 shiro_status rt_agree(MPI_Comm comm, shiro_status st, char *msg, const char *what);
 
-/* cpu_kernels.c: the CPU kernels, OpenMP-parallel over the op's rows; each
- * row is computed by one thread in entry order, so results do not depend on
- * the thread count. val: the context's values (float or double, as T). */
-void cpu_multiply_f64(const rt_op *op, const int32_t *col, const double *val, double *dst, const double *src, int64_t n);
-void cpu_multiply_f32(const rt_op *op, const int32_t *col, const float *val, float *dst, const float *src, int64_t n);
-void cpu_add_f64(const rt_op *op, const int32_t *col, double *dst, const double *src, int64_t n);
-void cpu_add_f32(const rt_op *op, const int32_t *col, float *dst, const float *src, int64_t n);
-void cpu_gather(const rt_op *op, const int32_t *col, void *dst, const void *src, size_t row_bytes);
+/* cpu_kernels.c: the CPU kernels of op (its col, and val as T for multiply),
+ * dst and src the base addresses of its buffers (row 0), n values per row.
+ * OpenMP-parallel over the op's rows; each row is computed by one thread in
+ * entry order, so results do not depend on the thread count. */
+void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n);
+void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n);
+void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n);
+void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n);
+void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes);
 
 #endif

@@ -39,6 +39,7 @@ void interp_decode(const prog_rank *pr, int64_t o, rt_op *op) {
   op->src_off = rec[OPF_SRC_OFF];
   op->nrows = rec[OPF_NROWS];
   op->ptr = pr->ptr + rec[OPF_PTR_OFF];
+  op->col = pr->col;
   op->rows = rec[OPF_ROWS_OFF] >= 0 ? pr->rows + rec[OPF_ROWS_OFF] : NULL;
   op->accum = (int)rec[OPF_ACCUM];
 }
@@ -50,7 +51,6 @@ shiro_status interp_prepare(shiro_ctx *c) {
     snprintf(c->error, sizeof c->error, "out of memory (%lld ops)", (long long)pr->nops);
     return SHIRO_ERR_NOMEM;
   }
-  for (int64_t o = 0; o < pr->nops; o++) interp_decode(pr, o, &c->op[o]);
   c->val = pr->val;
   if (c->opts.dtype == SHIRO_FLOAT32 && pr->nval) {
     c->valf = malloc((size_t)pr->nval * sizeof *c->valf);
@@ -60,6 +60,10 @@ shiro_status interp_prepare(shiro_ctx *c) {
     }
     for (int64_t e = 0; e < pr->nval; e++) c->valf[e] = (float)pr->val[e];
     c->val = c->valf;
+  }
+  for (int64_t o = 0; o < pr->nops; o++) {
+    interp_decode(pr, o, &c->op[o]);
+    if (c->op[o].kind == RT_MULTIPLY) c->op[o].val = c->val;
   }
   return rt_stages_build(&c->stages, pr, c->error);
 }

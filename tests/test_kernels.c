@@ -81,12 +81,14 @@ static void make(operator_ *A, int one_per_row) {
 DEFINE_REF(ref_f64, double)
 DEFINE_REF(ref_f32, float)
 
-static rt_op op_of(const operator_ *A, rt_op_kind kind, int listed, int accum) {
+static rt_op op_of(const operator_ *A, rt_op_kind kind, int is_double, int listed, int accum) {
   rt_op op;
   memset(&op, 0, sizeof op);
   op.kind = kind;
   op.nrows = NROWS;
   op.ptr = A->ptr;
+  op.col = A->col;
+  op.val = kind != RT_MULTIPLY ? NULL : is_double ? (const void *)A->vd : (const void *)A->vf;
   op.rows = listed ? A->rows : NULL;
   op.accum = accum;
   return op;
@@ -107,15 +109,15 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
   const int with_val = kind == RT_MULTIPLY;
   if (is_double) ref_f64(A, with_val ? A->vd : NULL, listed, accum, (double *)want, (const double *)src);
   else ref_f32(A, with_val ? A->vf : NULL, listed, accum, (float *)want, (const float *)src);
-  rt_op op = op_of(A, kind, listed, accum);
+  rt_op op = op_of(A, kind, is_double, listed, accum);
   for (int t = 0; t < 2; t++) {
     omp_set_num_threads(t + 1);
     memcpy(got[t], init, NROWS * N * esz);
-    if (kind == RT_GATHER) cpu_gather(&op, A->col, got[t], src, N * esz);
-    else if (kind == RT_ADD && is_double) cpu_add_f64(&op, A->col, (double *)got[t], (const double *)src, N);
-    else if (kind == RT_ADD) cpu_add_f32(&op, A->col, (float *)got[t], (const float *)src, N);
-    else if (is_double) cpu_multiply_f64(&op, A->col, A->vd, (double *)got[t], (const double *)src, N);
-    else cpu_multiply_f32(&op, A->col, A->vf, (float *)got[t], (const float *)src, N);
+    if (kind == RT_GATHER) cpu_gather(&op, got[t], src, N * esz);
+    else if (kind == RT_ADD && is_double) cpu_add_f64(&op, (double *)got[t], (const double *)src, N);
+    else if (kind == RT_ADD) cpu_add_f32(&op, (float *)got[t], (const float *)src, N);
+    else if (is_double) cpu_multiply_f64(&op, (double *)got[t], (const double *)src, N);
+    else cpu_multiply_f32(&op, (float *)got[t], (const float *)src, N);
     int64_t bad = 0;
     for (int64_t i = 0; i < NROWS * N; i++) bad += memcmp(got[t] + i * esz, want + i * esz, esz) != 0;
     EXPECT(bad == 0, "%s (%s, %s, %s, %d thread%s): %lld of %d values differ from the separately rounded reference", what,

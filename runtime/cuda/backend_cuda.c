@@ -63,7 +63,7 @@ static shiro_status setup_local(shiro_ctx *c, cuda_state *s) {
   CUSPARSECHECKGOTO(cusparseSetStream(s->sparse, s->compute), st, c->error);
   for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
     if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&c->buf[b], (size_t)rows[b] * s->row_bytes), st, c->error);
-  SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops, pr, c->val, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows, s->sparse, 1, c->error), st);
+  SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops, c->op, pr->nops, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows, s->sparse, 1, c->error), st);
   if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_setup(c, s), st);
   CUDACHECKGOTO(cudaDeviceSynchronize(), st, c->error);  /* uploads done before the first call */
 done:

@@ -16,30 +16,29 @@ typedef struct op_layout {
   size_t ptr, col, val, rows;
 } op_layout;
 
-/* Decides how op `o` runs and lays out its arrays from *end on. Returns 0 if
+/* Decides how compute op r runs and lays out its arrays from *end on. Returns 0 if
  * an operator is too large for 32-bit row pointers. */
-static int plan_op(const prog_rank *pr, const int64_t *rec, const int64_t buf_rows[PROG_NBUF], int use_sparse, size_t esz,
-                   cuda_op *op, op_layout *lay, size_t *end) {
-  const int64_t nrows = rec[OPF_NROWS], poff = rec[OPF_PTR_OFF];
-  const int64_t *ptr = pr->ptr + poff;
-  op->dst_buf = (int)rec[OPF_DST_BUF];
-  op->src_buf = (int)rec[OPF_SRC_BUF];
-  op->dst_off = rec[OPF_DST_OFF];
-  op->src_off = rec[OPF_SRC_OFF];
+static int plan_op(const rt_op *r, const int64_t buf_rows[PROG_NBUF], int use_sparse, size_t esz, cuda_op *op, op_layout *lay,
+                   size_t *end) {
+  const int64_t nrows = r->nrows, *ptr = r->ptr;
+  op->dst_buf = r->dst_buf;
+  op->src_buf = r->src_buf;
+  op->dst_off = r->dst_off;
+  op->src_off = r->src_off;
   op->nrows = nrows;
-  op->accum = (int)rec[OPF_ACCUM];
+  op->accum = r->accum;
   op->nnz = nrows > 0 ? ptr[nrows] - ptr[0] : 0;
   op->span = buf_rows[op->src_buf] - op->src_off;
   lay->ptr = lay->col = lay->val = lay->rows = SIZE_MAX;
   if (nrows <= 0) return 1;  /* nothing to compute: how stays NONE */
   if (op->nnz > INT32_MAX || nrows >= INT32_MAX) return 0;
-  const int has_val = (int)rec[OPF_HAS_VAL], listed = rec[OPF_ROWS_OFF] >= 0;
+  const int has_val = r->kind == RT_MULTIPLY, listed = r->rows != NULL;
   op->how = (use_sparse && has_val && !listed && op->nnz > 0 && op->span > 0) ? CUDA_OP_SPARSE : CUDA_OP_KERNEL;
   /* cuSPARSE gets canonical CSR only (columns strictly increasing in each row): its summation order is
    * its own either way, but duplicates and unsorted rows are outside what its CSR routines document. */
   for (int64_t i = 0; op->how == CUDA_OP_SPARSE && i < nrows; i++)
     for (int64_t e = ptr[i] + 1; e < ptr[i + 1]; e++)
-      if (pr->col[e] <= pr->col[e - 1]) { op->how = CUDA_OP_KERNEL; break; }
+      if (r->col[e] <= r->col[e - 1]) { op->how = CUDA_OP_KERNEL; break; }
   int one_per_row = op->nnz == nrows;
   for (int64_t i = 0; one_per_row && i < nrows; i++) one_per_row = ptr[i + 1] - ptr[i] == 1;
   if (op->how == CUDA_OP_SPARSE || !one_per_row) { lay->ptr = *end; *end = align_up(*end + (size_t)(nrows + 1) * 4); }
@@ -49,17 +48,17 @@ static int plan_op(const prog_rank *pr, const int64_t *rec, const int64_t buf_ro
   return 1;
 }
 
-/* Writes op's arrays into the host staging copy of the arena (val: the values in the context's type). */
-static void stage_op(const prog_rank *pr, const int64_t *rec, const void *val, size_t esz, const op_layout *lay, char *host) {
-  const int64_t nrows = rec[OPF_NROWS], *ptr = pr->ptr + rec[OPF_PTR_OFF], e0 = ptr[0];
+/* Writes op r's arrays into the host staging copy of the arena (its values are of the context's type). */
+static void stage_op(const rt_op *r, size_t esz, const op_layout *lay, char *host) {
+  const int64_t nrows = r->nrows, *ptr = r->ptr, e0 = ptr[0];
   const int64_t nnz = ptr[nrows] - e0;
   if (lay->ptr != SIZE_MAX) {
     int32_t *p = (int32_t *)(host + lay->ptr);
     for (int64_t i = 0; i <= nrows; i++) p[i] = (int32_t)(ptr[i] - e0);
   }
-  if (lay->col != SIZE_MAX) memcpy(host + lay->col, pr->col + e0, (size_t)nnz * sizeof(int32_t));
-  if (lay->val != SIZE_MAX) memcpy(host + lay->val, (const char *)val + (size_t)e0 * esz, (size_t)nnz * esz);
-  if (lay->rows != SIZE_MAX) memcpy(host + lay->rows, pr->rows + rec[OPF_ROWS_OFF], (size_t)nrows * sizeof(int32_t));
+  if (lay->col != SIZE_MAX) memcpy(host + lay->col, r->col + e0, (size_t)nnz * sizeof(int32_t));
+  if (lay->val != SIZE_MAX) memcpy(host + lay->val, (const char *)r->val + (size_t)e0 * esz, (size_t)nnz * esz);
+  if (lay->rows != SIZE_MAX) memcpy(host + lay->rows, r->rows, (size_t)nrows * sizeof(int32_t));
 }
 
 /* 1 for the statuses with which cuSPARSE declines a shape or an algorithm
@@ -108,7 +107,7 @@ done:
   return st;
 }
 
-shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, const void *val, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
+shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
                             cusparseHandle_t sparse, int use_sparse, char *msg) {
   shiro_status st = SHIRO_OK;
   op_layout *lay = NULL;
@@ -119,14 +118,13 @@ shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, const void *val, i
   o->is_double = is_double;
   o->n = n;
   o->sparse = sparse;
-  o->nops = pr->nops;
-  o->op = calloc((size_t)(pr->nops ? pr->nops : 1), sizeof *o->op);
-  lay = calloc((size_t)(pr->nops ? pr->nops : 1), sizeof *lay);
+  o->nops = nops;
+  o->op = calloc((size_t)(nops ? nops : 1), sizeof *o->op);
+  lay = calloc((size_t)(nops ? nops : 1), sizeof *lay);
   if (!o->op || !lay) { st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
-  for (int64_t i = 0; i < pr->nops; i++) {
-    const int64_t *rec = pr->ops + i * PROG_OP_WIDTH;
-    if (rec[OPF_KIND] != PROG_OP_MUL) continue;
-    if (!plan_op(pr, rec, buf_rows, use_sparse && sparse != NULL, esz, &o->op[i], &lay[i], &end)) {
+  for (int64_t i = 0; i < nops; i++) {
+    if (ops[i].kind == RT_START || ops[i].kind == RT_WAIT) continue;
+    if (!plan_op(&ops[i], buf_rows, use_sparse && sparse != NULL, esz, &o->op[i], &lay[i], &end)) {
       st = cuda_notef(msg, SHIRO_ERR_UNSUPPORTED, __FILE__, __LINE__,
                       "op %lld has %lld rows and %lld entries: the CUDA backend takes at most 2^31-1 of each per op",
                       (long long)i, (long long)o->op[i].nrows, (long long)o->op[i].nnz);
@@ -137,12 +135,12 @@ shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, const void *val, i
   if (end > 0) {
     host = malloc(end);
     if (!host) { st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory (%zu bytes of operators)", end); goto done; }
-    for (int64_t i = 0; i < pr->nops; i++)
-      if (o->op[i].how != CUDA_OP_NONE) stage_op(pr, pr->ops + i * PROG_OP_WIDTH, val, esz, &lay[i], host);
+    for (int64_t i = 0; i < nops; i++)
+      if (o->op[i].how != CUDA_OP_NONE) stage_op(&ops[i], esz, &lay[i], host);
     CUDACHECKGOTO(cudaMalloc(&o->arena, end), st, msg);
     CUDACHECKGOTO(cudaMemcpy(o->arena, host, end, cudaMemcpyHostToDevice), st, msg);
   }
-  for (int64_t i = 0; i < pr->nops; i++) {
+  for (int64_t i = 0; i < nops; i++) {
     cuda_op *op = &o->op[i];
     if (op->how == CUDA_OP_NONE) continue;
     char *base = o->arena;

@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
+#include "backend.h"
 #include "program.h"
 #include "shiro.h"
 
@@ -59,18 +60,18 @@ typedef struct cuda_ops {
   cusparseHandle_t sparse;   /* borrowed: must outlive the ops */
 } cuda_ops;
 
-/* Prepares every op of pr for N = n values per row, with the program's
- * values val already in the op's type (double, or float when !is_double; the
- * interpreter's c->val): one host staging copy,
+/* Prepares every compute op of ops[0 .. nops-1] (a program decoded by the
+ * interpreter: rt_op, values already in the op's type, double or float when
+ * !is_double) for N = n values per row: one host staging copy,
  * one upload, cuSPARSE descriptors and workspaces. buf_rows gives the rows
  * of B, C, S and R (PROG_BUF_* order). use_sparse = 0 sends every op to
  * the own kernels (tests, comparisons). The current device is used. On
  * failure msg (CUDA_MSG_LEN bytes) says why; call cuda_ops_destroy either
- * way. The program must have passed plan_check_rank. */
-shiro_status cuda_ops_setup(cuda_ops *o, const prog_rank *pr, const void *val, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
+ * way. The program must have passed plan_check_rank (or be derived from one). */
+shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
                             cusparseHandle_t sparse, int use_sparse, char *msg);
 
-/* Enqueues op `idx` (a MUL op) on stream with the buffers bufs[PROG_BUF_*]
+/* Enqueues op `idx` (a compute op) on stream with the buffers bufs[PROG_BUF_*]
  * (device pointers of B, C, S, R). Allocates nothing; the first run of a
  * cuSPARSE op also runs its preprocessing. */
 shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], cudaStream_t stream, char *msg);

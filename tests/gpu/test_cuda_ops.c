@@ -187,17 +187,18 @@ static void cpu_run(const prog_rank *pr, void *hb[PROG_NBUF], int is_double, int
   for (int64_t o = 0; o < pr->nops; o++) {
     rt_op op;
     interp_decode(pr, o, &op);
+    if (op.kind == RT_MULTIPLY) op.val = is_double ? (const void *)vd : (const void *)vf;
     void *d = hb[op.dst_buf], *src = hb[op.src_buf];
     switch (op.kind) {  /* the kernels the CPU backend's table calls */
       case RT_MULTIPLY:
-        if (is_double) cpu_multiply_f64(&op, pr->col, vd, d, src, n);
-        else cpu_multiply_f32(&op, pr->col, vf, d, src, n);
+        if (is_double) cpu_multiply_f64(&op, d, src, n);
+        else cpu_multiply_f32(&op, d, src, n);
         break;
       case RT_ADD:
-        if (is_double) cpu_add_f64(&op, pr->col, d, src, n);
-        else cpu_add_f32(&op, pr->col, d, src, n);
+        if (is_double) cpu_add_f64(&op, d, src, n);
+        else cpu_add_f32(&op, d, src, n);
         break;
-      case RT_GATHER: cpu_gather(&op, pr->col, d, src, (size_t)n * (is_double ? 8 : 4)); break;
+      case RT_GATHER: cpu_gather(&op, d, src, (size_t)n * (is_double ? 8 : 4)); break;
       default: break;
     }
   }
@@ -250,9 +251,13 @@ static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, i
                                 cudaStream_t s, char *msg) {
   cuda_ops o;
   float *vf = malloc((size_t)(pr->nval + 1) * sizeof *vf);  /* the values in the op's type, as the interpreter keeps them */
+  rt_op *ops = malloc((size_t)(pr->nops + 1) * sizeof *ops);
   for (int64_t e = 0; vf && e < pr->nval; e++) vf[e] = (float)pr->val[e];
-  shiro_status st = vf ? cuda_ops_setup(&o, pr, is_double ? (const void *)pr->val : vf, is_double, n, buf_rows, h, use_sparse, msg)
-                       : SHIRO_ERR_NOMEM;
+  for (int64_t i = 0; ops && i < pr->nops; i++) {
+    interp_decode(pr, i, &ops[i]);
+    if (ops[i].kind == RT_MULTIPLY) ops[i].val = is_double ? (const void *)pr->val : (const void *)vf;
+  }
+  shiro_status st = vf && ops ? cuda_ops_setup(&o, ops, pr->nops, is_double, n, buf_rows, h, use_sparse, msg) : SHIRO_ERR_NOMEM;
   for (int64_t i = 0; st == SHIRO_OK && i < pr->nops; i++) {
     const int64_t *op = pr->ops + i * PROG_OP_WIDTH;
     if (op[OPF_KIND] != PROG_OP_MUL) continue;
@@ -266,6 +271,7 @@ static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, i
   if (st == SHIRO_OK && cudaStreamSynchronize(s) != cudaSuccess) st = SHIRO_ERR_CUDA;
   cuda_ops_destroy(&o);
   free(vf);
+  free(ops);
   return st;
 }
 
