@@ -108,5 +108,6 @@ static graph graph_powerlaw(int32_t nr, int32_t nc, int64_t ne) {
   free(ei);
   free(ej);
   return g;
+}
 
 #endif

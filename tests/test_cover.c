@@ -18,7 +18,6 @@
 
 #define RNG_SEED 0x9E3779B97F4A7C15ull
 #include "cover_test_util.h"
-}
 
 /* Checks that (rmatch, cmatch) is a matching of g with `size` pairs. */
 static int check_matching(const graph *g, const int32_t *rmatch, const int32_t *cmatch,

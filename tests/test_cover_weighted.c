@@ -21,7 +21,6 @@
 
 #define RNG_SEED 0xD1B54A32D192ED03ull
 #include "cover_test_util.h"
-}
 
 /* Random weights in [lo, hi], zero with probability pz. */
 static int64_t *weights_random(int32_t n, int64_t lo, int64_t hi, double pz) {
