@@ -1,8 +1,11 @@
 /* test_cover_weighted.c — minimum weight vertex covers by max-flow/min-cut.
  *
  * Checks, on random and hand-made weighted bipartite graphs: the cover covers
- * every edge, its weight is what it claims and equals the max-flow value,
- * small cases equal a brute-force minimum, unit weights give the
+ * every edge, its weight (recomputed here from the weights) is what it claims
+ * and equals the value of a flow computed here independently (plain Dinic on
+ * the explicit network) and checked feasible (capacities, conservation): weak
+ * duality then proves the cover minimum and the reported flow value right;
+ * small cases also equal a brute-force minimum, unit weights give the
  * Hopcroft–Karp matching size, lexicographic weights (1000003·a + b) and
  * weights near 2^62 stay exact in int64, results are deterministic, bad
  * arguments give SHIRO_ERR_ARG and allocation failures SHIRO_ERR_NOMEM.
@@ -29,6 +32,152 @@ static int64_t *weights_random(int32_t n, int64_t lo, int64_t hi, double pz) {
   for (int32_t i = 0; i < n; i++)
     w[i] = rng_unit() < pz ? 0 : lo + (int64_t)(rng_next() % (uint64_t)(hi - lo + 1));
   return w;
+}
+
+/* ---- an independent maximum flow: the certificate the solver does not return ----
+ * cover_weighted reports only the flow's value, so the test computes a flow
+ * of its own on the network of cover.h's contract and checks it feasible:
+ * any feasible flow's value is at most any cover's weight, so a cover that
+ * weighs what a feasible flow carries is minimum. If this reference flow were
+ * not maximum the test would fail (a false alarm), never pass wrongly. */
+
+/* The network, explicit: vertex s = 0, row i = 1 + i, column j = 1 + nr + j,
+ * t = 1 + nr + nc; arc 2a is an arc of the network, 2a + 1 its reverse. */
+typedef struct ref_net {
+  int32_t n;      /* vertices: nr + nc + 2 */
+  int64_t *cap;   /* [2 arcs] residual capacity of each arc and its reverse */
+  int32_t *to;    /* [2 arcs] head of each */
+  int64_t *first; /* [n+1] arcs leaving v: out[first[v] .. first[v+1]) */
+  int64_t *out;   /* [2 arcs] arc ids by tail */
+  int64_t *it;    /* [n] DFS: next arc to try (index into out) */
+  int32_t *level; /* [n] BFS distance from s, -1 unreached */
+  int32_t *queue; /* [n] */
+} ref_net;
+
+/* Adds arc a = (u -> v, capacity c) and its reverse (v -> u, 0) to the
+ * arc arrays, and counts them in deg. */
+static void ref_arc(ref_net *N, int64_t a, int32_t u, int32_t v, int64_t c, int64_t *deg) {
+  N->to[2 * a] = v, N->cap[2 * a] = c;
+  N->to[2 * a + 1] = u, N->cap[2 * a + 1] = 0;
+  deg[u]++, deg[v]++;
+}
+
+/* Dinic's BFS: levels from s over arcs with residual capacity. Returns 1 if t is reached. */
+static int ref_bfs(ref_net *N) {
+  int32_t head = 0, tail = 0;
+  for (int32_t v = 0; v < N->n; v++) N->level[v] = -1;
+  N->level[0] = 0;
+  N->queue[tail++] = 0;
+  while (head < tail) {
+    int32_t u = N->queue[head++];
+    for (int64_t k = N->first[u]; k < N->first[u + 1]; k++) {
+      int64_t a = N->out[k];
+      if (N->cap[a] > 0 && N->level[N->to[a]] < 0) {
+        N->level[N->to[a]] = N->level[u] + 1;
+        N->queue[tail++] = N->to[a];
+      }
+    }
+  }
+  return N->level[N->n - 1] >= 0;
+}
+
+/* Dinic's DFS: pushes up to `limit` from u to t along level-increasing arcs; returns what it pushed. */
+static int64_t ref_dfs(ref_net *N, int32_t u, int64_t limit) {
+  if (u == N->n - 1) return limit;
+  for (; N->it[u] < N->first[u + 1]; N->it[u]++) {
+    int64_t a = N->out[N->it[u]];
+    int32_t v = N->to[a];
+    if (N->cap[a] <= 0 || N->level[v] != N->level[u] + 1) continue;
+    int64_t d = ref_dfs(N, v, limit < N->cap[a] ? limit : N->cap[a]);
+    if (d > 0) {
+      N->cap[a] -= d;
+      N->cap[a ^ 1] += d;
+      return d;
+    }
+  }
+  return 0;
+}
+
+/* A maximum flow on g's network: fs[i] on s -> row i, fe[k - Gp[0]] on the
+ * edge Gj[k] of row i, ft[j] on column j -> t. (An edge's capacity is
+ * "infinite"; rw[i] bounds it as well, since row i receives at most rw[i].) */
+static void ref_max_flow(const graph *g, const int64_t *rw, const int64_t *cw, int64_t *fs, int64_t *fe, int64_t *ft) {
+  int32_t nr = g->nr, nc = g->nc;
+  int64_t ne = g->Gp[nr] - g->Gp[0], arcs = nr + ne + nc;
+  ref_net N = {.n = nr + nc + 2};
+  N.cap = malloc((size_t)(2 * arcs + 1) * sizeof *N.cap);
+  N.to = malloc((size_t)(2 * arcs + 1) * sizeof *N.to);
+  N.out = malloc((size_t)(2 * arcs + 1) * sizeof *N.out);
+  N.first = calloc((size_t)N.n + 1, sizeof *N.first);
+  N.it = malloc((size_t)N.n * sizeof *N.it);
+  N.level = malloc((size_t)N.n * sizeof *N.level);
+  N.queue = malloc((size_t)N.n * sizeof *N.queue);
+  if (!N.cap || !N.to || !N.out || !N.first || !N.it || !N.level || !N.queue) exit(1);
+  int64_t *deg = N.first + 1, a = 0;
+  for (int32_t i = 0; i < nr; i++) ref_arc(&N, a++, 0, 1 + i, rw[i], deg);
+  for (int32_t i = 0; i < nr; i++)
+    for (int64_t k = g->Gp[i]; k < g->Gp[i + 1]; k++) ref_arc(&N, a++, 1 + i, 1 + nr + g->Gj[k], rw[i], deg);
+  for (int32_t j = 0; j < nc; j++) ref_arc(&N, a++, 1 + nr + j, N.n - 1, cw[j], deg);
+  for (int32_t v = 0; v < N.n; v++) N.first[v + 1] += N.first[v];
+  for (int32_t v = 0; v < N.n; v++) N.it[v] = N.first[v];
+  for (int64_t b = 0; b < 2 * arcs; b++) N.out[N.it[N.to[b ^ 1]]++] = b; /* by tail: the reverse's head */
+  while (ref_bfs(&N)) {
+    for (int32_t v = 0; v < N.n; v++) N.it[v] = N.first[v];
+    while (ref_dfs(&N, 0, INT64_MAX) > 0) {
+    }
+  }
+  /* the flow on an arc is what its reverse can send back */
+  for (int32_t i = 0; i < nr; i++) fs[i] = N.cap[2 * i + 1];
+  for (int64_t e = 0; e < ne; e++) fe[e] = N.cap[2 * (nr + e) + 1];
+  for (int32_t j = 0; j < nc; j++) ft[j] = N.cap[2 * (nr + ne + j) + 1];
+  free(N.cap), free(N.to), free(N.out), free(N.first), free(N.it), free(N.level), free(N.queue);
+}
+
+/* Checks that (fs, fe, ft) is a feasible flow of g's network (0 <= fs[i] <=
+ * rw[i], 0 <= ft[j] <= cw[j], fe >= 0; what enters each row and column
+ * leaves it) and sets *value to what leaves s. Returns 0, or 1 after saying why. */
+static int check_flow(const graph *g, const int64_t *rw, const int64_t *cw, const int64_t *fs, const int64_t *fe,
+                      const int64_t *ft, int64_t *value) {
+  int64_t *into = calloc((size_t)g->nc + 1, sizeof *into), v = 0;
+  if (!into) exit(1);
+  int bad = 0;
+  for (int32_t i = 0; i < g->nr && !bad; i++) {
+    int64_t left = 0;
+    for (int64_t k = g->Gp[i]; k < g->Gp[i + 1]; k++) {
+      int64_t f = fe[k - g->Gp[0]];
+      if (f < 0) bad = fprintf(stderr, "flow %lld < 0 on edge (%d,%d)\n", (long long)f, i, g->Gj[k]);
+      left += f;
+      into[g->Gj[k]] += f;
+    }
+    if (fs[i] < 0 || fs[i] > rw[i]) bad = fprintf(stderr, "flow %lld into row %d, capacity %lld\n", (long long)fs[i], i, (long long)rw[i]);
+    if (left != fs[i]) bad = fprintf(stderr, "row %d: %lld in, %lld out\n", i, (long long)fs[i], (long long)left);
+    v += fs[i];
+  }
+  for (int32_t j = 0; j < g->nc && !bad; j++) {
+    if (ft[j] < 0 || ft[j] > cw[j]) bad = fprintf(stderr, "flow %lld out of column %d, capacity %lld\n", (long long)ft[j], j, (long long)cw[j]);
+    if (into[j] != ft[j]) bad = fprintf(stderr, "column %d: %lld in, %lld out\n", j, (long long)into[j], (long long)ft[j]);
+  }
+  free(into);
+  *value = v;
+  return bad != 0;
+}
+
+/* Certifies a cover of g that weighs `weight` (already checked to cover every
+ * edge and to weigh that): a feasible flow of that value exists, so no cover
+ * weighs less; and the solver's reported flow value `flow` is that maximum. */
+static int check_certified(const graph *g, const int64_t *rw, const int64_t *cw, int64_t weight, int64_t flow) {
+  size_t ne = (size_t)(g->Gp[g->nr] - g->Gp[0]);
+  int64_t *fs = malloc(((size_t)g->nr + 1) * sizeof *fs), *fe = malloc((ne + 1) * sizeof *fe);
+  int64_t *ft = malloc(((size_t)g->nc + 1) * sizeof *ft), value = -1;
+  if (!fs || !fe || !ft) exit(1);
+  ref_max_flow(g, rw, cw, fs, fe, ft);
+  int bad = check_flow(g, rw, cw, fs, fe, ft, &value);
+  free(fs), free(fe), free(ft);
+  if (bad) return 1;
+  CHECK(value == weight, "the cover weighs %lld, a feasible flow carries %lld: %s", (long long)weight, (long long)value,
+        value < weight ? "the cover is not proven minimum" : "no cover can weigh less than a flow");
+  CHECK(flow == value, "reported flow %lld, maximum flow %lld", (long long)flow, (long long)value);
+  return 0;
 }
 
 /* Checks that the cover covers every edge (0/1 entries) and weighs `weight`. */
@@ -80,8 +229,8 @@ static int check_weighted(const graph *g, const int64_t *rw, const int64_t *cw, 
   int64_t weight = -1, flow = -2;
   shiro_status st = cover_weighted(g->nr, g->nc, g->Gp, g->Gj, rw, cw, ws, rcov, ccov, &weight,
                                    &flow);
-  int bad = st != SHIRO_OK || weight != flow || check_cover(g, rw, cw, rcov, ccov, weight) ||
-            (expect >= 0 && weight != expect);
+  int bad = st != SHIRO_OK || check_cover(g, rw, cw, rcov, ccov, weight) ||
+            check_certified(g, rw, cw, weight, flow) || (expect >= 0 && weight != expect);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d, weight %lld, flow %lld, expected %lld\n", what,
             g->nr, g->nc, st, (long long)weight, (long long)flow, (long long)expect);
@@ -375,8 +524,9 @@ static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover
     other = sv != SHIRO_OK || wv != w || bv != bound || memcmp(a, d, r + c);
   }
   for (size_t v = 0; v < r + c; v++) n += a[v];
-  int bad = other || s1 || s2 || s3 || s4 || w != bound || ww != wf || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
-            wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w);
+  int bad = other || s1 || s2 || s3 || s4 || w != bound || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
+            wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w) ||
+            check_cover(g, rw, cw, b, b + r, ww) || check_certified(g, rw, cw, ww, wf);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d/%d/%d, lex weight %lld bound %lld, %lld vertices for %lld pairs, "
             "weighted %lld = W %lld x %lld + %lld?, same cover: %s, other paths agree: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
