@@ -1,16 +1,17 @@
 /* test_strategy.c — properties of the blocks and strategies on real matrices:
  * the blocks partition the off-diagonal nonzeros; every joint cover covers its
- * block, has the size of a maximum matching (its optimality certificate) and
- * is no larger than the block's rows or columns (joint <= min(col, row) per
- * pair); selections do not depend on the thread count; every strategy
- * leaves each block the entry counts of its selection. */
+ * block and has as many vertices as the certificate joint keeps (b->rmatch),
+ * which is checked here to be a matching of the block (so, by König, cover
+ * and matching are both optimal), and is no larger than the block's rows or
+ * columns (joint <= min(col, row) per pair); selections do not depend on the
+ * thread count; every strategy leaves each block the entry counts of its
+ * selection. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "blocks.h"
-#include "cover.h"
 #include "mm_read.h"
 #include "strategy.h"
 #include "test_util.h"
@@ -25,6 +26,31 @@ static void check_entries(const char *path, const sc_block *b) {
     }
   EXPECT(np == b->ent_partial && nr == b->ent_remote, "%s block (%d,%d): entries %lld/%lld, counted %lld/%lld", path,
          b->p, b->q, (long long)b->ent_partial, (long long)b->ent_remote, (long long)np, (long long)nr);
+}
+
+/* The pairs of rmatch (column matched to each row of b, or -1), after
+ * checking that they form a matching of b: every pair (i, rmatch[i]) is an
+ * edge of row i, no column is matched twice. Returns -1 (and prints why) if
+ * they do not. */
+static int64_t matching_pairs(const char *path, const sc_block *b, const int32_t *rmatch) {
+  uint8_t *used = calloc((size_t)b->nc + 1, 1);
+  int64_t pairs = 0;
+  if (!used) {
+    EXPECT(0, "out of memory");
+    return -1;
+  }
+  for (int32_t i = 0; i < b->nr && pairs >= 0; i++) {
+    int32_t j = rmatch[i];
+    if (j == -1) continue;
+    int64_t e = b->Gp[i];
+    while (j >= 0 && j < b->nc && e < b->Gp[i + 1] && b->Gj[e] != j) e++;
+    const char *bad = j < 0 || j >= b->nc ? "out of range" : e == b->Gp[i + 1] ? "not an edge" : used[j] ? "matched twice" : NULL;
+    EXPECT(!bad, "%s block (%d,%d): certificate pair (row %d, column %d): %s", path, b->p, b->q, i, j, bad);
+    if (bad) pairs = -1;
+    else used[j] = 1, pairs++;
+  }
+  free(used);
+  return pairs;
 }
 
 static void check_matrix(const char *path, int32_t R) {
@@ -47,27 +73,24 @@ static void check_matrix(const char *path, int32_t R) {
   EXPECT(strategy_select(&B1, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK, "joint");
   omp_set_num_threads(2);
   EXPECT(strategy_select(&B2, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK, "joint");
-  cover_ws *ws = cover_ws_new();
   for (int64_t t = 0; t < B1.n; t++) {
     const sc_block *b = &B1.b[t];
-    int64_t size = 0, uncovered = 0, mu = 0;
+    int64_t size = 0, uncovered = 0;
     for (int32_t i = 0; i < b->nr; i++) size += b->rsel[i];
     for (int32_t j = 0; j < b->nc; j++) size += b->csel[j];
     for (int32_t i = 0; i < b->nr; i++)
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) uncovered += !b->rsel[i] && !b->csel[b->Gj[e]];
-    int32_t *rm = malloc(((size_t)b->nr + 1) * sizeof *rm), *cm = malloc(((size_t)b->nc + 1) * sizeof *cm);
-    EXPECT(cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, rm, cm, &mu) == SHIRO_OK, "matching");
-    free(rm);
-    free(cm);
+    EXPECT(b->rmatch, "%s block (%d,%d): joint kept no certificate", path, b->p, b->q);
+    int64_t mu = b->rmatch ? matching_pairs(path, b, b->rmatch) : -1;
     EXPECT(uncovered == 0, "%s block (%d,%d): %lld nonzeros uncovered", path, b->p, b->q, (long long)uncovered);
-    EXPECT(size == mu && size == b->mu, "%s block (%d,%d): cover %lld, matching %lld", path, b->p, b->q, (long long)size, (long long)mu);
+    EXPECT(size == mu && size == b->mu, "%s block (%d,%d): cover %lld, certificate matching %lld (b->mu %lld)", path,
+           b->p, b->q, (long long)size, (long long)mu, (long long)b->mu);
     EXPECT(size <= b->nr && size <= b->nc, "%s block (%d,%d): joint %lld > min(row %d, col %d)", path, b->p, b->q,
            (long long)size, b->nr, b->nc);
     EXPECT(!memcmp(b->rsel, B2.b[t].rsel, (size_t)b->nr) && !memcmp(b->csel, B2.b[t].csel, (size_t)b->nc),
            "%s block (%d,%d): cover differs between 1 and 2 threads", path, b->p, b->q);
     check_entries(path, b);
   }
-  cover_ws_free(ws);
   /* every other strategy leaves its counts too (group: blocks between nodes cut back from node-pair covers) */
   sc_strategy others[] = {STRAT_COL, STRAT_ROW, STRAT_GROUP};
   for (size_t s = 0; s < sizeof others / sizeof *others; s++) {
