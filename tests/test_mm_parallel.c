@@ -4,9 +4,8 @@
  *     Eisel–Lemire) against strtod/strtoll bit for bit, and never a read
  *     past the readable end (a guard page);
  *   - the same CSR, bit for bit, for 1 thread and for 2, 3, 4 threads with
- *     parts of a few KiB, on every matrix of ../../shared/data/matrices
- *     (gzip ones also unpacked, so that both input paths are compared) and
- *     on generated files (R-MAT pattern and real, 2-D and 3-D grids, whose
+ *     parts of a few KiB, on every matrix of tests/data (gzip ones also
+ *     unpacked, so that both input paths are compared) and on generated files (R-MAT pattern and real, 2-D and 3-D grids, whose
  *     shapes are also checked);
  *   - duplicates summed in file order, whatever the thread count;
  *   - parts of many copies (and a line longer than a copy): the gzip matrix;
@@ -14,7 +13,12 @@
  *     (gzip) reader, the first error in file order when several parts fail;
  *   - sc_csr_from_coo_segs: any split into runs, 32- or 64-bit indices, any
  *     thread count, the same matrix as sc_csr_from_coo.
- * Runs with workdir = tests/. Returns 0 on success; prints each failure. */
+ *   test_mm_parallel       all of the above (workdir tests/)
+ *   test_mm_parallel DIR   the thread and gzip checks on every matrix of the
+ *                          shared set DIR (../shared/data/matrices); exit 77
+ *                          (the reason on stderr) if DIR is absent
+ * Returns 0 on success, 1 on failure (each failure printed). A matrix that a
+ * manifest lists but that is missing is a failure. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -228,25 +232,28 @@ static int gunzip(const char *src, const char *dst) {
   return rc;
 }
 
-#define DATA "../../shared/data/matrices/"
-
-/* Every shared matrix: threads agree; a gzip file unpacked (mapped, parallel)
- * gives the same matrix as the gzip stream (sequential). */
-static int test_shared(void) {
-  char line[4096];
+/* Every matrix of dir/MANIFEST.tsv (the manifest and each matrix must be
+ * there): threads agree; a gzip file unpacked (mapped, parallel) gives the
+ * same matrix as the gzip stream (sequential). Returns how many. */
+static int test_manifest(const char *dir) {
+  char line[4096], path[4096];
   int n = 0;
-  FILE *f = fopen(DATA "MANIFEST.tsv", "r");
+  snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+  FILE *f = fopen(path, "r");
   if (!f) {
-    printf("skip " DATA "MANIFEST.tsv (absent)\n");
+    CHECK(0, "%s: cannot open (%s)", path, strerror(errno));
     return 0;
   }
   while (fgets(line, sizeof line, f)) {
-    char path[512], plain[512];
+    char plain[512];
     char *name = strtok(line, "\t\n");
     sc_csr *A = NULL, *B = NULL;
     if (!name || !strcmp(name, "file")) continue;
-    snprintf(path, sizeof path, DATA "%s", name);
-    if (access(path, R_OK) != 0) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (access(path, R_OK) != 0) {
+      CHECK(0, "%s: listed in %s/MANIFEST.tsv but missing (%s)", path, dir, strerror(errno));
+      continue;
+    }
     check_threads(path, name, &A);
     size_t len = strlen(name);
     if (A && len > 3 && !strcmp(name + len - 3, ".gz")) {
@@ -262,6 +269,7 @@ static int test_shared(void) {
     n++;
   }
   fclose(f);
+  CHECK(n > 0, "%s/MANIFEST.tsv lists no matrix", dir);
   return n;
 }
 
@@ -914,9 +922,24 @@ static void test_builder(void) {
   }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 2) {
+    fprintf(stderr, "usage: test_mm_parallel [SHARED_MATRICES_DIR]\n");
+    return 1;
+  }
+  if (argc == 2 && access(argv[1], F_OK) != 0) {
+    fprintf(stderr, "SKIP: the shared matrix set %s is absent (%s): its matrices are not read\n", argv[1],
+            strerror(errno));
+    return 77;
+  }
   rng_seed(0x243f6a8885a308d3u);
   if (tmpdir_make("shiro_mmp")) return 1;
+  if (argc == 2) {
+    int n = test_manifest(argv[1]);
+    rmdir(tmpdir);
+    printf("%d matrices of %s, %d checks, %d failures\n", n, argv[1], checks, failures);
+    return failures ? 1 : 0;
+  }
   test_real_scanner();
   test_int_scanner();
   test_scanner_bounds();
@@ -927,8 +950,8 @@ int main(void) {
   test_errors();
   test_copies();
   test_generated();
-  int nshared = test_shared();
+  int nshipped = test_manifest("data");
   rmdir(tmpdir);
-  printf("%d shared matrices, %d checks, %d failures\n", nshared, checks, failures);
+  printf("%d shipped matrices (tests/data), %d checks, %d failures\n", nshipped, checks, failures);
   return failures ? 1 : 0;
 }
