@@ -14,8 +14,9 @@ every fifth position the whole byte inverted):
     plus the first and last byte of every dataset,
   * every --meta-stride-th byte outside the datasets (superblock, object headers,
     attributes: what HDF5 itself parses).
-Each damaged file goes through `shiro-plan-dump FILE --json` (and `--verify`
-when `shiro-plan-dump --help` offers it); a sample of --spmm-samples positions
+Each damaged file goes through `shiro-plan-dump FILE --json` and
+`shiro-plan-dump FILE --verify` (a `--help` that no longer mentions `--verify`
+is a failure: the sweep would lose its strongest check); a sample of --spmm-samples positions
 (three in four inside the datasets) also through
 `mpirun -np R shiro-spmm FILE --n 3 --iters 1 --check MATRIX`.
 
@@ -28,8 +29,8 @@ test setup) or report, any other exit status, a silent error, a timeout (a
 hang; the whole process group is killed), and for shiro-spmm an exit 0
 whose --check did not pass on every configuration. Positions are
 deterministic for a given --seed. Exit status 0 when every run passed,
-1 otherwise (each failure printed with its position and region), 77 when the
-matrix is missing.
+1 otherwise (each failure printed with its position and region), and 1 when
+the matrix is missing (it ships in tests/data: a wrong path is an error).
 """
 import argparse
 import concurrent.futures
@@ -160,8 +161,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if not os.path.exists(a.matrix):
-        print(f"SKIP: {a.matrix} not present")
-        return 77
+        print(f"FAIL: {a.matrix} not found")
+        return 1
     tools = os.path.join(os.path.abspath(a.build), "tools")
     plan_exe, dump, spmm = (os.path.join(tools, t) for t in ("shiro-plan", "shiro-plan-dump", "shiro-spmm"))
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -182,9 +183,11 @@ def main():
             return 1
         orig = open(plan, "rb").read()
         regs = regions(plan)
-        _, help_out, help_err = run([dump, "--help"], 60, env)
-        has_verify = "--verify" in help_out + help_err
-        dump_modes = [["--json"]] + ([["--verify"]] if has_verify else [])
+        rc, help_out, help_err = run([dump, "--help"], 60, env)
+        if "--verify" not in help_out + help_err:
+            print(f"FAIL shiro-plan-dump --help (exit {rc}) does not mention --verify: {(help_out + help_err).strip()[:300]}")
+            return 1
+        dump_modes = [["--json"], ["--verify"]]
         # The undamaged plan must pass everything.
         for mode in dump_modes:
             rc, out, err = run([dump, plan] + mode, 120, env)
