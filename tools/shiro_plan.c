@@ -4,6 +4,7 @@
  *              [--threads T] [--compare] [--json] [--quiet]
  */
 #include <omp.h>
+#include <sys/sysinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,10 @@ static void usage(FILE *f) {
           "  --threads T        planner threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --compare          evaluate every strategy; without -o, writes no plan\n"
           "  --json             one JSON object on stdout (summary still on stderr unless --quiet)\n"
-          "  --quiet            no summary on stderr\n");
+          "  --quiet            no summary on stderr\n"
+          "Warnings (stderr, the plan is still written): ranks that own no rows (R above the\n"
+          "matrix's rows), G > R (one node: no inter-node traffic). An R whose R x R tables\n"
+          "alone exceed this machine's memory is refused before the matrix is read.\n");
 }
 
 static int parse(int argc, char **argv, options *o) {
@@ -98,6 +102,55 @@ static int parse(int argc, char **argv, options *o) {
    * joint does it in one stage instead of two. */
   if (o->strategy == STRAT_COUNT) o->strategy = (o->gpn > 1 && o->gpn < o->ranks) ? STRAT_GROUP : STRAT_JOINT;
   return 1;
+}
+
+/* G > R: a warning (the plan stays valid: one node holds every rank). */
+static void warn_node_size(const options *o) {
+  if (o->gpn > o->ranks)
+    fprintf(stderr, "%s: warning: --gpus-per-node %d is more than --ranks %d: one node holds all the ranks, so "
+            "nothing moves between nodes (no inter-node traffic; the plan is the one --gpus-per-node %d gives)\n",
+            prog, o->gpn, o->ranks, o->ranks);
+}
+
+/* Refuses up front, before the matrix is read, a rank count whose R x R
+ * tables alone (plan_pair_table_bytes: the builders', for the strategies
+ * this run builds) exceed the machine's memory. Returns 1 if it fits,
+ * else prints why and returns 0. */
+static int pair_tables_fit(const options *o, int write_plan) {
+  uint64_t need = 0;
+  sc_strategy s = o->strategy;
+  if (write_plan || strategy_is_two_tier(s)) need = plan_pair_table_bytes(o->ranks, o->gpn, s);
+  if (o->compare && plan_pair_table_bytes(o->ranks, o->gpn, STRAT_HIER) > need) {  /* hier, group: built to count */
+    s = STRAT_HIER;
+    need = plan_pair_table_bytes(o->ranks, o->gpn, s);
+  }
+  struct sysinfo si;
+  if (sysinfo(&si) != 0) return 1;  /* unknown: let the allocation decide */
+  uint64_t have = (uint64_t)si.totalram * si.mem_unit;
+  if (need <= have) return 1;
+  shiro_error e = {{0}};
+  char than[64];
+  snprintf(than, sizeof than, "this machine's %.3g GB of memory", (double)have / 1e9);
+  plan_pair_table_fail(o->ranks, o->gpn, s, than, &e);
+  fprintf(stderr, "%s: %s\n", prog, e.message);  /* names R = --ranks */
+  return 0;
+}
+
+/* Ranks that own no rows (R above the matrix's rows or columns, or a
+ * partition that leaves some empty): a warning, the plan stays valid. */
+static void warn_empty_ranks(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol) {
+  int32_t none_c = 0, none_b = 0;
+  for (int32_t p = 0; p < Prow->parts; p++) {
+    none_c += Prow->first[p + 1] == Prow->first[p];
+    none_b += Pcol->first[p + 1] == Pcol->first[p];
+  }
+  if (none_c)
+    fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of A and C (the matrix has %lld rows, partition %s): "
+            "they hold no data but still take part in every call\n", prog, none_c, o->ranks, (long long)A->m,
+            o->partition);
+  if (none_b && (none_b != none_c || A->m != A->k))
+    fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of B (the matrix has %lld columns)\n", prog, none_b,
+            o->ranks, (long long)A->k);
 }
 
 /* The matrix's base name without directory and .mtx/.mtx.gz/.gz, + ".shiro.h5". */
@@ -263,6 +316,7 @@ int main(int argc, char **argv) {
   huge_pages_restart(argv);
   plan_file_exit_quietly();  /* a failed write must end in its message, not a crash at exit */
   if (!parse(argc, argv, &o)) return 2;
+  warn_node_size(&o);
   if (o.threads) omp_set_num_threads(o.threads);
   cli_progress_enable(!o.quiet);
   int rc = 1;
@@ -277,6 +331,7 @@ int main(int argc, char **argv) {
   int64_t *oldof = NULL;  /* metis: the planned matrix is permuted; oldof[new] = original row */
   sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
+  if (!pair_tables_fit(&o, write_plan)) return 1;
   if (write_plan) {
     out = o.out ? strdup(o.out) : default_output(o.matrix);
     if (!out) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
@@ -289,6 +344,7 @@ int main(int argc, char **argv) {
   sc_csr *read = A;
   if (partition(&o, &A, &oldof, &Prow, &Pcol, &err) != SHIRO_OK) goto fail;
   if (A != read) A0 = read;  /* metis: A is now the permuted matrix; the original is kept for the digests */
+  warn_empty_ranks(&o, A, &Prow, &Pcol);
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   cli_progress("blocks", 0, 1);
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;

@@ -256,6 +256,10 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
       return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d owns more than 2^31-1 rows; use more ranks", p);
   f.blk = malloc((size_t)R * R * sizeof *f.blk);
   f.sg = calloc((size_t)R * R, sizeof *f.sg);
+  if (!f.blk || !f.sg) {  /* what R alone costs: say how much */
+    free(f.blk); free(f.sg);
+    return plan_pair_table_fail(R, gpn, s, NULL, err);
+  }
   f.cpos = calloc((size_t)(B->n ? B->n : 1), sizeof *f.cpos);
   f.nent = calloc((size_t)R * 2, sizeof *f.nent);
   if (!f.blk || !f.sg || !f.cpos || !f.nent) { st = SHIRO_ERR_NOMEM; goto done; }
@@ -285,4 +289,24 @@ done:
   part_owner_index_free(&f.own);
   if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
+}
+
+uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s) {
+  uint64_t pairs = (uint64_t)R * (uint64_t)R;
+  if (!strategy_is_two_tier(s)) return pairs * (sizeof(int64_t) + sizeof(seg));  /* flat_ctx: blk, sg */
+  int32_t G = gpn < R ? gpn : R, nodes = (R + G - 1) / G;
+  /* tier: blk, fwd_from_r and cnt, off_s, off_r per message kind; U, nU, V, nV per (rank, node) */
+  return pairs * (2 + 3 * PROG_MSG_KINDS) * sizeof(int64_t) +
+         (uint64_t)R * (uint64_t)nodes * 2 * (sizeof(int64_t *) + sizeof(int64_t));
+}
+
+shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const char *than, shiro_error *err) {
+  static const char *unit[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+  double v = (double)plan_pair_table_bytes(R, gpn, s);
+  int u = 0;
+  while (v >= 1000 && u < 6) v /= 1000, u++;
+  int two = strategy_is_two_tier(s);
+  return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the R x R rank-pair tables of a %s plan "
+                    "(%d bytes per pair), more than %s; plan for fewer ranks", R, v, unit[u], two ? "two-tier" : "flat",
+                    two ? 136 : 40, than ? than : "could be allocated");
 }

@@ -573,6 +573,10 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->fwd_from_r = malloc((size_t)R * R * sizeof *t->fwd_from_r);
   t->nent = calloc((size_t)R * 2, sizeof *t->nent);
+  if (!t->blk || !t->cnt || !t->off_s || !t->off_r || !t->fwd_from_r || !t->U || !t->nU || !t->V || !t->nV) {
+    tier_free(t);  /* what R alone costs: say how much */
+    return plan_pair_table_fail(R, gpn, STRAT_HIER, NULL, err);
+  }
   if (!t->blk || !t->ncsel || !t->nrsel || !t->secA || !t->secF || !t->U || !t->nU || !t->V ||
       !t->nV || !t->cnt || !t->off_s || !t->off_r || !t->s_rows || !t->r_rows || !t->fwd_from_r || !t->nent) {
     st = SHIRO_ERR_NOMEM;
