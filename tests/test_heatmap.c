@@ -46,10 +46,11 @@ static int count(const char *s, const char *needle) {
 }
 
 /* Writes rows to DIR/name and returns the file's text (caller frees), NULL on failure. */
-static char *write_and_read(const char *name, int32_t R, int32_t G, const int64_t *rows, const char *title) {
+static char *write_and_read(const char *name, int32_t R, int32_t G, const int64_t *rows, const char *title,
+                            heatmap_scale scale) {
   char path[600], err[256] = "";
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  int rc = heatmap_write_svg(path, R, G, rows, title, err, sizeof err);
+  int rc = heatmap_write_svg(path, R, G, rows, title, scale, err, sizeof err);
   EXPECT(rc == 0, "%s: heatmap_write_svg failed: %s", name, err);
   return rc == 0 ? slurp(path) : NULL;
 }
@@ -60,7 +61,7 @@ static void test_small(void) {
                             5, 0, 0, 1,  /* rank 1: 5 from 0, 1 from 3 (inter) */
                             0, 0, 0, 123456789, /* rank 2: from 3 (intra) */
                             2, 0, 0, 0};
-  char *s = write_and_read("four.svg", 4, 2, rows, "karate, 4 ranks");
+  char *s = write_and_read("four.svg", 4, 2, rows, "karate, 4 ranks", HEATMAP_LOG);
   if (!s) return;
   EXPECT(strncmp(s, "<?xml", 5) == 0 && strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\""), "not an SVG document");
   EXPECT(strstr(s, "rank 1 &#8594; rank 0: 5 rows per call, intra-node"), "intra-node pair title");
@@ -72,7 +73,9 @@ static void test_small(void) {
   EXPECT(count(s, ": itself") == 4, "diagonal cells marked");
   EXPECT(strstr(s, "123456789 (max)"), "legend maximum");
   EXPECT(strstr(s, "123456789 rows per call") && strstr(s, "largest pair 123456789"), "subtitle");
-  EXPECT(strstr(s, "1M") && strstr(s, "10k"), "decade ticks of the legend");
+  EXPECT(strstr(s, ">1M</text>") && strstr(s, ">10k</text>"), "decade ticks of the legend");
+  EXPECT(strstr(s, ">log scale</text>"), "the scale is named");
+  EXPECT(strstr(s, ">123M</text>") && strstr(s, ">7</text>") && strstr(s, ">5</text>"), "counts printed in the cells");
   /* one node boundary each way at rank 2 */
   EXPECT(count(s, "<line x1=") >= 2, "node boundaries");
   EXPECT(strstr(s, "</svg>\n") && s[strlen(s) - 1] == '\n', "document complete");
@@ -82,7 +85,7 @@ static void test_small(void) {
 static void test_escaping_and_partial_node(void) {
   int64_t rows[13 * 13] = {0};
   for (int p = 0; p < 13; p++) rows[p * 13 + (p + 1) % 13] = p + 1;
-  char *s = write_and_read("thirteen.svg", 13, 4, rows, "a<b & \"c\" 'd' >\x01");
+  char *s = write_and_read("thirteen.svg", 13, 4, rows, "a<b & \"c\" 'd' >\x01", HEATMAP_LINEAR);
   if (!s) return;
   EXPECT(strstr(s, "a&lt;b &amp; &quot;c&quot; &apos;d&apos; &gt;<"), "title escaped, control byte dropped");
   EXPECT(!strstr(s, "a<b"), "raw '<' from the title");
@@ -92,14 +95,14 @@ static void test_escaping_and_partial_node(void) {
 
 static void test_empty_and_single(void) {
   int64_t zero[64 * 64] = {0};
-  char *s = write_and_read("empty.svg", 64, 8, zero, NULL);
+  char *s = write_and_read("empty.svg", 64, 8, zero, NULL, HEATMAP_LINEAR);
   if (s) {
     EXPECT(strstr(s, "no traffic") && !strstr(s, "url(#ramp0)\""), "empty matrix: no colour bar");
     EXPECT(strstr(s, "<title>shiro plan: rows moved per call</title>"), "default title");
     free(s);
   }
   int64_t one = 0;
-  s = write_and_read("one.svg", 1, 1, &one, "one rank");
+  s = write_and_read("one.svg", 1, 1, &one, "one rank", HEATMAP_LOG);
   if (s) {
     EXPECT(count(s, ": itself") == 1, "single rank");
     free(s);
@@ -120,8 +123,10 @@ static void test_large(int32_t R, int32_t G, const char *name) {
         nonzero += rows[(size_t)p * R + q] > 0;
       }
     }
-  char *s = write_and_read(name, R, G, rows, name);
+  char *s = write_and_read(name, R, G, rows, name, R % 2 ? HEATMAP_LOG : HEATMAP_LINEAR);
   if (s) {
+    EXPECT(!strstr(s, "pointer-events=\"none\""), "%s: no counts in the cells above %d ranks", name,
+           HEATMAP_NUMBERS_MAX_RANKS);
     EXPECT(count(s, "<title>rank ") == nonzero + R, "%s: %d cell titles, expected %lld", name,
            count(s, "<title>rank "), (long long)(nonzero + R));
     EXPECT(strlen(s) < (size_t)R * R * 160 + 200000, "%s: %zu bytes", name, strlen(s));
@@ -130,22 +135,55 @@ static void test_large(int32_t R, int32_t G, const char *name) {
   free(rows);
 }
 
+/* Close counts (386, 704 of at most 1000): the linear scale names its ticks
+ * (0, 200, ... and the maximum) and prints every count in its cell; the log
+ * one too, with decades. heatmap_check.py compares their colours. */
+static void test_scales(void) {
+  const int64_t rows[16] = {0, 12, 386, 704,  /* rank 0 receives 386 and 704 rows across nodes */
+                            12, 0, 0, 1000,
+                            386, 0, 0, 0,
+                            704, 1000, 0, 0};
+  heatmap_scale sc = HEATMAP_LOG;
+  EXPECT(heatmap_scale_parse("linear", &sc) == 0 && sc == HEATMAP_LINEAR, "parse linear");
+  EXPECT(heatmap_scale_parse("log", &sc) == 0 && sc == HEATMAP_LOG, "parse log");
+  EXPECT(heatmap_scale_parse("Log", &sc) == -1 && heatmap_scale_parse("", &sc) == -1 && heatmap_scale_parse(NULL, &sc) == -1 &&
+             sc == HEATMAP_LOG, "parse rejects anything else, *out untouched");
+  char *s = write_and_read("close-linear.svg", 4, 2, rows, "close counts, linear", HEATMAP_LINEAR);
+  if (s) {
+    EXPECT(strstr(s, ">linear scale</text>") && strstr(s, "rows / max (linear scale)"), "linear scale named");
+    EXPECT(strstr(s, ">1000 (max)</text>") && strstr(s, ">0</text>") && strstr(s, ">200</text>") &&
+               strstr(s, ">800</text>"), "linear ticks 0, 200, ..., 800 and the maximum");
+    EXPECT(strstr(s, ">386</text>") && strstr(s, ">704</text>") && strstr(s, ">1000</text>") && strstr(s, ">12</text>"),
+           "counts in the cells");
+    free(s);
+  }
+  s = write_and_read("close-log.svg", 4, 2, rows, "close counts, log", HEATMAP_LOG);
+  if (s) {
+    EXPECT(strstr(s, ">log scale</text>") && strstr(s, ">100</text>") && strstr(s, ">1000 (max)</text>"), "log ticks");
+    free(s);
+  }
+  char err[256], path[600];
+  snprintf(path, sizeof path, "%s/badscale.svg", dir);
+  EXPECT(heatmap_write_svg(path, 4, 2, rows, NULL, (heatmap_scale)7, err, sizeof err) == -1 && strstr(err, "unknown scale 7") &&
+             access(path, F_OK) != 0, "unknown scale refused, nothing written: %s", err);
+}
+
 static void test_errors(void) {
   char err[256], path[600];
   int64_t rows[4] = {0, 1, 1, 0};
   snprintf(path, sizeof path, "%s/bad.svg", dir);
-  EXPECT(heatmap_write_svg(path, 0, 1, rows, NULL, err, sizeof err) == -1 && strstr(err, "0 ranks"), "ranks 0: %s", err);
-  EXPECT(heatmap_write_svg(path, HEATMAP_MAX_RANKS + 1, 1, rows, NULL, err, sizeof err) == -1, "too many ranks");
-  EXPECT(heatmap_write_svg(path, 2, 0, rows, NULL, err, sizeof err) == -1 && strstr(err, "per node"), "G 0: %s", err);
-  EXPECT(heatmap_write_svg(path, 2, 1, NULL, NULL, err, sizeof err) == -1, "NULL rows");
-  EXPECT(heatmap_write_svg(NULL, 2, 1, rows, NULL, NULL, 0) == -1, "NULL path, NULL errbuf");
+  EXPECT(heatmap_write_svg(path, 0, 1, rows, NULL, HEATMAP_LINEAR, err, sizeof err) == -1 && strstr(err, "0 ranks"), "ranks 0: %s", err);
+  EXPECT(heatmap_write_svg(path, HEATMAP_MAX_RANKS + 1, 1, rows, NULL, HEATMAP_LINEAR, err, sizeof err) == -1, "too many ranks");
+  EXPECT(heatmap_write_svg(path, 2, 0, rows, NULL, HEATMAP_LINEAR, err, sizeof err) == -1 && strstr(err, "per node"), "G 0: %s", err);
+  EXPECT(heatmap_write_svg(path, 2, 1, NULL, NULL, HEATMAP_LINEAR, err, sizeof err) == -1, "NULL rows");
+  EXPECT(heatmap_write_svg(NULL, 2, 1, rows, NULL, HEATMAP_LINEAR, NULL, 0) == -1, "NULL path, NULL errbuf");
   int64_t neg[4] = {0, -3, 1, 0};
-  EXPECT(heatmap_write_svg(path, 2, 1, neg, NULL, err, sizeof err) == -1 && strstr(err, "negative count -3"),
+  EXPECT(heatmap_write_svg(path, 2, 1, neg, NULL, HEATMAP_LINEAR, err, sizeof err) == -1 && strstr(err, "negative count -3"),
          "negative count: %s", err);
   EXPECT(access(path, F_OK) != 0, "nothing written on argument errors");
   char nodir[700];
   snprintf(nodir, sizeof nodir, "%s/no/such/dir/x.svg", dir);
-  EXPECT(heatmap_write_svg(nodir, 2, 1, rows, NULL, err, sizeof err) == -1 && strstr(err, nodir) &&
+  EXPECT(heatmap_write_svg(nodir, 2, 1, rows, NULL, HEATMAP_LINEAR, err, sizeof err) == -1 && strstr(err, nodir) &&
              strstr(err, "No such file"),
          "missing directory: %s", err);
   /* An existing file is replaced only by a complete image. */
@@ -155,11 +193,11 @@ static void test_errors(void) {
     fputs("old", f);
     fclose(f);
   }
-  EXPECT(heatmap_write_svg(path, 2, 1, neg, NULL, err, sizeof err) == -1, "refused");
+  EXPECT(heatmap_write_svg(path, 2, 1, neg, NULL, HEATMAP_LINEAR, err, sizeof err) == -1, "refused");
   char *s = slurp(path);
   EXPECT(s && strcmp(s, "old") == 0, "existing file untouched by a failed write");
   free(s);
-  EXPECT(heatmap_write_svg(path, 2, 1, rows, NULL, err, sizeof err) == 0, "overwrite: %s", err);
+  EXPECT(heatmap_write_svg(path, 2, 1, rows, NULL, HEATMAP_LINEAR, err, sizeof err) == 0, "overwrite: %s", err);
   s = slurp(path);
   EXPECT(s && strstr(s, "</svg>"), "existing file replaced by a complete image");
   free(s);
@@ -189,6 +227,7 @@ int main(int argc, char **argv) {
   test_small();
   test_escaping_and_partial_node();
   test_empty_and_single();
+  test_scales();
   test_large(256, 4, "r256-g4.svg");
   test_large(100, 1, "r100-g1.svg");
   test_large(1000, 8, "r1000-g8.svg");
@@ -196,7 +235,7 @@ int main(int argc, char **argv) {
   check_no_temporaries();
   if (own) {
     const char *names[] = {"four.svg", "thirteen.svg", "empty.svg", "one.svg", "r256-g4.svg", "r100-g1.svg",
-                           "r1000-g8.svg"};
+                           "r1000-g8.svg", "close-linear.svg", "close-log.svg"};
     char path[600];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
       snprintf(path, sizeof path, "%s/%s", dir, names[i]);

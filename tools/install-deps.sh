@@ -1,10 +1,10 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages shiro needs to build and test.
-#   tools/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib)
+#   tools/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib; rsvg-convert renders heatmaps)
 #   tools/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers)
 # Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
 set -eu
-pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"
+pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin librsvg2-bin"
 [ "${1:-}" = "--quality" ] && pkgs="$pkgs clang libclang-rt-14-dev libomp-dev"
 missing=""
 for p in $pkgs; do

@@ -26,13 +26,16 @@ enum { RAMP_INTER = 0, RAMP_INTRA = 1 };
 #define SELF_FILL "#e8e8e8" /* a rank never sends to itself */
 #define FONT "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\""
 
+#define LEGEND_GAP 13.0 /* pixels between two legend labels' baselines: 11 px text never overlaps */
+
 /* Writer state: the open file and the first error seen. */
 typedef struct svg {
   FILE *f;
   int32_t R, G;
+  heatmap_scale scale; /* how a count maps to a colour */
   double cs;           /* cell size, pixels */
   double x0, y0;       /* top-left corner of the matrix */
-  double vmax_log;     /* log1p of the largest off-diagonal count (0: no traffic) */
+  double vmax;         /* the largest off-diagonal count (0: no traffic) */
 } svg;
 
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -48,20 +51,36 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...) {
 
 /* Colour of intensity t in [0, 1] on a ramp: t > 0 spans classes 1..8 (class
  * 0 is too pale to tell from an empty cell), interpolated in RGB. */
-static void ramp_colour(int ramp, double t, char out[8]) {
+static void ramp_rgb(int ramp, double t, int c[3]) {
   if (t < 0) t = 0;
   if (t > 1) t = 1;
   double x = 1.0 + 7.0 * t;
   int i = (int)x;
   if (i > 7) i = 7;
   double w = x - i;
-  int c[3];
   for (int k = 0; k < 3; k++) c[k] = (int)lround(RAMP[ramp][i][k] * (1 - w) + RAMP[ramp][i + 1][k] * w);
+}
+
+/* ramp_rgb as "#rrggbb". */
+static void ramp_colour(int ramp, double t, char out[8]) {
+  int c[3];
+  ramp_rgb(ramp, t, c);
   snprintf(out, 8, "#%02x%02x%02x", c[0], c[1], c[2]);
 }
 
-/* Intensity of a count: log(1 + v) / log(1 + max). */
-static double intensity(const svg *s, int64_t v) { return s->vmax_log > 0 ? log1p((double)v) / s->vmax_log : 0; }
+/* Intensity of a count in [0, 1]: v / max (linear) or log(1 + v) / log(1 + max) (log). */
+static double intensity(const svg *s, int64_t v) {
+  if (s->vmax <= 0) return 0;
+  return s->scale == HEATMAP_LOG ? log1p((double)v) / log1p(s->vmax) : (double)v / s->vmax;
+}
+
+int heatmap_scale_parse(const char *text, heatmap_scale *out) {
+  if (!text) return -1;
+  if (!strcmp(text, "linear")) *out = HEATMAP_LINEAR;
+  else if (!strcmp(text, "log")) *out = HEATMAP_LOG;
+  else return -1;
+  return 0;
+}
 
 /* Writes text with &, <, >, " and ' escaped; control bytes dropped (not allowed in XML 1.0). */
 static void put_escaped(FILE *f, const char *t) {
@@ -87,6 +106,17 @@ static void compact(int64_t v, char *out, size_t cap) {
   snprintf(out, cap, "%lld%s", (long long)v, suffix[s]);
 }
 
+/* A cell's count in at most 4 characters: 704, 9999, 12k, 120k, 1.2M, ... */
+static void cell_label(int64_t v, char *out, size_t cap) {
+  static const char *suffix[] = {"", "k", "M", "G", "T", "P", "E"};
+  double x = (double)v;
+  int s = 0;
+  while (x >= (s ? 999.5 : 9999.5) && s < 6) x /= 1000, s++;
+  if (s == 0) snprintf(out, cap, "%lld", (long long)v);
+  else if (x < 9.95) snprintf(out, cap, "%.1f%s", x, suffix[s]);
+  else snprintf(out, cap, "%.0f%s", x, suffix[s]);
+}
+
 /* Number of decimal digits of v >= 0. */
 static int digits(int64_t v) {
   int d = 1;
@@ -102,6 +132,29 @@ static int32_t label_step(double cs, double min_px) {
       int32_t step = base[i] * scale;
       if (step * cs >= min_px || step >= 1 << 20) return step;
     }
+}
+
+/* Up to HEATMAP_NUMBERS_MAX_RANKS ranks: each cell that holds traffic prints
+ * its count (cell_label), centred, white on dark colours and black on light
+ * ones; the text lets the pointer through to the cell's hover title. */
+static void put_numbers(const svg *s, const int64_t *rows) {
+  FILE *f = s->f;
+  int32_t R = s->R, G = s->G;
+  double cs = s->cs, fs = cs * 0.34 < 12 ? cs * 0.34 : 12;
+  fprintf(f, "<g %s font-size=\"%.1f\" text-anchor=\"middle\" pointer-events=\"none\">\n", FONT, fs);
+  for (int32_t p = 0; p < R; p++)
+    for (int32_t q = 0; q < R; q++) {
+      int64_t v = rows[(size_t)p * (size_t)R + (size_t)q];
+      if (v <= 0) continue;
+      int c[3];
+      char t[24];
+      ramp_rgb(p / G != q / G ? RAMP_INTER : RAMP_INTRA, intensity(s, v), c);
+      cell_label(v, t, sizeof t);
+      int dark = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] < 140;
+      fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" fill=\"%s\">%s</text>\n", s->x0 + (q + 0.5) * cs,
+              s->y0 + (p + 0.5) * cs + 0.36 * fs, dark ? "#ffffff" : "#202020", t);
+    }
+  fprintf(f, "</g>\n");
 }
 
 /* The cells: white background, then one rect per cell that holds traffic, is
@@ -186,10 +239,23 @@ static void put_axes(const svg *s, double label_w, int vertical_x) {
           lx, ly, FONT, lx, ly);
 }
 
-/* One vertical gradient bar per ramp, with decade ticks and the maximum. */
+/* One tick of the legend at value v, y pixels down: a mark right of the bars and its label. */
+static void put_tick(FILE *f, double tx, double y, const char *label) {
+  fprintf(f, "<line x1=\"%.3f\" y1=\"%.3f\" x2=\"%.3f\" y2=\"%.3f\" stroke=\"#202020\" stroke-width=\"0.8\"/>\n",
+          tx, y, tx + 4, y);
+  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">%s</text>\n", tx + 7, y + 4, label);  /* +4: centred on 11 px text */
+}
+
+/* The colour bars, one per ramp (inter-node, intra-node) side by side, on a
+ * scale whose ticks are labelled right of them: the maximum at the top, then
+ * round values from the bottom up (linear: 0 and steps of 1, 2 or 5 x 10^k,
+ * at most about five; log: 1, 10, 100, ...), each kept only LEGEND_GAP
+ * pixels or more from the labels kept before it and from the maximum's, so
+ * that no two labels overlap. What the bars measure and the scale's name
+ * stand above them; the ramps' names and the empty cell's white box below. */
 static void put_legend(const svg *s, int64_t vmax, double lx, double ly, double h) {
   FILE *f = s->f;
-  const double bw = 14, gap = 34;
+  const double bw = 14, gap = 34, tx = lx + gap + bw;
   fprintf(f, "<defs>\n");
   for (int r = 0; r < 2; r++) {
     fprintf(f, "<linearGradient id=\"ramp%d\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", r);
@@ -201,45 +267,45 @@ static void put_legend(const svg *s, int64_t vmax, double lx, double ly, double 
     fprintf(f, "</linearGradient>\n");
   }
   fprintf(f, "</defs>\n<g %s font-size=\"11\" fill=\"#202020\">\n", FONT);
+  if (vmax <= 0) {
+    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">no traffic</text>\n</g>\n", lx, ly + 12);
+    return;
+  }
+  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" font-weight=\"bold\">rows per call</text>\n", lx, ly - 22);
+  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" fill=\"#505050\">%s scale</text>\n", lx, ly - 8,
+          s->scale == HEATMAP_LOG ? "log" : "linear");
   static const char *name[2] = {"inter", "intra"};
   for (int r = 0; r < 2; r++) {
     double x = lx + r * gap;
-    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" text-anchor=\"middle\">%s</text>\n", x + bw / 2, ly - 8, name[r]);
-    if (vmax > 0)
-      fprintf(f,
-              "<rect x=\"%.3f\" y=\"%.3f\" width=\"%.3f\" height=\"%.3f\" fill=\"url(#ramp%d)\" stroke=\"#606060\" "
-              "stroke-width=\"0.5\"><title>%s-node pairs: 1 to %lld rows per call</title></rect>\n",
-              x, ly, bw, h, r, name[r], (long long)vmax);
+    fprintf(f,
+            "<rect x=\"%.3f\" y=\"%.3f\" width=\"%.3f\" height=\"%.3f\" fill=\"url(#ramp%d)\" stroke=\"#606060\" "
+            "stroke-width=\"0.5\"><title>%s-node pairs: 1 to %lld rows per call</title></rect>\n",
+            x, ly, bw, h, r, name[r], (long long)vmax);
+    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" text-anchor=\"middle\">%s</text>\n", x + bw / 2, ly + h + 19, name[r]);
   }
   /* the empty cell: a white box under the bars */
+  double by = ly + h + 28;
   fprintf(f,
           "<rect x=\"%.3f\" y=\"%.3f\" width=\"%.3f\" height=\"%.3f\" fill=\"#ffffff\" stroke=\"#606060\" "
           "stroke-width=\"0.5\"/>\n",
-          lx, ly + h + 8, bw, bw);
-  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" dominant-baseline=\"middle\">none</text>\n", lx + bw + 6, ly + h + 8 + bw / 2);
-  double tx = lx + gap + bw;
-  if (vmax > 0) {
-    double ymax = ly;
-    int64_t v = 1;
-    for (;;) {
-      double y = ly + h * (1 - intensity(s, v));
-      if (y - ymax < 12) break; /* too close to the maximum's label */
-      char t[32];
+          lx, by, bw, bw);
+  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">none</text>\n", lx + bw + 6, by + bw / 2 + 4);
+  char t[48];
+  snprintf(t, sizeof t, "%lld (max)", (long long)vmax);
+  put_tick(f, tx, ly, t);
+  int64_t step = 1;  /* linear: the first 1, 2, 5 x 10^k with at most 5 steps to the maximum */
+  for (int k = 0; s->scale == HEATMAP_LINEAR && vmax / step > 5 && step <= INT64_MAX / 10; k++)
+    step = (k % 3 == 1) ? step / 2 * 5 : step * 2;
+  double last = INFINITY;  /* the lowest label kept so far, from the bottom up */
+  for (int64_t v = s->scale == HEATMAP_LOG ? 1 : 0; v < vmax;) {
+    double y = ly + h * (1 - intensity(s, v));
+    if (last - y >= LEGEND_GAP && y - ly >= LEGEND_GAP) {
       compact(v, t, sizeof t);
-      fprintf(f, "<line x1=\"%.3f\" y1=\"%.3f\" x2=\"%.3f\" y2=\"%.3f\" stroke=\"#202020\" stroke-width=\"0.8\"/>\n",
-              tx, y, tx + 4, y);
-      fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" dominant-baseline=\"middle\">%s</text>\n", tx + 7, y, t);
-      if (v > INT64_MAX / 10) break;
-      v *= 10;
+      put_tick(f, tx, y, t);
+      last = y;
     }
-    fprintf(f, "<line x1=\"%.3f\" y1=\"%.3f\" x2=\"%.3f\" y2=\"%.3f\" stroke=\"#202020\" stroke-width=\"0.8\"/>\n", tx,
-            ymax, tx + 4, ymax);
-    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\" dominant-baseline=\"middle\">%lld (max)</text>\n", tx + 7, ymax,
-            (long long)vmax);
-    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">rows per call</text>\n", lx, ly + h + 8 + bw + 18);
-    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">log scale</text>\n", lx, ly + h + 8 + bw + 32);
-  } else {
-    fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">no traffic</text>\n", lx, ly + 12);
+    if (v > INT64_MAX / 10) break;
+    v = s->scale == HEATMAP_LOG ? v * 10 : v + step;
   }
   fprintf(f, "</g>\n");
 }
@@ -255,10 +321,12 @@ static void put_svg(svg *s, const int64_t *rows, const char *title) {
       total += v;
       if (p / G != q / G) inter += v;
     }
-  s->vmax_log = vmax > 0 ? log1p((double)vmax) : 0;
+  s->vmax = (double)vmax;
   s->cs = 640.0 / R;
   if (s->cs > 40) s->cs = 40;
   if (s->cs < 1) s->cs = 1;
+  int numbers = R <= HEATMAP_NUMBERS_MAX_RANKS;
+  if (numbers && s->cs < 26) s->cs = 26;  /* room for 4 characters in a cell */
   double side = s->cs * R;
   double label_w = digits(R - 1) * 6.8;
   int vertical_x = label_step(s->cs, label_w + 4) > label_step(s->cs, 13) && R > 10;
@@ -272,11 +340,16 @@ static void put_svg(svg *s, const int64_t *rows, const char *title) {
            R, R == 1 ? "" : "s", G, nodes, nodes == 1 ? "" : "s", (long long)total, (long long)inter,
            (long long)(total - inter), (long long)vmax);
   /* Widths estimated at 6.8 px per character of 11-12 px text. */
+  char how[200];
+  snprintf(how, sizeof how, "colour: %s, red inter-node, blue intra-node%s", s->scale == HEATMAP_LOG ?
+           "log(1 + rows) / log(1 + max) (log scale)" : "rows / max (linear scale)",
+           numbers ? "; numbers: rows per call (k = 1000, M = 10^6)" : "");
   double lx = s->x0 + side + 28, width = lx + 34 + 14 + 12 + (digits(vmax) + 6) * 6.8;
   if (width < 32 + strlen(sub) * 6.8) width = 32 + strlen(sub) * 6.8;
+  if (width < 32 + strlen(how) * 6.2) width = 32 + strlen(how) * 6.2;
   if (width < 560) width = 560;
   if (title && width < 32 + strlen(title) * 9.0) width = 32 + strlen(title) * 9.0;
-  double height = s->y0 + (side > legend_h + 80 ? side : legend_h + 80) + 64;
+  double height = s->y0 + (side > legend_h + 80 ? side : legend_h + 80) + 80;
 
   FILE *f = s->f;
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -292,27 +365,30 @@ static void put_svg(svg *s, const int64_t *rows, const char *title) {
   fprintf(f, "</text>\n");
   fprintf(f, "<text x=\"16\" y=\"44\" %s font-size=\"12\" fill=\"#404040\">%s</text>\n", FONT, sub);
   put_cells(s, rows);
+  if (numbers) put_numbers(s, rows);
   put_grid(s);
   put_axes(s, label_w, vertical_x);
   put_legend(s, vmax, lx, s->y0 + 14, legend_h);
   fprintf(f,
           "<text x=\"16\" y=\"%.0f\" %s font-size=\"11\" fill=\"#404040\">cell (p, q): rows rank p receives from "
           "rank q per call (B rows and partial C rows, every hop)</text>\n",
-          height - 30, FONT);
+          height - 46, FONT);
   fprintf(f,
-          "<text x=\"16\" y=\"%.0f\" %s font-size=\"11\" fill=\"#404040\">colour: log(1 + rows), red inter-node, "
-          "blue intra-node; lines: node boundaries every %d rank%s</text>\n",
-          height - 14, FONT, G, G == 1 ? "" : "s");
+          "<text x=\"16\" y=\"%.0f\" %s font-size=\"11\" fill=\"#404040\">lines: node boundaries every %d "
+          "rank%s</text>\n",
+          height - 30, FONT, G, G == 1 ? "" : "s");
+  fprintf(f, "<text x=\"16\" y=\"%.0f\" %s font-size=\"11\" fill=\"#404040\">%s</text>\n", height - 14, FONT, how);
   fprintf(f, "</svg>\n");
 }
 
 int heatmap_write_svg(const char *path, int32_t ranks, int32_t gpus_per_node, const int64_t *rows,
-                      const char *title, char *errbuf, size_t errlen) {
+                      const char *title, heatmap_scale scale, char *errbuf, size_t errlen) {
   if (!path || !*path) return fail(errbuf, errlen, "heatmap: no output path");
   if (ranks < 1 || ranks > HEATMAP_MAX_RANKS)
     return fail(errbuf, errlen, "heatmap: %d ranks, expected 1 .. %d", ranks, HEATMAP_MAX_RANKS);
   if (gpus_per_node < 1) return fail(errbuf, errlen, "heatmap: gpus per node %d, expected >= 1", gpus_per_node);
   if (!rows) return fail(errbuf, errlen, "heatmap: no traffic matrix");
+  if (scale != HEATMAP_LINEAR && scale != HEATMAP_LOG) return fail(errbuf, errlen, "heatmap: unknown scale %d", (int)scale);
   for (size_t i = 0; i < (size_t)ranks * (size_t)ranks; i++)
     if (rows[i] < 0)
       return fail(errbuf, errlen, "heatmap: negative count %lld for rank %zu -> rank %zu", (long long)rows[i],
@@ -321,7 +397,7 @@ int heatmap_write_svg(const char *path, int32_t ranks, int32_t gpus_per_node, co
   out_file *o;
   shiro_error e;
   if (out_file_open(&o, path, 0, &e) != SHIRO_OK) return fail(errbuf, errlen, "%s", e.message);
-  svg s = {.R = ranks, .G = gpus_per_node};
+  svg s = {.R = ranks, .G = gpus_per_node, .scale = scale};
   if (!(s.f = out_file_stream(o))) {
     out_file_abandon(o);
     return fail(errbuf, errlen, "%s: out of memory", path);

@@ -116,8 +116,29 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
   return st == SHIRO_OK ? 0 : 1;
 }
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json]\n"
+          "       shiro-plan-dump PLAN.h5 --verify [--matrix MATRIX.mtx] [--json]\n"
+          "       shiro-plan-dump PLAN.h5 --heatmap OUT.svg [--heatmap-scale linear|log]\n"
+          "  (no option)      header, per-rank summary (rows sent and received, nonzeros multiplied),\n"
+          "                   volumes per tier and per stage, recomputed from the plan's arrays\n"
+          "  --rank P         only rank P's line of the summary\n"
+          "  --json           one JSON object on stdout (summary or --verify verdict)\n"
+          "  --verify         re-check the whole plan from its arrays: checksums, bounds, messages, every\n"
+          "                   nonzero covered exactly once (symbolic execution), every cover proven\n"
+          "                   minimum by its matching\n"
+          "  --matrix M       with --verify: also check that the plan is the plan of this matrix\n"
+          "  --heatmap OUT    write the rank x rank matrix of rows moved per call as an SVG image\n"
+          "                   (counts printed in the cells up to %d ranks)\n"
+          "  --heatmap-scale S  its colours: linear (default; rows / max) | log (log(1 + rows), for\n"
+          "                   counts over several decades)\n"
+          "  --help, --version  this text / the version and the plan format read (exit 0)\n",
+          HEATMAP_NUMBERS_MAX_RANKS);
+}
+
 /* --heatmap: the rank × rank matrix of rows moved per call (every hop), as SVG. */
-static int heatmap(const char *path, const prog_meta *meta, const char *svg) {
+static int heatmap(const char *path, const prog_meta *meta, const char *svg, heatmap_scale scale) {
   shiro_error err = {{0}};
   if (meta->ranks > HEATMAP_MAX_RANKS) {
     fprintf(stderr, "%s: --heatmap: %d ranks, at most %d can be drawn\n", prog, meta->ranks, HEATMAP_MAX_RANKS);
@@ -143,7 +164,7 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg) {
   char title[512], msg[512];
   snprintf(title, sizeof title, "%s: rows moved per SpMM call (strategy %s, %d ranks, %d per node)", path, meta->strategy,
            meta->ranks, meta->gpus_per_node);
-  if (!rc && heatmap_write_svg(svg, meta->ranks, meta->gpus_per_node, rows, title, msg, sizeof msg) != 0) {
+  if (!rc && heatmap_write_svg(svg, meta->ranks, meta->gpus_per_node, rows, title, scale, msg, sizeof msg) != 0) {
     fprintf(stderr, "%s: --heatmap: %s\n", prog, msg);
     rc = 1;
   }
@@ -154,7 +175,8 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg) {
 
 /* The tool proper; main adds the check of stdout. Returns the exit status. */
 static int dump_main(int argc, char **argv) {
-  const char *path = NULL, *matrix = NULL, *svg = NULL;
+  const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
+  heatmap_scale scale = HEATMAP_LINEAR;
   int json = 0, do_verify = 0;
   int64_t only = -1;
   for (int i = 1; i < argc; i++) {
@@ -164,30 +186,35 @@ static int dump_main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--heatmap")) {
       if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
     }
+    else if (!strcmp(argv[i], "--heatmap-scale")) {
+      if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
+      if (heatmap_scale_parse(scale_arg, &scale) != 0) {
+        fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
+        return 2;
+      }
+    }
+    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
     else if (!strcmp(argv[i], "--matrix")) {
       if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
     }
     else if (!strcmp(argv[i], "--rank")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
     } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      printf("usage: shiro-plan-dump PLAN.h5 [--rank P] [--json] [--verify [--matrix MATRIX.mtx]]\n"
-             "  --verify   re-check the whole plan from its arrays: checksums, bounds, messages, every nonzero\n"
-             "             covered exactly once (symbolic execution), every cover proven minimum by its matching\n"
-             "  --matrix   with --verify: also check that the plan is the plan of this matrix\n"
-             "  --heatmap  write the rank x rank matrix of rows moved per call as an SVG image\n");
+      usage(stdout);
       return 0;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
       return 2;
     } else if (!path) path = argv[i];
     else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
   }
-  if (!path) { fprintf(stderr, "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json] [--verify [--matrix M]]\n"); return 2; }
+  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
   if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
+  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
   shiro_error err = {{0}};
   prog_meta meta;
   if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
-  if (svg) return heatmap(path, &meta, svg);
+  if (svg) return heatmap(path, &meta, svg, scale);
   if (do_verify) return verify(path, &meta, matrix, json);
   if (only >= meta.ranks) {
     fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
