@@ -50,6 +50,7 @@ static void usage(FILE *f) {
           "  --compare          evaluate every strategy; without -o, writes no plan\n"
           "  --json             one JSON object on stdout (summary still on stderr unless --quiet)\n"
           "  --quiet            no summary on stderr\n"
+          "  --help, --version  this text / the version and the plan format written (exit 0)\n"
           "Warnings (stderr, the plan is still written): ranks that own no rows (R above the\n"
           "matrix's rows), G > R (one node: no inter-node traffic). An R whose R x R tables\n"
           "alone exceed this machine's memory is refused before the matrix is read.\n");
@@ -64,6 +65,7 @@ static int parse(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(cli_finish_stdout(prog, 0)); }
+    else if (!strcmp(a, "--version")) { cli_version(prog, "writes"); exit(cli_finish_stdout(prog, 0)); }
     else if (!strcmp(a, "--compare")) o->compare = 1;
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;

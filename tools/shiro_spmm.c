@@ -1,8 +1,13 @@
 /* shiro-spmm — the example application: replays a plan under mpirun.
  *
- *   mpirun -np R shiro-spmm PLAN.h5 --n N[,N...] --dtype float|double[,...]
- *                           --iters K [--check MATRIX.mtx]
+ *   mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]]
+ *                           [--iters K] [--warmup W] [--check MATRIX.mtx]
  *                           [--backend cpu|cuda] [--transport auto|nccl|mpi] [--device D]
+ *   shiro-spmm --help | --version
+ *
+ * The command line is read before MPI_Init: --help and --version need no
+ * launch, and a bad argument is reported once (by the launcher's rank 0)
+ * while every rank exits with status 2.
  *
  * Each rank fills its B rows with b(g, c) (a deterministic function of the
  * global row g and column c), runs K calls of shiro_spmm, and rank 0 prints
@@ -17,13 +22,16 @@
  *
  * --backend cuda: B and C live on the GPU (cudaMalloc); B is filled on the
  * host and copied up, C is copied back for --check. Without a usable CUDA
- * device (or with a libshiro built without CUDA) every rank prints why and
- * the program exits with status 77, which test harnesses read as "skipped". */
+ * device ("no CUDA device") every rank prints why and the program exits with
+ * status 77, which test harnesses read as "skipped"; built without CUDA,
+ * --backend cuda is an error (rank 0 says so, status 1): no device would help. */
+#include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "digest.h"
@@ -70,6 +78,26 @@ static double b_value(int64_t g, int64_t c) {
   return (h & 256) ? v : -v;
 }
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
+          "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda]\n"
+          "                  [--transport auto|nccl|mpi] [--device D]\n"
+          "       shiro-spmm --help | --version\n"
+          "  R                 the plan's rank count (shiro-plan --ranks)\n"
+          "  --n N[,N...]      columns of B and C; one run per value (default 32)\n"
+          "  --dtype T[,...]   float | double; one run per value and N (default double)\n"
+          "  --iters K         timed calls per run (default 10)\n"
+          "  --warmup W        untimed calls before them (default 1)\n"
+          "  --check MATRIX    compare C with a serial reference from the Matrix Market file\n"
+          "                    (exit 1 past the rounding bound)\n"
+          "  --backend B       cpu (default) | cuda (B and C in GPU memory; exit 77 without a device)\n"
+          "  --transport T     cuda: auto (default) | nccl | mpi\n"
+          "  --device D        cuda: the GPU index (default: the library's choice)\n"
+          "  --help, --version this text / the version and the plan format read (exit 0)\n"
+          "Rank 0 prints one line per run: time per call, bytes moved per call.\n");
+}
+
 static int parse_list(const char *opt, const char *text, options *o, int is_n) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", text);
@@ -112,13 +140,13 @@ static int parse(int argc, char **argv, options *o) {
       else if (!strcmp(v, "mpi")) o->transport = SHIRO_TRANSPORT_MPI;
       else { fprintf(stderr, "%s: --transport: expected auto, nccl or mpi, found '%s'\n", prog, v); return 0; }
     }
-    else if (a[0] == '-') { fprintf(stderr, "%s: unknown option '%s'\n", prog, a); return 0; }
+    else if (a[0] == '-') { fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a); return 0; }
     else if (!o->plan) o->plan = a;
     else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a); return 0; }
   }
   if (!o->plan) {
-    fprintf(stderr, "usage: mpirun -np R %s PLAN.h5 --n N[,N...] --dtype float|double[,...] --iters K [--check MATRIX.mtx]\n"
-                    "       [--backend cpu|cuda] [--transport auto|nccl|mpi] [--device D]\n", prog);
+    fprintf(stderr, "%s: no plan given\n", prog);
+    usage(stderr);
     return 0;
   }
   if (!o->nn) o->n[o->nn++] = 32;
@@ -195,9 +223,55 @@ static void gpu_free(void *dB, void *dC) {
 #endif
 }
 
-/* 1 when a failed context creation means "no CUDA here" (skip), not an error. */
+/* 1 when a failed context creation means "no CUDA device here" (skip), not an
+ * error: what the CUDA backend says when it finds no GPU (runtime/cuda:
+ * SHIRO_ERR_CUDA, "no CUDA device: ..."). A libshiro built without CUDA
+ * (SHIRO_ERR_UNSUPPORTED) is an error, not a skip: no device would help. */
 static int no_cuda(shiro_status st, const char *message) {
-  return st == SHIRO_ERR_UNSUPPORTED || (st == SHIRO_ERR_CUDA && strstr(message, "no CUDA device"));
+  return st == SHIRO_ERR_CUDA && strstr(message, "no CUDA device");
+}
+
+/* This process's rank as its launcher tells it (Open MPI, PMIx, MPICH's
+ * hydra, Slurm), readable before MPI_Init; 0 when none does (a singleton). */
+static int launch_rank(void) {
+  static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
+}
+
+/* The command line, before MPI_Init, on every rank: the same argv gives
+ * every rank the same verdict, and only `speak` (launcher rank 0) prints
+ * (the others' stderr goes to /dev/null meanwhile). Returns -1 to run, else
+ * the exit status: 0 after --help or --version, 2 for a bad command line,
+ * 1 for --backend cuda in a build without CUDA. */
+static int command_line(int argc, char **argv, options *o, int speak) {
+  static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport"};
+  for (int i = 1; i < argc; i++) {
+    int skip = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
+    if (skip) { i++; continue; }  /* a value, even "--help", is its option's */
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { if (speak) usage(stdout); return 0; }
+    if (!strcmp(argv[i], "--version")) { if (speak) cli_version(prog, "reads"); return 0; }
+  }
+  int saved = -1;
+  if (!speak) {
+    fflush(stderr);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) { saved = dup(2); dup2(null, 2); close(null); }
+  }
+  int ok = parse(argc, argv, o);
+  if (saved >= 0) { fflush(stderr); dup2(saved, 2); close(saved); }
+  if (!ok) return 2;
+  if (o->backend == SHIRO_BACKEND_CUDA && !SHIRO_HAVE_CUDA) {
+    if (speak)
+      fprintf(stderr, "%s: --backend cuda: this shiro-spmm and its libshiro were built without CUDA (meson setup found "
+                      "no CUDA toolkit, or -Dcuda=disabled); rebuild with -Dcuda=enabled, or use --backend cpu\n", prog);
+    return 1;
+  }
+  return -1;
 }
 
 /* One (dtype, N) configuration: create, fill, run, time, check. Returns 0 if
@@ -266,14 +340,17 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
 }
 
 int main(int argc, char **argv) {
+  options o;
+  int cl = command_line(argc, argv, &o, launch_rank() == 0);
+  if (cl == 0) return cli_finish_stdout(prog, 0);  /* --help, --version: no MPI, no launch needed */
   MPI_Init(&argc, &argv);
+  if (cl > 0) {  /* every rank the same status; MPI_Finalize waits for all, so that mpirun, which
+                    stops a job at the first failed exit, cannot stop rank 0 before it has printed */
+    MPI_Finalize();
+    return cl;
+  }
   int rank = 0, rc = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  options o;
-  if (!parse(argc, argv, &o)) {
-    MPI_Finalize();
-    return 2;
-  }
   shiro_error err = {{0}};
   shiro_plan *plan = NULL;
   sc_csr *A = NULL;

@@ -30,6 +30,7 @@ static void usage(FILE *f) {
       "       shiro-gen grid2d --nx X --ny Y [--symmetric | --general] [-o FILE] [--threads T]\n"
       "       shiro-gen grid3d --nx X --ny Y --nz Z [--symmetric | --general] [-o FILE]\n"
       "                        [--threads T]\n"
+      "       shiro-gen --help | --version\n"
       "  rmat     Graph500 R-MAT graph (a=.57 b=.19 c=.19 d=.05): 2^S vertices, E*2^S edges,\n"
       "           a pattern general matrix with every generated edge written (duplicates and\n"
       "           self-loops included; readers sum duplicates). The same seed gives the same\n"
@@ -42,7 +43,8 @@ static void usage(FILE *f) {
       "           --general both\n"
       "  -o FILE  output file; '-' or no -o: standard output\n"
       "  --threads T  formatting threads (default: OMP_NUM_THREADS or all cores); the\n"
-      "           output does not depend on it\n");
+      "           output does not depend on it\n"
+      "  --help, --version  this text / the version (exit 0)\n");
 }
 
 /* Parses the arguments into *g; returns 0 (after a message) on a bad one. */
@@ -147,6 +149,11 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return cli_finish_stdout(prog, argc < 2 ? 2 : 0);
   }
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--version")) {
+      cli_version(prog, NULL);
+      return cli_finish_stdout(prog, 0);
+    }
   for (int i = 2; i < argc; i++)
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
