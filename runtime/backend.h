@@ -7,11 +7,13 @@
  * and checks the calls. A backend is then this table and nothing more:
  *
  *   setup     allocate the context's S and R buffers (c->buf[PROG_BUF_S/R]) and
- *             whatever its kernels and transport need (once, at context creation)
+ *             what its kernels and transport share (once, at context creation)
+ *   load      prepare kernels and transport for program d of c->prog (the forward
+ *             one at creation, the transposed one before its first call); local
  *   multiply  dst[rows] (+)= A · src, with values         (rt_op.kind RT_MULTIPLY)
  *   gather    dst[i] = src[col_i], one source row per row  (RT_GATHER)
  *   add       dst[rows] (+)= Σ src rows, no values          (RT_ADD)
- *   start     post stage s's sends and receives
+ *   start     post stage s's sends and receives (of program c->dir)
  *   wait      complete stage s's sends and receives
  *   begin     (optional) before a call's first op, e.g. make the device current
  *   finish    (optional) after its last op: make the call complete for the caller
@@ -58,6 +60,7 @@ typedef struct rt_op {
 typedef struct backend {
   const char *name;
   shiro_status (*setup)(shiro_ctx *c);
+  shiro_status (*load)(shiro_ctx *c, int d);
   shiro_status (*multiply)(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]);
   shiro_status (*gather)(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]);
   shiro_status (*add)(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]);

@@ -151,7 +151,12 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     st = note(c, interp_prepare(c), err);
     st = agree(comm, st, err);
   }
-  if (st == SHIRO_OK) st = note(c, c->be->setup(c), err);
+  if (st == SHIRO_OK) {
+    st = c->be->setup(c);
+    if (st == SHIRO_OK) st = c->be->load(c, RT_FORWARD);  /* local */
+    st = note(c, st, err);
+    if (st == SHIRO_OK) c->prog[RT_FORWARD].ready = 1;
+  }
   st = agree(comm, st, err);
   if (st != SHIRO_OK) {
     shiro_ctx_destroy(&c);
@@ -182,11 +187,49 @@ shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
     return SHIRO_ERR_ARG;
   }
   c->error[0] = 0;
-  shiro_status st = interp_run(c, B, C, NULL, NULL);
+  shiro_status st = interp_run(c, RT_FORWARD, B, C, NULL, NULL);
   if (st != SHIRO_OK) {
     char why[sizeof c->error];
     memcpy(why, c->error, sizeof why);
     snprintf(c->error, sizeof c->error, "shiro_spmm (%s backend): %.440s", c->be->name, why);
+  }
+  return st;
+}
+
+/* The transposed program, derived and loaded at the first transposed call; the ranks agree on it. */
+static shiro_status ready_transpose(shiro_ctx *c) {
+  rt_program *t = &c->prog[RT_TRANSPOSE];
+  if (t->ready > 0) return SHIRO_OK;
+  if (t->ready < 0) {  /* what a failed attempt made is freed with the context; shiro_spmm still works */
+    snprintf(c->error, sizeof c->error, "an earlier call could not derive the transposed program");
+    return SHIRO_ERR_UNSUPPORTED;
+  }
+  shiro_status st = interp_transpose(c);
+  if (st == SHIRO_OK) st = c->be->load(c, RT_TRANSPOSE);
+  st = rt_agree(c->comm, st, c->error, "deriving the transposed program");
+  t->ready = st == SHIRO_OK ? 1 : -1;
+  return st;
+}
+
+shiro_status shiro_spmm_transpose(shiro_ctx *c, const void *Y, void *X) {
+  if (!c) return SHIRO_ERR_ARG;
+  const prog_rank *pr = &c->plan->pr;
+  if ((!Y && pr->c_rows > 0) || (!X && pr->b_rows > 0)) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local or X_local is NULL (this rank owns %lld Y rows, %lld X rows)",
+             (long long)pr->c_rows, (long long)pr->b_rows);
+    return SHIRO_ERR_ARG;
+  }
+  if (overlap(c, X, Y)) {
+    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local and X_local overlap (they must be separate buffers)");
+    return SHIRO_ERR_ARG;
+  }
+  c->error[0] = 0;
+  shiro_status st = ready_transpose(c);
+  if (st == SHIRO_OK) st = interp_run(c, RT_TRANSPOSE, Y, X, NULL, NULL);
+  if (st != SHIRO_OK) {
+    char why[sizeof c->error];
+    memcpy(why, c->error, sizeof why);
+    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose (%s backend): %.420s", c->be->name, why);
   }
   return st;
 }

@@ -23,6 +23,25 @@ struct shiro_plan {
 
 #define SHIRO_MSG_LEN 512  /* bytes of every message buffer (shiro_error.message, ctx.error) */
 
+/* The two programs a context runs: the plan's (C = A·B) and the one the
+ * interpreter derives from it for the transposed product (X = Aᵀ·Y). */
+enum { RT_FORWARD = 0, RT_TRANSPOSE = 1 };
+
+/* A program as the interpreter runs it: decoded ops and stages. The forward
+ * program's arrays are the plan's; a derived program owns its own (store). */
+typedef struct rt_program {
+  int ready;                 /* 1 once prepared and loaded by the backend */
+  int64_t nops;
+  rt_op *op;                 /* [nops] */
+  rt_stages stages;          /* its exchange records by stage, in posting order */
+  struct {                   /* owned by a derived program (NULL for the forward one) */
+    int64_t *ptr;
+    int32_t *col, *rows;
+    void *val;
+    int64_t *xchg;
+  } store;
+} rt_program;
+
 struct shiro_ctx {
   shiro_plan *plan;          /* borrowed: must outlive the context */
   MPI_Comm comm;             /* duplicate of the application's communicator (own tag space) */
@@ -30,21 +49,33 @@ struct shiro_ctx {
   size_t esz;                /* bytes per value */
   const backend *be;         /* the backend running this context */
   void *state;               /* the backend's own state (owned by it) */
-  /* What the interpreter prepared once (interp_prepare): */
-  rt_op *op;                 /* [plan->pr.nops] every op of the program, decoded */
+  /* What the interpreter prepared (interp_prepare; the transposed program at the first transposed call): */
+  rt_program prog[2];        /* RT_FORWARD, RT_TRANSPOSE */
+  int dir;                   /* the program the current call runs (backends' start/wait look here) */
   const void *val;           /* the plan's values in the context's type: pr.val (float64) or valf */
   float *valf;               /* float32 contexts: the values rounded once (owned), else NULL */
-  rt_stages stages;          /* exchange records by stage, in posting order */
-  void *buf[PROG_NBUF];      /* S and R, allocated by the backend's setup (B and C come with each call) */
+  int64_t rows[PROG_NBUF];   /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
+                                the transposed program's extra receive rows (interp_prepare) */
+  void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 
-/* interp.c: decodes the program's ops, the values in the context's type
- * and the stages into c (c->plan, c->opts and c->esz are set). Local; on
- * failure c->error says why, and interp_release frees what was made. */
+/* interp.c: decodes the forward program's ops, the values in the context's
+ * type and the stages into c->prog[RT_FORWARD] (c->plan, c->opts and c->esz
+ * are set). Local; on failure c->error says why, and interp_release frees
+ * what was made (of both programs). */
 shiro_status interp_prepare(shiro_ctx *c);
 void interp_release(shiro_ctx *c);
+
+/* transpose.c: derives c->prog[RT_TRANSPOSE] from the forward program (see
+ * transpose.c for how). Local; allocates; on failure c->error says why. */
+shiro_status interp_transpose(shiro_ctx *c);
+/* transpose.c: the rows of each buffer a context allocates for pr: the plan's, and for S and R
+ * room for the transposed program's receives that go through spare rows (those that add into a
+ * row with other contributions). Local, cheap (one pass over the messages). */
+void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]);
+void interp_program_free(rt_program *p);
 
 /* interp.c: decodes op o of pr into *op (what interp_prepare does for every
  * op, but val is left NULL: the caller points MULTIPLY ops at its values). */
@@ -53,10 +84,11 @@ void interp_decode(const prog_rank *pr, int64_t o, rt_op *op);
 /* Called after op o of a call has been issued (profiling; NULL for none). */
 typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
 
-/* interp.c: runs one call of the program with the application's B and C:
- * begin, every op in program order (kernels and transport of c->be),
- * finish. Allocates nothing. Failures: c->error. */
-shiro_status interp_run(shiro_ctx *c, const void *B, void *C, interp_hook hook, void *arg);
+/* interp.c: runs one call of program dir (RT_FORWARD: in = B, out = C;
+ * RT_TRANSPOSE: in = Y in C's place, out = X in B's place): begin, every op
+ * in program order (kernels and transport of c->be), finish. Allocates
+ * nothing. Failures: c->error. */
+shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg);
 
 /* agree.c: agrees on a local status across comm (collective): returns st on a
  * rank that failed (its own message stays in msg), and on the others the

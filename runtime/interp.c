@@ -46,8 +46,10 @@ void interp_decode(const prog_rank *pr, int64_t o, rt_op *op) {
 
 shiro_status interp_prepare(shiro_ctx *c) {
   const prog_rank *pr = &c->plan->pr;
-  c->op = malloc((size_t)(pr->nops ? pr->nops : 1) * sizeof *c->op);
-  if (!c->op) {
+  rt_program *p = &c->prog[RT_FORWARD];
+  p->nops = pr->nops;
+  p->op = malloc((size_t)(pr->nops ? pr->nops : 1) * sizeof *p->op);
+  if (!p->op) {
     snprintf(c->error, sizeof c->error, "out of memory (%lld ops)", (long long)pr->nops);
     return SHIRO_ERR_NOMEM;
   }
@@ -62,27 +64,39 @@ shiro_status interp_prepare(shiro_ctx *c) {
     c->val = c->valf;
   }
   for (int64_t o = 0; o < pr->nops; o++) {
-    interp_decode(pr, o, &c->op[o]);
-    if (c->op[o].kind == RT_MULTIPLY) c->op[o].val = c->val;
+    interp_decode(pr, o, &p->op[o]);
+    if (p->op[o].kind == RT_MULTIPLY) p->op[o].val = c->val;
   }
-  return rt_stages_build(&c->stages, pr, c->error);
+  transpose_extra_rows(pr, c->rows);
+  return rt_stages_build(&p->stages, pr, c->error);
+}
+
+void interp_program_free(rt_program *p) {
+  free(p->op);
+  rt_stages_free(&p->stages);
+  free(p->store.ptr);
+  free(p->store.col);
+  free(p->store.rows);
+  free(p->store.val);
+  free(p->store.xchg);
+  memset(p, 0, sizeof *p);
 }
 
 void interp_release(shiro_ctx *c) {
-  free(c->op);
+  interp_program_free(&c->prog[RT_FORWARD]);
+  interp_program_free(&c->prog[RT_TRANSPOSE]);
   free(c->valf);
-  c->op = NULL;
   c->valf = NULL;
   c->val = NULL;
-  rt_stages_free(&c->stages);
 }
 
 /* One op through the backend's table. */
-static shiro_status step(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
+static shiro_status step(shiro_ctx *c, const rt_op *op, void *const *bufs) {
   const backend *be = c->be;
+  const int32_t nstages = c->prog[c->dir].stages.nstages;
   switch (op->kind) {  /* a program without exchanges may still start and wait its stage 0 */
-    case RT_START: return op->stage < c->stages.nstages ? be->start(c, op->stage) : SHIRO_OK;
-    case RT_WAIT: return op->stage < c->stages.nstages ? be->wait(c, op->stage) : SHIRO_OK;
+    case RT_START: return op->stage < nstages ? be->start(c, op->stage) : SHIRO_OK;
+    case RT_WAIT: return op->stage < nstages ? be->wait(c, op->stage) : SHIRO_OK;
     case RT_MULTIPLY: return be->multiply(c, op, bufs);
     case RT_GATHER: return be->gather(c, op, bufs);
     case RT_ADD: return be->add(c, op, bufs);
@@ -91,12 +105,15 @@ static shiro_status step(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NB
   return SHIRO_ERR_INTERNAL;
 }
 
-shiro_status interp_run(shiro_ctx *c, const void *B, void *C, interp_hook hook, void *arg) {
-  const int64_t nops = c->plan->pr.nops;
-  void *const bufs[PROG_NBUF] = {(void *)(uintptr_t)B, C, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
+shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg) {
+  const rt_program *p = &c->prog[dir];
+  void *const fwd[PROG_NBUF] = {(void *)(uintptr_t)in, out, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
+  void *const bwd[PROG_NBUF] = {out, (void *)(uintptr_t)in, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
+  void *const *bufs = dir == RT_FORWARD ? fwd : bwd;
+  c->dir = dir;
   shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
-  for (int64_t o = 0; st == SHIRO_OK && o < nops; o++) {
-    st = step(c, &c->op[o], bufs);
+  for (int64_t o = 0; st == SHIRO_OK && o < p->nops; o++) {
+    st = step(c, &p->op[o], bufs);
     if (st == SHIRO_OK && hook) st = hook(c, o, arg);
   }
   return c->be->finish ? c->be->finish(c, st) : st;

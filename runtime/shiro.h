@@ -159,6 +159,20 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const void *B_local,
                                                            void *C_local, int64_t n, shiro_dtype dtype);
 
+/* Computes this rank's rows of X = Aᵀ·Y (the backward pass of C = A·B) from
+ * the same plan: Y_local is this rank's c_rows × N rows of Y (laid out like
+ * C_local), X_local its b_rows × N rows of X (like B_local), row-major, of the
+ * context's dtype (device pointers for the CUDA backend); X_local is
+ * overwritten, and Y_local and X_local must not overlap. The plan's program
+ * runs backwards: every message moves the same rows between the same ranks in
+ * the other direction (the same volumes per tier and stage as shiro_spmm).
+ * The first call on a context derives the transposed program (allocates, and
+ * agrees across the ranks: collective, like every call); later calls
+ * allocate nothing. Deterministic: the same bits on every call. Collective;
+ * on failure the message is in shiro_ctx_last_error(ctx). */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, const void *Y_local,
+                                                             void *X_local);
+
 /* The message of the last failed call on ctx ("" if none). Owned by ctx. */
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
 

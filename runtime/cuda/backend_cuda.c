@@ -36,7 +36,8 @@ static void cuda_destroy(shiro_ctx *c) {
   if (s->comm) cudaStreamSynchronize(s->comm);
   cuda_nccl_destroy(s);
   cuda_mpi_destroy(s);
-  cuda_ops_destroy(&s->ops);
+  cuda_ops_destroy(&s->ops[0]);
+  cuda_ops_destroy(&s->ops[1]);
   if (s->sparse) cusparseDestroy(s->sparse);
   for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
     if (c->buf[b]) cudaFree(c->buf[b]);
@@ -51,8 +52,7 @@ static void cuda_destroy(shiro_ctx *c) {
 /* The local part of the setup, on the context's device. */
 static shiro_status setup_local(shiro_ctx *c, cuda_state *s) {
   shiro_status st = SHIRO_OK;
-  const prog_rank *pr = &c->plan->pr;
-  const int64_t rows[PROG_NBUF] = {pr->b_rows, pr->c_rows, pr->s_rows, pr->r_rows};
+  const int64_t *rows = c->rows;
   int lo = 0, hi = 0;
   s->row_bytes = (size_t)c->opts.n * c->esz;
   /* Blocking streams: they order themselves after the caller's legacy-default-stream work (shiro.h). */
@@ -63,10 +63,23 @@ static shiro_status setup_local(shiro_ctx *c, cuda_state *s) {
   CUSPARSECHECKGOTO(cusparseSetStream(s->sparse, s->compute), st, c->error);
   for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
     if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&c->buf[b], (size_t)rows[b] * s->row_bytes), st, c->error);
-  SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops, c->op, pr->nops, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows, s->sparse, 1, c->error), st);
   if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_setup(c, s), st);
+done:
+  return st;
+}
+
+/* Program d's operators uploaded (and its MPI requests made), on the context's device. Local. */
+static shiro_status cuda_load(shiro_ctx *c, int d) {
+  shiro_status st = SHIRO_OK;
+  cuda_state *s = c->state;
+  const int64_t *rows = c->rows;
+  int prev = enter_device(s->device);
+  SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops[d], c->prog[d].op, c->prog[d].nops, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows,
+                                  s->sparse, 1, c->error), st);
+  if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_load(c, s, d), st);
   CUDACHECKGOTO(cudaDeviceSynchronize(), st, c->error);  /* uploads done before the first call */
 done:
+  leave_device(prev, s->device);
   return st;
 }
 
@@ -90,7 +103,7 @@ static shiro_status cuda_setup(shiro_ctx *c) {
 
 static shiro_status run_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
   cuda_state *s = c->state;
-  return cuda_ops_run(&s->ops, op->index, bufs, s->compute, c->error);
+  return cuda_ops_run(&s->ops[c->dir], op->index, bufs, s->compute, c->error);
 }
 
 static shiro_status cuda_start(shiro_ctx *c, int32_t stage) {
@@ -194,7 +207,7 @@ shiro_status cuda_backend_profile(shiro_ctx *c, const void *B, void *C, float *o
   if (!marks) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
   for (int64_t o = 0; o <= nops; o++) CUDACHECKGOTO(cudaEventCreate(&marks[o]), st, c->error);
   CUDACHECKGOTO(cudaEventRecord(marks[0], s->compute), st, c->error);
-  SHIRO_CHECK_GOTO(interp_run(c, B, C, mark_op, marks), st);
+  SHIRO_CHECK_GOTO(interp_run(c, RT_FORWARD, B, C, mark_op, marks), st);
   for (int64_t o = 0; o < nops; o++) CUDACHECKGOTO(cudaEventElapsedTime(&op_ms[o], marks[o], marks[o + 1]), st, c->error);
 done:
   for (int64_t o = 0; marks && o <= nops; o++)
@@ -211,7 +224,7 @@ const char *cuda_backend_op_how(const shiro_ctx *c, int64_t o) {
     case PROG_OP_START: return "start";
     case PROG_OP_WAIT: return "wait";
   }
-  return cuda_ops_how(&s->ops, o);
+  return cuda_ops_how(&s->ops[RT_FORWARD], o);
 }
 
 const char *cuda_backend_transport(const shiro_ctx *c) {
@@ -227,6 +240,7 @@ const char *cuda_backend_transport(const shiro_ctx *c) {
 const backend cuda_backend = {
     .name = "cuda",
     .setup = cuda_setup,
+    .load = cuda_load,
     .multiply = run_op,
     .gather = run_op,
     .add = run_op,

@@ -36,10 +36,10 @@ typedef struct cuda_state {
   cudaEvent_t *stage_done;    /* [nstage_done] recorded on comm at each WAIT (NCCL), one per stage */
   int32_t nstage_done;
   cusparseHandle_t sparse;    /* on the compute stream */
-  cuda_ops ops;               /* the program's compute ops */
+  cuda_ops ops[2];            /* the compute ops of each program (RT_FORWARD, RT_TRANSPOSE) */
   void *host[PROG_NBUF];      /* pinned host S and R (staged MPI only); device S and R are c->buf */
   size_t row_bytes;           /* N × value size */
-  mpi_xport mpi;              /* MPI transport: persistent requests */
+  mpi_xport mpi[2];           /* MPI transport: persistent requests of each program */
   ncclComm_t nccl;            /* NCCL only; NULL once aborted */
   int aborted;                /* 1 after a timeout or an asynchronous NCCL error aborted the communicator */
 } cuda_state;
@@ -50,10 +50,12 @@ typedef struct cuda_state {
  * every rank gets the same status (a rank that fails makes all fail). */
 shiro_status cuda_choose_device(shiro_ctx *c, cuda_state *s);
 
-/* cuda_mpi.c: makes the persistent requests of every exchange record (on the
- * device S and R when the MPI library is CUDA-aware, else on pinned host copies
- * it allocates) and the row datatype, over c->stages. Local. */
+/* cuda_mpi.c: allocates the pinned host copies of S and R (staged transport only). Local. */
 shiro_status cuda_mpi_setup(shiro_ctx *c, cuda_state *s);
+/* cuda_mpi.c: makes the persistent requests of every exchange record of program d
+ * (on the device S and R when the MPI library is CUDA-aware, else on the pinned
+ * host copies). Local. */
+shiro_status cuda_mpi_load(shiro_ctx *c, cuda_state *s, int d);
 /* START stage: staged, copies the stage's send rows down on the compute stream;
  * if the stage sends, waits for the compute stream; then MPI_Startall. */
 shiro_status cuda_mpi_start(shiro_ctx *c, cuda_state *s, int32_t stage);

@@ -32,9 +32,9 @@ shiro_status cuda_nccl_setup(shiro_ctx *c, cuda_state *s) {
     goto done;
   }
   NCCLCHECKGOTO(ncclCommInitRank(&s->nccl, size, boot.id, rank), st, c->error);
-  s->stage_done = calloc((size_t)(c->stages.nstages ? c->stages.nstages : 1), sizeof *s->stage_done);
+  s->stage_done = calloc((size_t)(c->prog[RT_FORWARD].stages.nstages ? c->prog[RT_FORWARD].stages.nstages : 1), sizeof *s->stage_done);
   if (!s->stage_done) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
-  s->nstage_done = c->stages.nstages;
+  s->nstage_done = c->prog[RT_FORWARD].stages.nstages;  /* the transposed program has the same stages */
   CUDACHECKGOTO(cudaEventCreateWithFlags(&s->filled, cudaEventDisableTiming), st, c->error);
   for (int32_t g = 0; g < s->nstage_done; g++)
     CUDACHECKGOTO(cudaEventCreateWithFlags(&s->stage_done[g], cudaEventDisableTiming), st, c->error);
@@ -44,7 +44,7 @@ done:
 
 shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
-  const rt_stage *g = &c->stages.stage[stage];
+  const rt_stage *g = &c->prog[c->dir].stages.stage[stage];
   const ncclDataType_t t = c->opts.dtype == SHIRO_FLOAT32 ? ncclFloat : ncclDouble;
   int open = 0;
   if (g->nx == 0) return SHIRO_OK;
@@ -53,7 +53,7 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   NCCLCHECKGOTO(ncclGroupStart(), st, c->error);
   open = 1;
   for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
-    const int64_t *r = c->stages.xs[i];
+    const int64_t *r = c->prog[c->dir].stages.xs[i];
     char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * s->row_bytes;
     const size_t count = (size_t)r[XF_COUNT] * (size_t)c->opts.n;
     if (r[XF_DIR] == 0) NCCLCHECKGOTO(ncclSend(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
@@ -68,7 +68,7 @@ done:
 
 shiro_status cuda_nccl_wait(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
-  if (c->stages.stage[stage].nx == 0) return SHIRO_OK;
+  if (c->prog[c->dir].stages.stage[stage].nx == 0) return SHIRO_OK;
   CUDACHECKGOTO(cudaEventRecord(s->stage_done[stage], s->comm), st, c->error);
   CUDACHECKGOTO(cudaStreamWaitEvent(s->compute, s->stage_done[stage], 0), st, c->error);
 done:

@@ -1,0 +1,403 @@
+/* transpose.c — the transposed product X = Aᵀ·Y, as a program derived from the plan's.
+ *
+ * The forward program is a straight line of linear steps over the buffers B,
+ * C, S, R: compute ops dst[rows] (+)= M · src, and messages that copy rows of
+ * S on one rank into R on another. Its adjoint, run backwards, computes
+ * Aᵀ·Y with the same messages (so the same volumes, per tier and per stage):
+ *
+ *   - the ops in reverse order, START s and WAIT s swapped;
+ *   - each compute op becomes src (+)= Mᵀ · dst: a B row that was gathered to
+ *     be sent becomes a partial row summed here, a partial C row computed for
+ *     a peer becomes a product with the Y row that peer sends back, a relay
+ *     that forwarded B rows now sums partial rows before they cross, and one
+ *     that summed partial C rows now forwards Y rows;
+ *   - each message runs the other way, between the same rows: what was sent
+ *     from S is received into S, what was received into R is sent from R.
+ *
+ * The buffers play their adjoint roles: Y takes C's place (read only), X
+ * takes B's (written), S and R hold adjoint rows. Mᵀ is built once per op,
+ * its rows in increasing order and each row's entries in the forward row
+ * order, so the result is deterministic. Whether an op assigns or adds is
+ * decided once, by following which rows are already written; rows whose first
+ * use would read or add to nothing are cleared at the start of the call
+ * (clear ops: no entries, assign). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Rows of each buffer. */
+static void buffer_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]) {
+  rows[PROG_BUF_B] = pr->b_rows;
+  rows[PROG_BUF_C] = pr->c_rows;
+  rows[PROG_BUF_S] = pr->s_rows;
+  rows[PROG_BUF_R] = pr->r_rows;
+}
+
+/* Per row of every buffer: 1 once the adjoint program has written it. */
+typedef struct written {
+  uint8_t *row[PROG_NBUF];
+} written;
+
+/* The forward program may not assign a row it has written before (its adjoint
+ * would need that row cleared in between): the planner never does, this says
+ * so if a plan ever did. */
+static shiro_status check_forward(const shiro_ctx *c, const int64_t rows[PROG_NBUF], char *msg) {
+  const rt_program *f = &c->prog[RT_FORWARD];
+  shiro_status st = SHIRO_OK;
+  uint8_t *seen[PROG_NBUF] = {0};
+  for (int b = 0; b < PROG_NBUF; b++) {
+    seen[b] = calloc((size_t)rows[b] + 1, 1);
+    if (!seen[b]) {
+      st = SHIRO_ERR_NOMEM;
+      snprintf(msg, SHIRO_MSG_LEN, "out of memory (transposed program)");
+      goto done;
+    }
+  }
+  for (int64_t o = 0; o < f->nops; o++) {
+    const rt_op *op = &f->op[o];
+    if (op->kind == RT_START || op->kind == RT_WAIT) continue;
+    for (int64_t i = 0; i < op->nrows; i++) {
+      const int64_t r = op->dst_off + (op->rows ? op->rows[i] : i);
+      if (!op->accum && seen[op->dst_buf][r]) {
+        st = SHIRO_ERR_UNSUPPORTED;
+        snprintf(msg, SHIRO_MSG_LEN, "op %lld assigns row %lld of buffer %d after an earlier op wrote it: no transposed program",
+                 (long long)o, (long long)r, op->dst_buf);
+        goto done;
+      }
+      seen[op->dst_buf][r] = 1;
+    }
+  }
+done:
+  for (int b = 0; b < PROG_NBUF; b++) free(seen[b]);
+  return st;
+}
+
+/* How many steps of the transposed program write each row of S and R: one receive per forward
+ * send of the row, and one op per forward op that reads it. counts[b] ([rows of b], zeroed by the
+ * caller) get the numbers; last[b] is scratch of the same size. */
+static void contributors(const prog_rank *pr, int32_t *const counts[PROG_NBUF], int64_t *const last[PROG_NBUF]) {
+  for (int64_t x = 0; x < pr->nx; x++) {
+    const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
+    if (rec[XF_DIR] != 0) continue;
+    for (int64_t k = 0; k < rec[XF_COUNT]; k++) counts[rec[XF_BUF]][rec[XF_OFF] + k]++;
+  }
+  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
+    for (int64_t r = 0; last[b] && r < (b == PROG_BUF_S ? pr->s_rows : pr->r_rows); r++) last[b][r] = -1;
+  for (int64_t o = 0; o < pr->nops; o++) {
+    const int64_t *op = pr->ops + o * PROG_OP_WIDTH;
+    const int b = (int)op[OPF_SRC_BUF];
+    if (op[OPF_KIND] != PROG_OP_MUL || (b != PROG_BUF_S && b != PROG_BUF_R)) continue;
+    const int64_t *ptr = pr->ptr + op[OPF_PTR_OFF];
+    for (int64_t e = ptr[0]; e < ptr[op[OPF_NROWS]]; e++) {
+      const int64_t r = op[OPF_SRC_OFF] + pr->col[e];
+      if (last[b][r] != o) {
+        last[b][r] = o;
+        counts[b][r]++;
+      }
+    }
+  }
+}
+
+/* The contributor counts of S and R rows (allocated; free both with free_counts). 0 on no memory. */
+static int count_contributors(const prog_rank *pr, int32_t *counts[PROG_NBUF]) {
+  int64_t *last[PROG_NBUF] = {0};
+  int ok = 1;
+  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++) {
+    const int64_t n = b == PROG_BUF_S ? pr->s_rows : pr->r_rows;
+    counts[b] = calloc((size_t)n + 1, sizeof *counts[b]);
+    last[b] = malloc(((size_t)n + 1) * sizeof *last[b]);
+    ok &= counts[b] && last[b];
+  }
+  if (ok) contributors(pr, counts, last);
+  free(last[PROG_BUF_S]);
+  free(last[PROG_BUF_R]);
+  return ok;
+}
+
+/* 1 if a forward send's rows have other contributions in the transposed program (so its
+ * transposed receive goes through spare rows). */
+static int shared_rows(const int64_t *rec, int32_t *const counts[PROG_NBUF]) {
+  for (int64_t k = 0; k < rec[XF_COUNT]; k++)
+    if (counts[rec[XF_BUF]][rec[XF_OFF] + k] > 1) return 1;
+  return 0;
+}
+
+void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]) {
+  buffer_rows(pr, rows);
+  int32_t *counts[PROG_NBUF] = {0};
+  if (count_contributors(pr, counts)) {
+    /* a transposed receive into a row with another contribution lands in a spare row, then is added */
+    for (int64_t x = 0; x < pr->nx; x++)
+      if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0 && shared_rows(pr->xchg + x * PROG_X_WIDTH, counts))
+        rows[pr->xchg[x * PROG_X_WIDTH + XF_BUF]] += pr->xchg[x * PROG_X_WIDTH + XF_COUNT];
+  } else {  /* no memory to count: room for every receive (interp_transpose will find out anyway) */
+    for (int64_t x = 0; x < pr->nx; x++)
+      if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0) rows[pr->xchg[x * PROG_X_WIDTH + XF_BUF]] += pr->xchg[x * PROG_X_WIDTH + XF_COUNT];
+  }
+  free(counts[PROG_BUF_S]);
+  free(counts[PROG_BUF_R]);
+}
+
+/* Sizes of the transposed operators: entries (= the forward ones) and rows (distinct source rows). */
+static void count_transposed(const rt_program *f, int64_t *nent, int64_t *nrows, int64_t *span_max) {
+  *nent = *nrows = *span_max = 0;
+  for (int64_t o = 0; o < f->nops; o++) {
+    const rt_op *op = &f->op[o];
+    if (op->kind == RT_START || op->kind == RT_WAIT || op->nrows == 0) continue;
+    int64_t span = 0;
+    for (int64_t e = op->ptr[0]; e < op->ptr[op->nrows]; e++)
+      if (op->col[e] + 1 > span) span = op->col[e] + 1;
+    *nent += op->ptr[op->nrows] - op->ptr[0];
+    *nrows += span;  /* at most span rows have entries */
+    if (span > *span_max) *span_max = span;
+  }
+}
+
+/* Builds Mᵀ of forward op f into t, appending to the store at *ent (entries), *row (rows) and
+ * *at_ptr (row pointers: each op takes its rows + 1). cnt: scratch of span_max + 2 counters. */
+static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, int64_t *row, int64_t *at_ptr, int64_t *cnt,
+                         size_t esz) {
+  const int64_t e0 = f->ptr[0], e1 = f->ptr[f->nrows];
+  int64_t span = 0;
+  for (int64_t e = e0; e < e1; e++)
+    if (f->col[e] + 1 > span) span = f->col[e] + 1;
+  memset(cnt, 0, (size_t)(span + 1) * sizeof *cnt);
+  for (int64_t e = e0; e < e1; e++) cnt[f->col[e] + 1]++;
+  /* the rows of Mᵀ: the source rows that have entries, increasing */
+  int64_t *ptr = p->store.ptr + *at_ptr;
+  int32_t *rows = p->store.rows + *row;
+  int64_t n = 0, at = *ent;
+  for (int64_t s = 0; s < span; s++) {
+    if (!cnt[s + 1]) continue;
+    rows[n] = (int32_t)s;
+    ptr[n] = at;
+    at += cnt[s + 1];
+    n++;
+  }
+  ptr[n] = at;
+  /* place the entries: cnt[s] becomes the next free slot of row s */
+  for (int64_t k = 0, s = 0; k < n; k++) {
+    s = rows[k];
+    cnt[s] = ptr[k];
+  }
+  const int has_val = f->kind == RT_MULTIPLY;
+  for (int64_t i = 0; i < f->nrows; i++) {
+    const int32_t d = f->rows ? f->rows[i] : (int32_t)i;
+    for (int64_t e = f->ptr[i]; e < f->ptr[i + 1]; e++) {
+      const int64_t slot = cnt[f->col[e]]++;
+      p->store.col[slot] = d;
+      if (has_val) memcpy((char *)p->store.val + (size_t)slot * esz, (const char *)f->val + (size_t)e * esz, esz);
+    }
+  }
+  memset(t, 0, sizeof *t);
+  t->kind = has_val ? RT_MULTIPLY : RT_ADD;  /* GATHER decided with the accumulation, below */
+  t->stage = f->stage;
+  t->dst_buf = f->src_buf;
+  t->dst_off = f->src_off;
+  t->src_buf = f->dst_buf;
+  t->src_off = f->dst_off;
+  t->nrows = n;
+  t->ptr = ptr;
+  t->col = p->store.col;
+  t->val = has_val ? p->store.val : NULL;
+  t->rows = rows;
+  *ent = at;
+  *row += n;
+  *at_ptr += n + 1;
+}
+
+/* A clear op: rows [first, first+count) of buffer b assigned zero (no entries; ptr points at zeros). */
+static rt_op clear_op(int b, int64_t first, int64_t count, const int64_t *zeros) {
+  rt_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = RT_ADD;
+  op.dst_buf = op.src_buf = b;
+  op.dst_off = first;
+  op.nrows = count;
+  op.ptr = zeros;
+  return op;
+}
+
+/* Decides assign or add for the transposed compute op t from which of its rows are written,
+ * marks rows that need clearing first, and marks its rows written. */
+static void settle(rt_op *t, written *w, uint8_t *const clear[PROG_NBUF]) {
+  int any = 0;
+  uint8_t *m = w->row[t->dst_buf];
+  for (int64_t i = 0; i < t->nrows; i++) any |= m[t->dst_off + (t->rows ? t->rows[i] : i)];
+  t->accum = any;
+  for (int64_t i = 0; i < t->nrows; i++) {
+    const int64_t r = t->dst_off + (t->rows ? t->rows[i] : i);
+    if (any && !m[r]) clear[t->dst_buf][r] = 1;  /* added to: must start from zero */
+    m[r] = 1;
+  }
+  if (t->kind == RT_ADD && !t->accum) {  /* one source row per row, assigning: a row copy */
+    int one = 1;
+    for (int64_t i = 0; one && i < t->nrows; i++) one = t->ptr[i + 1] - t->ptr[i] == 1;
+    if (one) t->kind = RT_GATHER;
+  }
+}
+
+/* Rows of a source buffer that the adjoint reads before anything wrote them: cleared first. */
+static void reads(const rt_op *t, written *w, uint8_t *const clear[PROG_NBUF]) {
+  if (t->src_buf == PROG_BUF_C) return;  /* Y: the input */
+  uint8_t *m = w->row[t->src_buf];
+  for (int64_t i = 0; i < t->nrows; i++)
+    for (int64_t e = t->ptr[i]; e < t->ptr[i + 1]; e++) {
+      const int64_t r = t->src_off + t->col[e];
+      if (!m[r]) clear[t->src_buf][r] = m[r] = 1;
+    }
+}
+
+/* An add op: rows [first, first+count) of buffer b (+)= its spare rows [spare, spare+count), one each.
+ * ptr and col: storage for count + 1 pointers and count entries. */
+static rt_op spare_add_op(int b, int64_t first, int64_t spare, int64_t count, int64_t *ptr, int32_t *col, int64_t at) {
+  rt_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = RT_ADD;
+  op.dst_buf = op.src_buf = b;
+  op.dst_off = first;
+  op.nrows = count;
+  for (int64_t i = 0; i <= count; i++) ptr[i] = at + i;
+  for (int64_t i = 0; i < count; i++) col[at + i] = (int32_t)(spare + i);
+  op.ptr = ptr;
+  op.col = col;
+  return op;
+}
+
+shiro_status interp_transpose(shiro_ctx *c) {
+  const prog_rank *pr = &c->plan->pr;
+  const rt_program *f = &c->prog[RT_FORWARD];
+  rt_program *p = &c->prog[RT_TRANSPOSE];
+  const int64_t *rows = c->rows;  /* S and R with their spare rows */
+  shiro_status st = check_forward(c, rows, c->error);
+  if (st != SHIRO_OK) return st;
+  int64_t nent, nrows_t, span_max, ncompute = 0, nrecv = 0, nrecv_rows = 0;
+  count_transposed(f, &nent, &nrows_t, &span_max);
+  for (int64_t o = 0; o < f->nops; o++) ncompute += f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT;
+  for (int64_t x = 0; x < pr->nx; x++)
+    if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0) {
+      nrecv++;
+      nrecv_rows += pr->xchg[x * PROG_X_WIDTH + XF_COUNT];
+    }
+  int64_t maxrows = 0;
+  for (int b = 0; b < PROG_NBUF; b++) maxrows = rows[b] > maxrows ? rows[b] : maxrows;
+  /* clear ops: at most one per cleared range; worst case every other row of three buffers */
+  const int64_t nclear_max = rows[PROG_BUF_B] + rows[PROG_BUF_S] + rows[PROG_BUF_R] + 3;
+  /* row pointers: the transposed operators', the spare adds', then zeros for the clear ops */
+  const int64_t nptr_ops = nrows_t + ncompute, nptr_spare = nrecv_rows + nrecv;
+  written w = {{0}};
+  uint8_t *clear[PROG_NBUF] = {0};
+  int32_t *counts[PROG_NBUF] = {0};
+  int64_t *cnt = calloc((size_t)span_max + 2, sizeof *cnt);
+  rt_op *body = malloc((size_t)(f->nops + nrecv + 1) * sizeof *body);
+  p->store.ptr = calloc((size_t)(nptr_ops + nptr_spare + maxrows + 2), sizeof *p->store.ptr);
+  p->store.col = malloc((size_t)(nent + nrecv_rows + 1) * sizeof *p->store.col);
+  p->store.rows = malloc((size_t)(nrows_t + 1) * sizeof *p->store.rows);
+  p->store.val = malloc((size_t)(nent + 1) * c->esz);
+  p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
+  p->op = malloc((size_t)(f->nops + nrecv + nclear_max + 1) * sizeof *p->op);
+  int ok = cnt && body && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.xchg && p->op &&
+           count_contributors(pr, counts);
+  for (int b = 0; ok && b < PROG_NBUF; b++) {
+    w.row[b] = calloc((size_t)rows[b] + 1, 1);
+    clear[b] = calloc((size_t)rows[b] + 1, 1);
+    ok = w.row[b] && clear[b];
+  }
+  if (!ok) {
+    st = SHIRO_ERR_NOMEM;
+    snprintf(c->error, sizeof c->error, "out of memory (transposed program of %lld entries)", (long long)nent);
+    goto done;
+  }
+  /* 1. the messages the other way: the same rows, stage, peer and kind; a receive into rows that
+   *    something else also adds to lands in spare rows (added after its stage's WAIT) */
+  memcpy(p->store.xchg, pr->xchg, (size_t)pr->nx * PROG_X_WIDTH * sizeof *p->store.xchg);
+  int64_t spare[PROG_NBUF] = {0, 0, pr->s_rows, pr->r_rows};
+  for (int64_t x = 0; x < pr->nx; x++) {
+    int64_t *rec = p->store.xchg + x * PROG_X_WIDTH;
+    rec[XF_DIR] ^= 1;
+    if (rec[XF_DIR] == 1 && shared_rows(rec, counts)) {
+      const int64_t b = rec[XF_BUF];
+      rec[XF_OFF] = spare[b];  /* the original rows are in pr->xchg[x]: the add below goes there */
+      spare[b] += rec[XF_COUNT];
+    }
+  }
+  /* 2. the ops backwards, each compute op transposed; START and WAIT swapped; after a WAIT, the adds
+   *    of its stage's receives that went to spare rows */
+  int64_t ent = 0, row = 0, at_ptr = 0, nb = 0, at_spare = nptr_ops, col_spare = nent;
+  const int64_t *zeros = p->store.ptr + nptr_ops + nptr_spare;  /* maxrows + 2 zeros, for clear ops */
+  for (int64_t o = f->nops - 1; o >= 0; o--) {
+    const rt_op *fo = &f->op[o];
+    if (fo->kind == RT_START || fo->kind == RT_WAIT) {
+      rt_op *t = &body[nb++];
+      *t = *fo;
+      t->kind = fo->kind == RT_START ? RT_WAIT : RT_START;
+      for (int64_t x = 0; t->kind == RT_WAIT && x < pr->nx; x++) {
+        const int64_t *rec = p->store.xchg + x * PROG_X_WIDTH, *orig = pr->xchg + x * PROG_X_WIDTH;
+        if (rec[XF_STAGE] != t->stage || rec[XF_DIR] != 1 || rec[XF_OFF] == orig[XF_OFF]) continue;
+        body[nb++] = spare_add_op((int)rec[XF_BUF], orig[XF_OFF], rec[XF_OFF], rec[XF_COUNT], p->store.ptr + at_spare,
+                                  p->store.col, col_spare);
+        at_spare += rec[XF_COUNT] + 1;
+        col_spare += rec[XF_COUNT];
+      }
+      continue;
+    }
+    if (fo->nrows == 0) continue;
+    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz);
+  }
+  /* 3. assign or add, and which rows must start from zero: follow the writes in program order.
+   *    A WAIT of the transposed program completes its stage's receives: they write their rows. */
+  for (int64_t k = 0; k < nb; k++) {
+    rt_op *t = &body[k];
+    if (t->kind == RT_START) {  /* its sends read R rows: any not yet written is cleared first */
+      for (int64_t x = 0; x < pr->nx; x++) {
+        const int64_t *rec = p->store.xchg + x * PROG_X_WIDTH;
+        if (rec[XF_STAGE] != t->stage || rec[XF_DIR] != 0) continue;
+        for (int64_t i = 0; i < rec[XF_COUNT]; i++) {
+          uint8_t *m = &w.row[rec[XF_BUF]][rec[XF_OFF] + i];
+          if (!*m) clear[rec[XF_BUF]][rec[XF_OFF] + i] = *m = 1;
+        }
+      }
+    } else if (t->kind == RT_WAIT) {
+      for (int64_t x = 0; x < pr->nx; x++) {
+        const int64_t *rec = p->store.xchg + x * PROG_X_WIDTH;
+        if (rec[XF_STAGE] == t->stage && rec[XF_DIR] == 1)
+          memset(w.row[rec[XF_BUF]] + rec[XF_OFF], 1, (size_t)rec[XF_COUNT]);
+      }
+    } else {
+      reads(t, &w, clear);
+      settle(t, &w, clear);
+    }
+  }
+  for (int64_t r = 0; r < rows[PROG_BUF_B]; r++)  /* X rows nothing writes: zero */
+    if (!w.row[PROG_BUF_B][r]) clear[PROG_BUF_B][r] = 1;
+  /* 4. the program: clear ops (ranges of cleared rows), then the body */
+  p->nops = 0;
+  const int bufs[3] = {PROG_BUF_B, PROG_BUF_S, PROG_BUF_R};
+  for (int k = 0; k < 3; k++) {
+    const int b = bufs[k];
+    for (int64_t r = 0; r < rows[b];) {
+      if (!clear[b][r]) { r++; continue; }
+      int64_t e = r;
+      while (e < rows[b] && clear[b][e]) e++;
+      p->op[p->nops++] = clear_op(b, r, e - r, zeros);
+      r = e;
+    }
+  }
+  for (int64_t k = 0; k < nb; k++) p->op[p->nops++] = body[k];
+  for (int64_t o = 0; o < p->nops; o++) p->op[o].index = o;
+  /* 5. the stages of the reversed messages */
+  prog_rank shadow = *pr;
+  shadow.xchg = p->store.xchg;
+  st = rt_stages_build(&p->stages, &shadow, c->error);
+done:
+  for (int b = 0; b < PROG_NBUF; b++) {
+    free(w.row[b]);
+    free(clear[b]);
+    free(counts[b]);
+  }
+  free(cnt);
+  free(body);
+  return st;
+}
