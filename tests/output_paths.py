@@ -44,7 +44,7 @@ def expect(cond, what, proc=None):
     failures += 1
     print(f"FAIL {what}")
     if proc is not None:
-        print(f"     exit {proc.returncode}; stdout: {proc.stdout[-400:]!r}; stderr: {proc.stderr[-400:]!r}")
+        print(f"     exit {proc.returncode}; stdout: {(proc.stdout or '')[-400:]!r}; stderr: {(proc.stderr or '')[-400:]!r}")
 
 
 def run(cmd, env=None, stdout=subprocess.PIPE, cwd=None):
@@ -201,7 +201,12 @@ def check_paths(T, tmp):
              ("shiro-gen to stdout", [T.gen, "grid2d", "--nx", "20", "--ny", "20"]),
              ("shiro-spmm (one rank, no mpirun)", [T.spmm, one, "--n", "2", "--iters", "1"])]
     env = dict(T.env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # shiro-spmm runs as an Open MPI singleton (under mpirun its stdout is a pipe to mpirun,
+    # which would hide the failure), where gcc's LeakSanitizer crashes: leaks not checked there.
+    spmm_env = dict(env, ASAN_OPTIONS=(env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
     for what, cmd in cases:
+        if cmd[0] == T.spmm:
+            env = spmm_env
         ok = run(cmd, env=env, stdout=subprocess.DEVNULL)
         expect(ok.returncode == 0, f"{what} > /dev/null: exit 0", ok)
         with open("/dev/full", "w") as full:
