@@ -9,7 +9,18 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plan_file.h"
+#include "shiro_config.h"
 #include "out_file.h"
+
+void cli_version(const char *prog, const char *plans) {
+  printf("%s %s (shiro)\n", prog, SHIRO_VERSION);
+  if (!plans) printf("plan format %d.%d (this tool handles no plan files)\n", PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR);
+  else if (!strcmp(plans, "writes")) printf("plan format %d.%d: writes %d.%d\n", PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR,
+                                            PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR);
+  else printf("plan format %d.%d: reads %d.x (any minor version of major %d)\n", PLAN_VERSION_MAJOR, PLAN_VERSION_MINOR,
+              PLAN_VERSION_MAJOR, PLAN_VERSION_MAJOR);
+}
 
 int cli_int(const char *prog, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
   char *end = NULL;

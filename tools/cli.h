@@ -35,4 +35,9 @@ void cli_remove_temps_on_signals(void);
  * stderr and returns 1 (results lost on a full disk are a failure). */
 int cli_finish_stdout(const char *prog, int rc);
 
+/* --version: prints "PROG VERSION" (the project's, shiro_config.h) and the
+ * plan format version on stdout; `plans` says what the tool does with plan
+ * files ("writes", "reads"; NULL: none). */
+void cli_version(const char *prog, const char *plans);
+
 #endif
