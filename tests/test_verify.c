@@ -67,8 +67,8 @@ static int find_second_entry(sc_plan *plan, int32_t *rank, int64_t *entry) {
 int main(void) {
   shiro_error err;
   if (mm_read("data/ca-GrQc.mtx", &A, NULL, &err) != SHIRO_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
-  sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP};
-  for (int s = 0; s < 6; s++) {
+  sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA};
+  for (int s = 0; s < (int)(sizeof all / sizeof *all); s++) {
     sc_plan plan = {0};
     EXPECT(build(all[s], 6, 4, &plan), "build %s", strategy_name(all[s]));
     EXPECT(verify(&plan, strategy_name(all[s]), &err) == SHIRO_OK, "%s plan rejected: %s", strategy_name(all[s]), err.message);

@@ -11,7 +11,14 @@ Checks, per matrix and (R, G):
   * group's inter-node rows equal the sum over ordered pairs of distinct nodes
     (N <- H) of the maximum matching of A(rows of N, columns of H) -- the
     minimum any node-level scheme can reach -- and group <= hier <= joint in
-    inter-node rows.
+    inter-node rows;
+  * cola (CoLa's scheme: B rows only, deduplicated per destination node and
+    forwarded rail-aligned) equals its definition: inter-node rows = the sum
+    over (source rank q, node N other than q's) of |union over p in N of
+    Cols(A(p,q))|; intra-node rows = the sum over pairs inside a node of
+    |Cols(A(p,q))| plus, for each such (q, N), |Cols(A(p,q))| for every p in
+    N other than rail(N, q), the rank that received them and forwards them;
+    and cola <= col in inter-node rows.
 Matrices that do not exist are skipped; exit 77 if all were skipped.
 """
 import glob
@@ -86,6 +93,28 @@ def max_matching(adj):
     return sum(1 for root in adj if augment(root))
 
 
+def rail(node, r, G, R):
+    """The rank of node `node` with r's local index; a smaller last node wraps."""
+    size = min(G, R - node * G)
+    return node * G + (r % G) % size
+
+
+def recompute_cola(blocks, R, G):
+    """cola's volumes from its definition: [total, inter, intra] rows."""
+    cols = {(p, q): {j for a in adj.values() for j in a} for (p, q), adj in blocks.items()}
+    union = {}
+    inter = intra = 0
+    for (p, q), c in cols.items():
+        if p // G == q // G:
+            intra += len(c)  # direct inside a node
+            continue
+        union.setdefault((q, p // G), set()).update(c)
+        if p != rail(p // G, q, G, R):
+            intra += len(c)  # forwarded by the rail-aligned rank of p's node
+    inter = sum(len(u) for u in union.values())
+    return [inter + intra, inter, intra]
+
+
 def recompute(m, k, pat, R, G):
     fr, fc = block_first(m, R), block_first(k, R)
     orow, ocol = owner_table(fr), owner_table(fc)
@@ -120,6 +149,7 @@ def recompute(m, k, pat, R, G):
         add("col", p, q, ncols)
         add("row", p, q, len(adj))
         add("joint", p, q, mu)
+    vols["cola"] = recompute_cola(blocks, R, G)
     out = {s: {"total_rows": v[0], "inter_node_rows": v[1], "intra_node_rows": v[2]} for s, v in vols.items()}
     return out, group_inter
 
@@ -146,6 +176,9 @@ def main():
                 gi, hi, ji = (got[s]["inter_node_rows"] for s in ("group", "hier", "joint"))
                 if gi != group_inter or not gi <= hi <= ji:
                     print(f"  inter-node rows: group {gi} (sum of node-pair matchings {group_inter}), hier {hi}, joint {ji}")
+                    ok = False
+                if not got["cola"]["inter_node_rows"] <= got["col"]["inter_node_rows"]:
+                    print(f"  inter-node rows: cola {got['cola']['inter_node_rows']} > col {got['col']['inter_node_rows']}")
                     ok = False
             for key in ("total_rows", "inter_node_rows", "intra_node_rows"):
                 if got and not (got["joint"][key] <= got["col"][key] and got["joint"][key] <= got["row"][key]):

@@ -6,9 +6,9 @@
 #include "error.h"
 #include "strategy.h"
 
-static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group"};
+static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group", "cola"};
 
-int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP; }
+int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA; }
 
 const char *strategy_name(sc_strategy s) {
   return (s >= 0 && s < STRAT_COUNT) ? names[s] : "?";
@@ -18,7 +18,7 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) 
   for (int i = 0; i < STRAT_COUNT; i++)
     if (name && strcmp(name, names[i]) == 0) { *s = (sc_strategy)i; return SHIRO_OK; }
   return shiro_fail(err, SHIRO_ERR_ARG,
-                    "unknown strategy '%s' (expected one of block, col, row, joint, hier, group)",
+                    "unknown strategy '%s' (expected one of block, col, row, joint, hier, group, cola)",
                     name ? name : "(null)");
 }
 
@@ -83,7 +83,7 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
   }
   for (int64_t t = 0; t < B->n; t++) {
     sc_block *b = &B->b[t];
-    int col_side = (s != STRAT_ROW);
+    int col_side = (s != STRAT_ROW);  /* block, col, cola: every column */
     free(b->rmatch);  /* no optimality claimed: no certificate */
     b->rmatch = NULL;
     b->mu = -1;

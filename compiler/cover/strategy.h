@@ -15,15 +15,16 @@ typedef enum sc_strategy {
   STRAT_JOINT = 3,  /* minimum vertex cover of A(p,q) */
   STRAT_HIER = 4,   /* joint covers, routed in two tiers (paper §6) */
   STRAT_GROUP = 5,  /* one weighted cover per node pair A(N,H), routed in two tiers */
-  STRAT_COUNT = 6
+  STRAT_COLA = 6,   /* col's B rows, routed in two tiers: once per (source rank, destination node) (CoLa) */
+  STRAT_COUNT = 7
 } sc_strategy;
 
-/* 1 for the strategies routed through nodes in two stages (hier, group), 0
- * for the flat ones (block, col, row, joint). */
+/* 1 for the strategies routed through nodes in two stages (hier, group,
+ * cola), 0 for the flat ones (block, col, row, joint). */
 int strategy_is_two_tier(sc_strategy s);
 
-/* Name of strategy s: "block", "col", "row", "joint", "hier" or "group" (the
- * --strategy values and the plan's meta); "?" outside the enum. */
+/* Name of strategy s: "block", "col", "row", "joint", "hier", "group" or
+ * "cola" (the --strategy values and the plan's meta); "?" outside the enum. */
 const char *strategy_name(sc_strategy s);
 
 /* Parses a strategy name; SHIRO_ERR_ARG with a message listing the choices otherwise. */
@@ -43,7 +44,9 @@ typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
  *   hier   joint's covers (the plan routes them in two tiers);
  *   group  joint's covers for the blocks inside a node, and for the blocks
  *          between nodes one lexicographic cover per ordered node pair
- *          (strategy_select_group), whose matchings are the certificate.
+ *          (strategy_select_group), whose matchings are the certificate;
+ *   cola   every column, as col (the plan routes them in two tiers: no
+ *          partial C rows, B rows deduplicated per destination node).
  * Problems run in parallel over OpenMP threads; the result does not depend
  * on the number of threads. gpn = ranks per node. A nonzero whose row and
  * column are both selected is computed on the column side. progress may be
@@ -67,7 +70,7 @@ typedef struct sc_volumes {
 
 /* Volumes of flat strategy s (block, col, row, joint) from the blocks'
  * selections (block: from the partition alone). gpn = ranks per node. The
- * two-tier strategies (hier, group) forward and aggregate, so their hops are
+ * two-tier strategies (hier, group, cola) forward and aggregate, so their hops are
  * counted from the built programs instead (plan_rank_volumes). */
 void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
                       sc_volumes *v);

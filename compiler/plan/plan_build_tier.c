@@ -1,4 +1,4 @@
-/* plan_build_tier.c — two-tier programs (hier, group): SHIRO §6, Algorithm 1.
+/* plan_build_tier.c — two-tier programs (hier, group, cola): SHIRO §6, Algorithm 1.
  *
  * Node of rank r: r / G; rail(N, r): the rank of node N with r's local index
  * (wrapping in a smaller last node). For a pair p ← q in different nodes:
