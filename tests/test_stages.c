@@ -19,19 +19,8 @@
 #include "partition.h"
 #include "plan_build.h"
 #include "stages.h"
+#include "test_util.h"
 #include "strategy.h"
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-    }                                                      \
-  } while (0)
 
 /* Rows of buf covered by the ranges, or by the stage's records in direction dir, as marks. */
 static void mark_ranges(const rt_range *r, int64_t n, int buf, uint8_t *m) {
@@ -117,7 +106,7 @@ static void check_plan(const char *path, int32_t R, int32_t gpn, const char *str
     EXPECT(rt_stages_build(st[r], &P.ranks[r], msg) == SHIRO_OK, "%s rank %d: %s", tag, r, msg);
     check_ranges(&P.ranks[r], st[r], r, tag);
   }
-  if (!failures) check_matching(&P, st, tag);
+  if (!test_failures) check_matching(&P, st, tag);
   for (int32_t r = 0; r < R; r++) {
     rt_stages_free(st[r]);
     free(st[r]);
@@ -141,6 +130,6 @@ int main(int argc, char **argv) {
       {4, 1, "joint"}, {8, 1, "block"}, {3, 1, "row"},  {5, 1, "col"}};
   for (int a = 1; a < argc; a++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) check_plan(argv[a], cases[c].R, cases[c].gpn, cases[c].strategy);
-  printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
-  return failures ? 1 : 0;
+  printf("%s: %d failures\n", test_failures ? "FAIL" : "ok", test_failures);
+  return test_failures ? 1 : 0;
 }
