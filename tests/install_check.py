@@ -100,6 +100,10 @@ def main():
         return 1
     opts = {o["name"]: o["value"] for o in json.loads(run([meson, "introspect", build, "--buildoptions"]).stdout)}
     prefix, libdir_o, bindir_o, incdir_o = opts["prefix"], opts["libdir"], opts["bindir"], opts["includedir"]
+    if opts.get("b_sanitize", "none") != "none":
+        print(f"SKIP: a sanitizer build (b_sanitize={opts['b_sanitize']}): its libshiro needs the sanitizer runtime "
+              "first, so a plain program cannot link it; install a plain build")
+        return 77
     with tempfile.TemporaryDirectory() as tmp:
         dest = os.path.join(tmp, "dest")
         p = run([meson, "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
