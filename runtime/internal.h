@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "cpu_kernels.h"
 #include "plan_file.h"
 #include "program.h"
 #include "shiro.h"
@@ -95,15 +96,5 @@ shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp
  * worst status with a message "WHAT failed on rank P (see its message)",
  * P the lowest failing rank. SHIRO_OK only if every rank passed SHIRO_OK. */
 shiro_status rt_agree(MPI_Comm comm, shiro_status st, char *msg, const char *what);
-
-/* cpu_kernels.c: the CPU kernels of op (its col, and val as T for multiply),
- * dst and src the base addresses of its buffers (row 0), n values per row.
- * OpenMP-parallel over the op's rows; each row is computed by one thread in
- * entry order, so results do not depend on the thread count. */
-void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n);
-void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n);
-void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n);
-void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n);
-void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes);
 
 #endif

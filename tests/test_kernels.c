@@ -2,14 +2,22 @@
  * reference that rounds every product and every sum on its own, bit for bit.
  *
  * That is the documented arithmetic (no fused multiply-add: the build pins
- * -ffp-contract=off, and the CUDA kernels use __fmul_rn/__fadd_rn), so the
- * CPU and GPU give the same bits. The values are chosen so that a fused
- * a*b+c rounds differently from a rounded product then a rounded sum: a
- * kernel that was contracted fails here. Also: the same bits for 1 and 2
- * threads, gathers are row copies, sums without values, assign vs add,
- * listed destination rows. The build also compiles this test with
- * -march=native (test kernels-native): where the CPU has FMA, that is where
- * a compiler would contract. */
+ * -ffp-contract=off, the AVX2 variants are compiled without "fma", and the
+ * CUDA kernels use __fmul_rn/__fadd_rn), so the CPU and GPU give the same
+ * bits. The values are chosen so that a fused a*b+c rounds differently from a
+ * rounded product then a rounded sum: a kernel that was contracted fails here.
+ *
+ * Covered: every N with its own variant (1, 2, 4, ..., 128) and the tiled path
+ * for other N (3, 7, 9, 33, 48, 100: tiles, single vectors and single values
+ * at the end of a row); float and double; multiply, add (no values) and gather
+ * (row copies, every row size and an odd one); assign and add; contiguous and
+ * listed destination rows; the baseline and the AVX2 variants (where the CPU
+ * has AVX2); 1 and 2 threads, with the threads' grain lowered so that even the
+ * smallest op is split; a row far heavier than the others (the split by
+ * nonzeros); and the progress hook: polled between chunks, never inside a
+ * parallel region, the same bits whether it asks for more polls or not. The
+ * build also compiles this test with -march=native (test kernels-native):
+ * where the CPU has FMA, that is where a compiler would contract. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -32,21 +40,22 @@ static uint64_t rnd(void) {
  * rounded sum (two) differ often, in float and in double. */
 static double value(void) { return (1.0 + (double)(rnd() >> 12) * 0x1p-52) * (rnd() & 1 ? 1 : -1); }
 
-enum { NROWS = 300, NSRC = 97, N = 9, MAXE = 12 };
+enum { NROWS = 300, NSRC = 97, MAXE = 12, HEAVY = 2000, MAXENT = NROWS * MAXE + HEAVY };
 
 typedef struct operator_ {
   int64_t ptr[NROWS + 1];
-  int32_t col[NROWS * MAXE];
+  int32_t col[MAXENT];
   int32_t rows[NROWS];
-  double vd[NROWS * MAXE];
-  float vf[NROWS * MAXE];
+  double vd[MAXENT];
+  float vf[MAXENT];
 } operator_;
 
-/* A random operator: row i has 0..MAXE entries (exactly one if one_per_row), destination rows a permutation. */
-static void make(operator_ *A, int one_per_row) {
+/* A random operator: row i has 0..MAXE entries (exactly one if one_per_row; row 7 HEAVY if heavy),
+ * destination rows a permutation. */
+static void make(operator_ *A, int one_per_row, int heavy) {
   A->ptr[0] = 0;
   for (int i = 0; i < NROWS; i++) {
-    int len = one_per_row ? 1 : (int)(rnd() % (MAXE + 1));
+    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : (int)(rnd() % (MAXE + 1));
     for (int e = 0; e < len; e++) {
       int64_t k = A->ptr[i] + e;
       A->col[k] = (int32_t)(rnd() % NSRC);
@@ -64,19 +73,19 @@ static void make(operator_ *A, int one_per_row) {
 }
 
 /* The reference: every product and every sum rounded on its own (volatile stops contraction). */
-#define DEFINE_REF(NAME, T)                                                                                  \
-  static void NAME(const operator_ *A, const T *val, int listed, int accum, T *dst, const T *src) {        \
-    for (int i = 0; i < NROWS; i++) {                                                                        \
-      T *d = dst + (listed ? A->rows[i] : i) * N;                                                            \
-      for (int c = 0; c < N; c++) {                                                                          \
-        volatile T acc = accum ? d[c] : 0;                                                                   \
-        for (int64_t e = A->ptr[i]; e < A->ptr[i + 1]; e++) {                                                \
-          volatile T p = val ? val[e] * src[A->col[e] * N + c] : src[A->col[e] * N + c];                     \
-          acc = (accum || e > A->ptr[i]) ? acc + p : p;                                                      \
-        }                                                                                                    \
-        d[c] = acc;                                                                                          \
-      }                                                                                                      \
-    }                                                                                                        \
+#define DEFINE_REF(NAME, T)                                                                                    \
+  static void NAME(const operator_ *A, const T *val, int listed, int accum, T *dst, const T *src, int64_t n) { \
+    for (int i = 0; i < NROWS; i++) {                                                                          \
+      T *d = dst + (listed ? A->rows[i] : i) * n;                                                              \
+      for (int64_t c = 0; c < n; c++) {                                                                        \
+        volatile T acc = accum ? d[c] : 0;                                                                     \
+        for (int64_t e = A->ptr[i]; e < A->ptr[i + 1]; e++) {                                                  \
+          volatile T p = val ? val[e] * src[A->col[e] * n + c] : src[A->col[e] * n + c];                       \
+          acc = (accum || e > A->ptr[i]) ? acc + p : p;                                                        \
+        }                                                                                                      \
+        d[c] = acc;                                                                                            \
+      }                                                                                                        \
+    }                                                                                                          \
   }
 DEFINE_REF(ref_f64, double)
 DEFINE_REF(ref_f32, float)
@@ -94,37 +103,85 @@ static rt_op op_of(const operator_ *A, rt_op_kind kind, int is_double, int liste
   return op;
 }
 
-/* Runs one kernel on 1 and on 2 threads and compares both with the reference, bit for bit. */
-static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_double, int listed, int accum) {
-  const size_t esz = is_double ? 8 : 4;
-  char *src = malloc(NSRC * N * esz), *init = malloc(NROWS * N * esz), *want = malloc(NROWS * N * esz);
-  char *got[2] = {malloc(NROWS * N * esz), malloc(NROWS * N * esz)};
-  for (int i = 0; i < NSRC * N; i++) {
+/* A progress hook: counts its calls, notes any inside a parallel region, asks for more or not. */
+typedef struct poller {
+  int calls, in_parallel, more;
+} poller;
+static int poll_fn(void *arg) {
+  poller *p = arg;
+  p->calls++;
+  p->in_parallel += omp_in_parallel();
+  return !p->more;
+}
+
+static int64_t grain_chunk = 256;  /* the chunk set by cpu_kernels_set_grain (0: the default) */
+
+static const char *isa_name(int isa) { return isa == CPU_ISA_AVX2 ? "avx2" : "base"; }
+
+/* Runs one kernel on 1 and 2 threads, each instruction set, with and without a progress hook, and
+ * compares with the reference, bit for bit. */
+static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_double, int listed, int accum,
+                  int64_t n, int nisa, int polled) {
+  const size_t esz = is_double ? 8 : 4, cells = (size_t)NROWS * (size_t)n;
+  char *src = malloc(NSRC * (size_t)n * esz), *init = malloc(cells * esz), *want = malloc(cells * esz), *got = malloc(cells * esz);
+  for (int64_t i = 0; i < NSRC * n; i++) {
     if (is_double) ((double *)src)[i] = value(); else ((float *)src)[i] = (float)value();
   }
-  for (int i = 0; i < NROWS * N; i++) {
+  for (size_t i = 0; i < cells; i++) {
     if (is_double) ((double *)init)[i] = value(); else ((float *)init)[i] = (float)value();
   }
-  memcpy(want, init, NROWS * N * esz);
+  memcpy(want, init, cells * esz);
   const int with_val = kind == RT_MULTIPLY;
-  if (is_double) ref_f64(A, with_val ? A->vd : NULL, listed, accum, (double *)want, (const double *)src);
-  else ref_f32(A, with_val ? A->vf : NULL, listed, accum, (float *)want, (const float *)src);
+  if (is_double) ref_f64(A, with_val ? A->vd : NULL, listed, accum, (double *)want, (const double *)src, n);
+  else ref_f32(A, with_val ? A->vf : NULL, listed, accum, (float *)want, (const float *)src, n);
   rt_op op = op_of(A, kind, is_double, listed, accum);
-  for (int t = 0; t < 2; t++) {
-    omp_set_num_threads(t + 1);
-    memcpy(got[t], init, NROWS * N * esz);
-    if (kind == RT_GATHER) cpu_gather(&op, got[t], src, N * esz);
-    else if (kind == RT_ADD && is_double) cpu_add_f64(&op, (double *)got[t], (const double *)src, N);
-    else if (kind == RT_ADD) cpu_add_f32(&op, (float *)got[t], (const float *)src, N);
-    else if (is_double) cpu_multiply_f64(&op, (double *)got[t], (const double *)src, N);
-    else cpu_multiply_f32(&op, (float *)got[t], (const float *)src, N);
-    int64_t bad = 0;
-    for (int64_t i = 0; i < NROWS * N; i++) bad += memcmp(got[t] + i * esz, want + i * esz, esz) != 0;
-    EXPECT(bad == 0, "%s (%s, %s, %s, %d thread%s): %lld of %d values differ from the separately rounded reference", what,
-           is_double ? "double" : "float", listed ? "listed rows" : "contiguous", accum ? "+=" : "=", t + 1, t ? "s" : "",
-           (long long)bad, NROWS * N);
+  for (int isa = 0; isa < nisa; isa++) {
+    EXPECT(cpu_kernels_force_isa(isa) == isa, "could not select the %s kernels", isa_name(isa));
+    for (int run = 0; run < (polled ? 4 : 2); run++) {  /* threads 1, 2; then 2 with a hook asking for more polls, or not */
+      const int threads = run ? 2 : 1;
+      omp_set_num_threads(threads);
+      memcpy(got, init, cells * esz);
+      poller pl = {0, 0, run == 2};
+      const cpu_progress pg = {poll_fn, &pl};
+      if (run >= 2) cpu_kernel_run(&op, got, src, is_double, n, &pg);
+      else if (kind == RT_GATHER) cpu_gather(&op, got, src, (size_t)n * esz);
+      else if (kind == RT_ADD && is_double) cpu_add_f64(&op, (double *)got, (const double *)src, n);
+      else if (kind == RT_ADD) cpu_add_f32(&op, (float *)got, (const float *)src, n);
+      else if (is_double) cpu_multiply_f64(&op, (double *)got, (const double *)src, n);
+      else cpu_multiply_f32(&op, (float *)got, (const float *)src, n);
+      size_t bad = 0;
+      for (size_t i = 0; i < cells; i++) bad += memcmp(got + i * esz, want + i * esz, esz) != 0;
+      EXPECT(bad == 0, "%s (%s, N = %lld, %s, %s, %s kernels, %d thread%s%s): %zu of %zu values differ from the separately "
+             "rounded reference", what, is_double ? "double" : "float", (long long)n, listed ? "listed rows" : "contiguous",
+             accum ? "+=" : "=", isa_name(isa), threads, threads > 1 ? "s" : "",
+             run == 2 ? ", polled" : run == 3 ? ", polled once" : "", bad, cells);
+      if (run >= 2) {
+        EXPECT(pl.in_parallel == 0, "%s: the progress hook was called inside a parallel region", what);
+        /* chunks of the op (cpu_kernels.c: cost = entries + rows, times N); a poll after each but the last */
+        int64_t chunks = (A->ptr[NROWS] + NROWS) * n / (grain_chunk ? grain_chunk : 1 << 18), want_calls;
+        chunks = chunks > 64 ? 64 : chunks;
+        want_calls = chunks < 2 ? 0 : run == 2 ? chunks - 1 : 1;
+        EXPECT(pl.calls == want_calls, "%s (N = %lld): %d polls, expected %lld (hook asking for %s)", what, (long long)n,
+               pl.calls, (long long)want_calls, run == 2 ? "more" : "none");
+      }
+    }
   }
-  free(src); free(init); free(want); free(got[0]); free(got[1]);
+  free(src); free(init); free(want); free(got);
+}
+
+/* Gathers of rows of any byte size (here 6: neither a float nor a power of two), 1 and 2 threads. */
+static void check_gather_bytes(const operator_ *G) {
+  enum { RB = 6 };
+  unsigned char src[NSRC * RB], want[NROWS * RB], got[NROWS * RB];
+  for (int i = 0; i < NSRC * RB; i++) src[i] = (unsigned char)rnd();
+  for (int i = 0; i < NROWS; i++) memcpy(want + G->rows[i] * RB, src + G->col[G->ptr[i]] * RB, RB);
+  rt_op op = op_of(G, RT_GATHER, 0, 1, 0);
+  for (int t = 1; t <= 2; t++) {
+    omp_set_num_threads(t);
+    memset(got, 0, sizeof got);
+    cpu_gather(&op, got, src, RB);
+    EXPECT(!memcmp(got, want, sizeof got), "gather of %d-byte rows on %d thread(s) is not a row copy", RB, t);
+  }
 }
 
 /* The reference is sensitive: on these values a fused multiply-add differs from it somewhere. */
@@ -140,20 +197,35 @@ static void check_values_discriminate(void) {
 }
 
 int main(void) {
-  operator_ *A = malloc(sizeof *A), *G = malloc(sizeof *G);
-  make(A, 0);
-  make(G, 1);
+  static const int64_t ns[] = {1, 2, 4, 8, 16, 32, 64, 128, 3, 7, 9, 33, 48, 100};
+  const int nn = (int)(sizeof ns / sizeof ns[0]);
+  operator_ *A = malloc(sizeof *A), *G = malloc(sizeof *G), *H = malloc(sizeof *H);
+  make(A, 0, 0);
+  make(G, 1, 0);
+  make(H, 0, 1);
   check_values_discriminate();
-  for (int d = 0; d < 2; d++)
-    for (int listed = 0; listed < 2; listed++)
-      for (int accum = 0; accum < 2; accum++) {
-        check("multiply", A, RT_MULTIPLY, d, listed, accum);
-        check("add", A, RT_ADD, d, listed, accum);
+  const int nisa = cpu_kernels_force_isa(CPU_ISA_AVX2) == CPU_ISA_AVX2 ? 2 : 1;
+  if (nisa == 1) printf("note: this CPU has no AVX2; the baseline kernels only\n");
+  cpu_kernels_set_grain(1, grain_chunk);  /* every op split between the threads, and polled in many chunks */
+  for (int j = 0; j < nn; j++) {
+    const int polled = ns[j] == 1 || ns[j] == 7 || ns[j] == 32;  /* each a parallel region per chunk: a few N */
+    for (int d = 0; d < 2; d++)
+      for (int listed = 0; listed < 2; listed++) {
+        for (int accum = 0; accum < 2; accum++) {
+          check("multiply", A, RT_MULTIPLY, d, listed, accum, ns[j], nisa, polled);
+          check("add", A, RT_ADD, d, listed, accum, ns[j], nisa, polled);
+        }
+        check("gather", G, RT_GATHER, d, listed, 0, ns[j], nisa, polled);
       }
-  for (int d = 0; d < 2; d++)
-    for (int listed = 0; listed < 2; listed++) check("gather", G, RT_GATHER, d, listed, 0);
+  }
+  for (int d = 0; d < 2; d++) check("multiply, one heavy row", H, RT_MULTIPLY, d, 1, 1, 32, nisa, 1);
+  check_gather_bytes(G);
+  cpu_kernels_set_grain(0, 0);
+  grain_chunk = 0;
+  for (int d = 0; d < 2; d++) check("multiply, default grain", A, RT_MULTIPLY, d, 0, 0, 32, nisa, 1);
   free(A);
   free(G);
+  free(H);
   printf("%s: %d failures\n", test_failures ? "FAIL" : "ok", test_failures);
   return test_failures != 0;
 }

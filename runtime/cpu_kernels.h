@@ -1,0 +1,56 @@
+/* cpu_kernels.h — the CPU kernels of the three compute shapes (cpu_kernels.c).
+ *
+ * Every kernel computes each destination row on one thread, its entries in
+ * stored order, every product and every sum rounded on its own (no FMA: the
+ * build pins -ffp-contract=off and the kernels use no FMA instructions), so
+ * the bits do not depend on the thread count, the instruction set chosen, or
+ * the call: the same bits as the CUDA kernels (__fmul_rn/__fadd_rn). */
+#ifndef SHIRO_CPU_KERNELS_H
+#define SHIRO_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* A hook the kernels call between chunks of rows, outside any parallel
+ * region, on the calling thread: e.g. MPI_Testall on the stage in flight, so
+ * that messages progress while the rows are computed. poll returns nonzero
+ * when it needs no more calls for this kernel. */
+typedef struct cpu_progress {
+  int (*poll)(void *arg);
+  void *arg;
+} cpu_progress;
+
+/* Runs compute op `op` (RT_MULTIPLY, RT_ADD or RT_GATHER): dst and src the base
+ * addresses of its buffers (row 0), n values per row of type double
+ * (is_double) or float. OpenMP-parallel over the op's rows, split between the
+ * threads by nonzeros (each thread a contiguous range); pg (NULL: none) is
+ * polled between chunks. Allocates nothing. */
+void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, const cpu_progress *pg);
+
+/* The same without a progress hook, one kernel each (tests, the CUDA tests' reference). */
+void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n);
+void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n);
+void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n);
+void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n);
+void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes);
+
+/* Instruction sets the kernels are built for: the baseline of the build and,
+ * on x86-64, AVX2 (chosen at run time where the CPU has it). */
+enum { CPU_ISA_BASE = 0, CPU_ISA_AVX2 = 1 };
+
+/* The instruction set the kernels use now (detected at the first call). */
+int cpu_kernels_isa(void);
+
+/* Tests only: makes the kernels use isa (CPU_ISA_BASE, or CPU_ISA_AVX2 where
+ * the CPU has it); returns the one in use afterwards. Not thread-safe. */
+int cpu_kernels_force_isa(int isa);
+
+/* Tests only: the grain of the threads and of the polls (values touched =
+ * (entries + rows) · N): an op below par runs on one thread; with a progress
+ * hook, a poll after every `chunk` (at most 64 chunks). 0 restores the
+ * defaults. Not thread-safe. */
+void cpu_kernels_set_grain(int64_t par, int64_t chunk);
+
+#endif
