@@ -41,20 +41,14 @@ static shiro_status cpu_load(shiro_ctx *c, int d) {
   return mpi_xport_setup(&s->x[d], &c->prog[d].stages, c->comm, c->opts.dtype, c->opts.n, c->buf, c->error);
 }
 
-static shiro_status cpu_multiply(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  if (c->opts.dtype == SHIRO_FLOAT64) cpu_multiply_f64(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  else cpu_multiply_f32(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  return SHIRO_OK;
-}
-
-static shiro_status cpu_add(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  if (c->opts.dtype == SHIRO_FLOAT64) cpu_add_f64(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  else cpu_add_f32(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.n);
-  return SHIRO_OK;
-}
-
-static shiro_status cpu_gather_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  cpu_gather(op, bufs[op->dst_buf], bufs[op->src_buf], (size_t)c->opts.n * c->esz);
+/* A compute op (multiply, gather or add, as op->kind says) on the kernels (cpu_kernels.c); while a
+ * stage is in flight they poll its requests between chunks of rows, so that its messages move during
+ * the multiply (not only in the wait). */
+static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
+  mpi_xport *x = &((cpu_state *)c->state)->x[c->dir];
+  const cpu_progress pg = {mpi_xport_poll, x};
+  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n,
+                 mpi_xport_in_flight(x) ? &pg : NULL);
   return SHIRO_OK;
 }
 
@@ -69,9 +63,9 @@ const backend cpu_backend = {
     .name = "cpu",
     .setup = cpu_setup,
     .load = cpu_load,
-    .multiply = cpu_multiply,
-    .gather = cpu_gather_op,
-    .add = cpu_add,
+    .multiply = cpu_compute,  /* the kernel follows op->kind */
+    .gather = cpu_compute,
+    .add = cpu_compute,
     .start = cpu_start,
     .wait = cpu_wait,
     .destroy = cpu_destroy,

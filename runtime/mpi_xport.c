@@ -51,12 +51,34 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
 shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, char *msg) {
   const int n = (int)(x->first[stage + 1] - x->first[stage]);
   int rc = n ? MPI_Startall(n, x->req + x->first[stage]) : MPI_SUCCESS;
-  return rc == MPI_SUCCESS ? SHIRO_OK : mpi_failed(msg, rc, "MPI_Startall", stage);
+  if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, "MPI_Startall", stage);
+  x->started = n ? stage + 1 : 0;
+  x->polled = 0;
+  return SHIRO_OK;
+}
+
+int mpi_xport_in_flight(const mpi_xport *x) { return x->started > 0 && !x->polled; }
+
+int mpi_xport_poll(void *arg) {
+  mpi_xport *x = arg;
+  if (!mpi_xport_in_flight(x)) return 1;
+  const int32_t s = x->started - 1;
+  int flag = 0;
+  int rc = MPI_Testall((int)(x->first[s + 1] - x->first[s]), x->req + x->first[s], &flag, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) x->poll_rc = rc;
+  x->polled = flag || rc != MPI_SUCCESS;
+  return x->polled;
 }
 
 shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg) {
   const int n = (int)(x->first[stage + 1] - x->first[stage]);
   int rc = n ? MPI_Waitall(n, x->req + x->first[stage], MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+  const int poll_rc = x->started == stage + 1 ? x->poll_rc : MPI_SUCCESS;
+  if (x->started == stage + 1) {
+    x->started = 0;
+    x->poll_rc = MPI_SUCCESS;
+  }
+  if (poll_rc != MPI_SUCCESS) return mpi_failed(msg, poll_rc, "MPI_Testall", stage);
   return rc == MPI_SUCCESS ? SHIRO_OK : mpi_failed(msg, rc, "MPI_Waitall", stage);
 }
 

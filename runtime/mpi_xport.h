@@ -21,6 +21,9 @@ typedef struct mpi_xport {
   MPI_Request *req;       /* [nreq], by stage, in the stages' posting order */
   int64_t *first;         /* [nstages+1]: stage s's requests are req[first[s] .. first[s+1]-1] */
   int32_t nstages;
+  int32_t started;        /* 1 + the stage started and not yet waited for; 0: none */
+  int polled;             /* 1 once a poll found the active stage complete (or failed) */
+  int poll_rc;            /* MPI_SUCCESS, or the error of a failed poll (reported by the wait) */
 } mpi_xport;
 
 /* Makes the persistent requests of every record of sg over the buffers
@@ -33,6 +36,18 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
 /* Starts (MPI_Startall) / completes (MPI_Waitall) the requests of one stage. */
 shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, char *msg);
 shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg);
+
+/* Progress of the stage in flight while the caller computes (a cpu_progress
+ * poll; arg is the mpi_xport): MPI_Testall on its requests. Open MPI moves a
+ * started message (a rendezvous, its single copy) only inside MPI calls, so
+ * without these the exchange would wait for mpi_xport_wait. Returns 1 once
+ * nothing is left to progress (no stage active, all complete, or an error,
+ * which mpi_xport_wait then reports), else 0. Call it on the thread that
+ * started the stage, outside parallel regions. */
+int mpi_xport_poll(void *x);
+
+/* 1 if a stage is started, not yet waited for, and not yet found complete by a poll. */
+int mpi_xport_in_flight(const mpi_xport *x);
 
 /* Frees the requests and the datatype and zeroes x (also after a partial setup). */
 void mpi_xport_destroy(mpi_xport *x);
