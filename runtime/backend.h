@@ -73,5 +73,6 @@ typedef struct backend {
 
 extern const backend cpu_backend;   /* cpu_backend.c */
 extern const backend cuda_backend;  /* cuda/backend_cuda.c, when built with CUDA */
+extern const backend sim_backend;   /* sim_backend.c, in the simulation build only (SHIRO_HAVE_SIM) */
 
 #endif

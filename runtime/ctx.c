@@ -33,7 +33,12 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
   if (o->backend == SHIRO_BACKEND_CUDA)
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "shiro_ctx_create: this libshiro was built without CUDA (meson -Dcuda=enabled)");
 #endif
-  if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA)
+#if !SHIRO_HAVE_SIM
+  if (o->backend == SHIRO_BACKEND_SIM)
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "shiro_ctx_create: the sim backend exists only in the simulation build "
+                      "(tools/simulate.sh builds libshiro against SimGrid)");
+#endif
+  if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
   if (o->timeout_ms < 0)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: timeout_ms = %lld, expected 0 (none) or more", (long long)o->timeout_ms);
@@ -65,7 +70,7 @@ static void count_traffic(shiro_ctx *c) {
 }
 
 static const char *dtype_name(int64_t d) { return d == SHIRO_FLOAT32 ? "float32" : "float64"; }
-static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : "cpu"; }
+static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : b == SHIRO_BACKEND_SIM ? "sim" : "cpu"; }
 
 /* The ranks must make the same context: N, value type, backend and transport
  * are compared across comm (one MPI_Allreduce), and every rank gets the same
@@ -135,10 +140,12 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     c->opts = *opts;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
     c->comm = dup;
-#if SHIRO_HAVE_CUDA
-    c->be = opts->backend == SHIRO_BACKEND_CUDA ? &cuda_backend : &cpu_backend;
-#else
     c->be = &cpu_backend;
+#if SHIRO_HAVE_CUDA
+    if (opts->backend == SHIRO_BACKEND_CUDA) c->be = &cuda_backend;
+#endif
+#if SHIRO_HAVE_SIM
+    if (opts->backend == SHIRO_BACKEND_SIM) c->be = &sim_backend;
 #endif
   } else if (dup != MPI_COMM_NULL) {
     MPI_Comm_free(&dup);

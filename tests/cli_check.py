@@ -95,6 +95,11 @@ def main():
             expect(s.returncode == 0 or (s.returncode == 77 and "no CUDA device" in s.stderr),
                    f"--backend cuda in a CUDA build: ran (0) or no device (77), exit {s.returncode}", s)
 
+        # --backend sim: only in tools/simulate.sh's SimGrid build; here an error, exit 1, said once.
+        s = run([mpirun, "-np", "3", exe["shiro-spmm"], plan, "--backend", "sim", "--n", "2", "--iters", "1"])
+        expect(s.returncode == 1 and s.stderr.count("not the simulation build") == 1,
+               "--backend sim outside the simulation build: exit 1, said once", s)
+
         # shiro-plan: rank counts that make no sense are accepted with a warning.
         p = run([exe["shiro-plan"], matrix, "--ranks", "35", "-o", plan, "--quiet"])
         expect(p.returncode == 0 and os.path.exists(plan) and "warning: 1 of the 35 ranks own no rows of A and C" in p.stderr

@@ -2,7 +2,7 @@
  *
  *   mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]]
  *                           [--iters K] [--warmup W] [--check MATRIX.mtx]
- *                           [--backend cpu|cuda] [--transport auto|nccl|mpi] [--device D]
+ *                           [--backend cpu|cuda|sim] [--transport auto|nccl|mpi] [--device D]
  *   shiro-spmm --help | --version
  *
  * The command line is read before MPI_Init: --help and --version need no
@@ -24,7 +24,10 @@
  * host and copied up, C is copied back for --check. Without a usable CUDA
  * device ("no CUDA device") every rank prints why and the program exits with
  * status 77, which test harnesses read as "skipped"; built without CUDA,
- * --backend cuda is an error (rank 0 says so, status 1): no device would help. */
+ * --backend cuda is an error (rank 0 says so, status 1): no device would help.
+ * --backend sim: the CPU backend under a simulated GPU clock, in the build
+ * tools/simulate.sh makes against SimGrid (run under its smpirun); elsewhere
+ * an error, status 1. */
 #include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
@@ -81,7 +84,7 @@ static double b_value(int64_t g, int64_t c) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
-          "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda]\n"
+          "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
           "                  [--transport auto|nccl|mpi] [--device D]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
@@ -92,6 +95,7 @@ static void usage(FILE *f) {
           "  --check MATRIX    compare C with a serial reference from the Matrix Market file\n"
           "                    (exit 1 past the rounding bound)\n"
           "  --backend B       cpu (default) | cuda (B and C in GPU memory; exit 77 without a device)\n"
+          "                    | sim (tools/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
@@ -132,7 +136,8 @@ static int parse(int argc, char **argv, options *o) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "cpu")) o->backend = SHIRO_BACKEND_CPU;
       else if (!strcmp(v, "cuda")) o->backend = SHIRO_BACKEND_CUDA;
-      else { fprintf(stderr, "%s: --backend: expected cpu or cuda, found '%s'\n", prog, v); return 0; }
+      else if (!strcmp(v, "sim")) o->backend = SHIRO_BACKEND_SIM;
+      else { fprintf(stderr, "%s: --backend: expected cpu, cuda or sim, found '%s'\n", prog, v); return 0; }
     } else if (!strcmp(a, "--transport")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "auto")) o->transport = SHIRO_TRANSPORT_AUTO;
@@ -246,7 +251,7 @@ static int launch_rank(void) {
  * every rank the same verdict, and only `speak` (launcher rank 0) prints
  * (the others' stderr goes to /dev/null meanwhile). Returns -1 to run, else
  * the exit status: 0 after --help or --version, 2 for a bad command line,
- * 1 for --backend cuda in a build without CUDA. */
+ * 1 for --backend cuda in a build without CUDA, or sim outside the simulation build. */
 static int command_line(int argc, char **argv, options *o, int speak) {
   static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport"};
   for (int i = 1; i < argc; i++) {
@@ -269,6 +274,12 @@ static int command_line(int argc, char **argv, options *o, int speak) {
     if (speak)
       fprintf(stderr, "%s: --backend cuda: this shiro-spmm and its libshiro were built without CUDA (meson setup found "
                       "no CUDA toolkit, or -Dcuda=disabled); rebuild with -Dcuda=enabled, or use --backend cpu\n", prog);
+    return 1;
+  }
+  if (o->backend == SHIRO_BACKEND_SIM && !SHIRO_HAVE_SIM) {
+    if (speak)
+      fprintf(stderr, "%s: --backend sim: this is not the simulation build; tools/simulate.sh builds one against "
+                      "SimGrid and runs it under smpirun\n", prog);
     return 1;
   }
   return -1;
