@@ -1,11 +1,18 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages shiro needs to build and test.
-#   tools/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib; rsvg-convert renders heatmaps)
+#   tools/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib)
 #   tools/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers)
-# Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
+#   tools/install-deps.sh --sim      also SimGrid (smpicc, smpirun: tools/simulate.sh, the sim tests)
+# Flags combine. Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
 set -eu
-pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin librsvg2-bin"
-[ "${1:-}" = "--quality" ] && pkgs="$pkgs clang libclang-rt-14-dev libomp-dev"
+pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"
+for flag in "$@"; do
+  case "$flag" in
+    --quality) pkgs="$pkgs clang libclang-rt-14-dev libomp-dev" ;;
+    --sim) pkgs="$pkgs libsimgrid-dev" ;;
+    *) echo "install-deps: unknown flag '$flag' (expected --quality or --sim)" >&2; exit 2 ;;
+  esac
+done
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
