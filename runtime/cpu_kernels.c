@@ -16,9 +16,9 @@
  * registers on x86-64: 8 sums, the loaded source and the product), for N a
  * compile-time constant (1, 2, 4, ..., 128: macro-expanded variants) or any
  * other N (full tiles, then single vectors, then single values). Threads take
- * contiguous row ranges of equal cost (entries + rows, found by binary search
- * in the row pointers: nothing precomputed, nothing allocated), so each
- * thread walks its rows, and memory, in the order they lie. */
+ * contiguous tasks of equal cost (entries + rows, found by binary search in
+ * the row pointers: nothing precomputed, nothing allocated) in row order, so
+ * each walks rows, and memory, in the order they lie. */
 #include <omp.h>
 #include <string.h>
 
@@ -301,26 +301,34 @@ static int64_t row_at_cost(const int64_t *ptr, int64_t lo, int64_t hi, int64_t t
 /* Grain (values touched = cost · N): below par_min one thread runs an op alone; with a progress
  * hook, chunks of about chunk_work (~0.1 ms) between two polls, at most MAX_CHUNKS. */
 enum { PAR_MIN = 1 << 16, CHUNK_WORK = 1 << 18, MAX_CHUNKS = 64 };
-static int64_t par_min = PAR_MIN, chunk_work = CHUNK_WORK;
+/* Tasks of a parallel range: up to TASKS_PER_THREAD per thread, of at least TASK_WORK values each. */
+enum { TASKS_PER_THREAD = 16, TASK_WORK = 1 << 14 };
+static int64_t par_min = PAR_MIN, chunk_work = CHUNK_WORK, task_work = TASK_WORK;
 
 void cpu_kernels_set_grain(int64_t par, int64_t chunk) {
   par_min = par > 0 ? par : PAR_MIN;
   chunk_work = chunk > 0 ? chunk : CHUNK_WORK;
+  task_work = chunk > 0 ? chunk : TASK_WORK;
 }
 
-/* Rows lo .. hi-1 on the team (par) or on this thread: thread t of T takes the t-th of T
- * contiguous ranges of equal cost. */
+/* Rows lo .. hi-1 on the team (par) or on this thread. The rows are cut into up to TASKS_PER_THREAD
+ * contiguous tasks of equal cost per thread, taken in order by whichever thread is free: balanced by
+ * nonzeros, and still balanced when a thread starts late or is preempted (on a shared machine a
+ * thread woken for a region often waits a scheduler tick, 4 ms, for its core; with one fixed range
+ * per thread the others would then wait for it). Each row is still computed by one thread. */
 static void run_range(const kargs *a, rows_fn fn, int64_t lo, int64_t hi, int par) {
   if (!par) {
     if (lo < hi) fn(a, lo, hi);
     return;
   }
-  const int64_t total = cost(a->ptr, lo, hi);
-#pragma omp parallel
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t b0 = t == 0 ? lo : row_at_cost(a->ptr, lo, hi, total * t / nt);
-    const int64_t b1 = t == nt - 1 ? hi : row_at_cost(a->ptr, lo, hi, total * (t + 1) / nt);
+  const int64_t total = cost(a->ptr, lo, hi), work = total * a->n;
+  int64_t ntasks = (int64_t)omp_get_max_threads() * TASKS_PER_THREAD;
+  if (ntasks > work / task_work) ntasks = work / task_work;
+  if (ntasks < 2) ntasks = 2;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t k = 0; k < ntasks; k++) {
+    const int64_t b0 = k == 0 ? lo : row_at_cost(a->ptr, lo, hi, total * k / ntasks);
+    const int64_t b1 = k == ntasks - 1 ? hi : row_at_cost(a->ptr, lo, hi, total * (k + 1) / ntasks);
     if (b0 < b1) fn(a, b0, b1);
   }
 }

@@ -25,8 +25,8 @@ typedef struct cpu_progress {
 /* Runs compute op `op` (RT_MULTIPLY, RT_ADD or RT_GATHER): dst and src the base
  * addresses of its buffers (row 0), n values per row of type double
  * (is_double) or float. OpenMP-parallel over the op's rows, split between the
- * threads by nonzeros (each thread a contiguous range); pg (NULL: none) is
- * polled between chunks. Allocates nothing. */
+ * threads by nonzeros (contiguous tasks of equal cost, taken in order); pg
+ * (NULL: none) is polled between chunks. Allocates nothing. */
 void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, const cpu_progress *pg);
 
 /* The same without a progress hook, one kernel each (tests, the CUDA tests' reference). */
@@ -48,9 +48,10 @@ int cpu_kernels_isa(void);
 int cpu_kernels_force_isa(int isa);
 
 /* Tests only: the grain of the threads and of the polls (values touched =
- * (entries + rows) · N): an op below par runs on one thread; with a progress
- * hook, a poll after every `chunk` (at most 64 chunks). 0 restores the
- * defaults. Not thread-safe. */
+ * (entries + rows) · N): an op below par runs on one thread; the threads'
+ * tasks are at least `chunk` (at most 16 per thread); with a progress hook, a
+ * poll after every `chunk` (at most 64 chunks). 0 restores the defaults. Not
+ * thread-safe. */
 void cpu_kernels_set_grain(int64_t par, int64_t chunk);
 
 #endif
