@@ -67,6 +67,9 @@ typedef void (*rows_fn)(const kargs *a, int64_t lo, int64_t hi);
 /* Entries ahead whose source rows are prefetched (rows of 64 bytes or more): the source rows are
  * random reads, mostly from L3 or memory; 16 ahead halved the time of R-MAT s18 at N = 32. */
 enum { PREFETCH = 16 };
+/* Rows ahead whose listed destination rows are prefetched (for writing): the adds of received
+ * partial rows into C and the gathers into S address rows in any order. */
+enum { ROW_PREFETCH = 8 };
 
 /* The term of entry e at p: v_e · src (HV) or src. */
 #define TERM(V, p, HV, e) ((HV) ? LD(V, p) * val[e] : LD(V, p))
@@ -108,6 +111,10 @@ enum { PREFETCH = 16 };
   (void)val;                                                                                  \
   for (int64_t i = lo; i < hi; i++) {                                                         \
     T *d = d0 + (rows ? (int64_t)rows[i] : i) * (W);                                          \
+    if (rows && (W) * sizeof(T) >= 64 && i + ROW_PREFETCH < hi) { /* listed rows: random too */ \
+      char *q_ = (char *)(d0 + (int64_t)rows[i + ROW_PREFETCH] * (W));                        \
+      for (size_t b_ = 0; b_ < (W) * sizeof(T); b_ += 64) __builtin_prefetch(q_ + b_, 1);     \
+    }                                                                                         \
     const int64_t e0 = ptr[i], e1 = ptr[i + 1];                                               \
     if (e0 == e1) {                                                                           \
       if (!accum) memset(d, 0, sizeof(T) * (size_t)(W));                                      \
@@ -150,6 +157,10 @@ enum { PREFETCH = 16 };
       if ((BYTES) >= 64 && i + PREFETCH < hi) {                                               \
         const char *q_ = a->src + (int64_t)col[ptr[i + PREFETCH]] * (int64_t)(BYTES);         \
         UNROLL for (size_t b_ = 0; b_ < (BYTES); b_ += 64) __builtin_prefetch(q_ + b_);      \
+        if (rows) {                                                                           \
+          char *w_ = a->dst + (int64_t)rows[i + PREFETCH] * (int64_t)(BYTES);                 \
+          UNROLL for (size_t b_ = 0; b_ < (BYTES); b_ += 64) __builtin_prefetch(w_ + b_, 1);  \
+        }                                                                                     \
       }                                                                                       \
       UNROLL for (size_t k = 0; k < (BYTES) / sizeof(V); k++) ST(d + k * sizeof(V), LD(V, s + k * sizeof(V))); \
     }                                                                                         \
