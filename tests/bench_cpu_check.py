@@ -17,7 +17,7 @@ KEYS = {
     "all": ["call_ms", "local1_ms", "localT_ms", "nopoll_ms", "window_ms", "nopoll_window_ms", "comm_ms", "comp_ms",
             "tag_local_ms"],
 }
-EXCHANGE_KEYS = ["overlap", "nopoll_overlap", "pack_ms", "pack_GBs", "memcpy_GBs", "unpack_ms", "unpack_GBs"]
+EXCHANGE_KEYS = ["overlap", "nopoll_overlap", "overlap_med", "nopoll_overlap_med", "pack_ms", "pack_GBs", "memcpy_GBs", "unpack_ms", "unpack_GBs"]
 
 
 def main():
@@ -48,8 +48,7 @@ def main():
                     want = KEYS[only] + (EXCHANGE_KEYS if only == "all" and r != "1" else [])
                     for k in want:
                         try:
-                            ok = math.isfinite(float(kv[k])) and (k.startswith("overlap") or k.startswith("nopoll_overlap")
-                                                                  or float(kv[k]) >= 0)
+                            ok = math.isfinite(float(kv[k])) and ("overlap" in k or float(kv[k]) >= 0)
                         except (KeyError, ValueError):
                             ok = False
                         if not ok:

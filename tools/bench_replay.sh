@@ -54,8 +54,8 @@ MATRICES_DIR=${MATRICES_DIR:-$here/../shared/data/matrices}
 MIN_NNZ=${MIN_NNZ:-100000}
 THREADS=${THREADS:-$(nproc)}
 RUNS=${RUNS:-3}
-REPS=${REPS:-3}
-MS=${MS:-60}
+REPS=${REPS:-7}
+MS=${MS:-20}
 OVERLAP_N=${OVERLAP_N:-32}
 if [ "$quick" = 1 ]; then
   ONLY=${ONLY:-"soc-Slashdot0902 mdual delaunay_n16 bcsstk33"}
@@ -213,20 +213,22 @@ done
 echo
 
 # ---- 5. overlap, pack and unpack ----
-echo "## Overlap at N = $OVERLAP_N, double: window = START..WAIT inside a call; comm, comp alone; overlap = (comm + comp - window) / min(comm, comp)"
-echo "## polled: the replay (kernels test the stage's requests between chunks); not polled: the same walk without (as before)"
+echo "## Overlap at N = $OVERLAP_N, double, ms: window = START..WAIT inside a call (window0: kernels not polling, as before);"
+echo "## comm, comp alone; overlap = (comm + comp - window) / min(comm, comp) of the best times (ovl0: with window0);"
+echo "## med, med0: medians of each repetition's own value; pack (gathers into S) and unpack (adds into C) GB/s vs memcpy"
 echo "## load average $(load)"
-printf '%-18s %2s | %8s %8s %8s %8s | %7s %7s | %8s %8s %8s\n' matrix R comm comp window "window0" overlap "ovl0" \
-  "pack GB/s" "memcpy" "unpack"
+printf '%-18s %2s | %8s %8s %8s %8s | %7s %7s %7s %7s | %9s %8s %8s\n' matrix R comm comp window "window0" overlap "ovl0" \
+  "med" "med0" "pack GB/s" "memcpy" "unpack"
 for R in $RANKS; do
   [ "$R" -gt 1 ] || continue
   t=$(( $(nproc) / R )); [ "$t" -ge 1 ] || t=1
   for m in "${mats[@]}"; do
     line=$(OMP_NUM_THREADS=$t mpirun $(bind "$t") -np "$R" "$bench" "$(plan_of "$m" "$R")" --n "$OVERLAP_N" --dtype double \
              --reps $((REPS * RUNS)) --ms "$MS")
-    printf '%-18s %2d | %8.3f %8.3f %8.3f %8.3f | %7.2f %7.2f | %8.2f %8.2f %8.2f\n' "$(name "$m")" "$R" \
+    printf '%-18s %2d | %8.3f %8.3f %8.3f %8.3f | %7.2f %7.2f %7.2f %7.2f | %9.2f %8.2f %8.2f\n' "$(name "$m")" "$R" \
       "$(echo "$line" | kv comm_ms)" "$(echo "$line" | kv comp_ms)" "$(echo "$line" | kv window_ms)" \
       "$(echo "$line" | kv nopoll_window_ms)" "$(echo "$line" | kv overlap)" "$(echo "$line" | kv nopoll_overlap)" \
+      "$(echo "$line" | kv overlap_med)" "$(echo "$line" | kv nopoll_overlap_med)" \
       "$(echo "$line" | kv pack_GBs)" "$(echo "$line" | kv memcpy_GBs)" "$(echo "$line" | kv unpack_GBs)"
   done
 done
