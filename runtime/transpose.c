@@ -312,7 +312,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   }
   /* 1. the messages the other way: the same rows, stage, peer and kind; a receive into rows that
    *    something else also adds to lands in spare rows (added after its stage's WAIT) */
-  memcpy(p->store.xchg, pr->xchg, (size_t)pr->nx * PROG_X_WIDTH * sizeof *p->store.xchg);
+  if (pr->nx > 0) memcpy(p->store.xchg, pr->xchg, (size_t)pr->nx * PROG_X_WIDTH * sizeof *p->store.xchg);
   int64_t spare[PROG_NBUF] = {0, 0, pr->s_rows, pr->r_rows};
   for (int64_t x = 0; x < pr->nx; x++) {
     int64_t *rec = p->store.xchg + x * PROG_X_WIDTH;
