@@ -13,7 +13,8 @@ fastest in bold), the inter-node MB it moves per call and, when shiro-plan
 knows a machine (--compare --json --machine gives "predicted_time_s"), the
 planner's predicted ms beside the simulated ones; until then that column is
 left out. With --compute model also the share of the compute inside stage 0
-(the local multiply) that hides behind stage 0's messages. Results are kept
+(the local multiply) that hides behind stage 0's messages, and how much the
+modelled compute adds to the call (ms, against communication only). Results are kept
 in --cache (default sim_table.cache.json in the current folder) and reused,
 keyed by everything that decides them, so a table and a picture over the same
 runs simulate once.
@@ -130,7 +131,7 @@ def table(a, r, mats):
           f"simulated ms per call{' (predicted)' if with_pred else ''}; inter-node MB per call\n")
     head = ["matrix", "nnz"] + [f"{s} ms" for s in strategies] + ["fastest"] + [f"{s} MB" for s in strategies]
     if a.compute == "model":
-        head += [f"{s} hidden" for s in strategies]
+        head += [f"{s} hidden, +ms" for s in strategies]
     print("| " + " | ".join(head) + " |")
     print("|---|" + "---:|" * (len(head) - 1))
     logs = {s: [] for s in strategies}
@@ -153,9 +154,10 @@ def table(a, r, mats):
             logs[s].append(math.log(ok[s]["time_per_call_s"]))
         cells.append(best)
         cells += [f"{ok[s]['inter_node_bytes_per_call'] / 1e6:.2f}" if s in ok else "" for s in strategies]
-        if a.compute == "model":
-            cells += [f"{100 * ok[s]['overlap']['hidden_fraction']:.0f}%" if s in ok and ok[s].get("overlap") else ""
-                      for s in strategies]
+        if a.compute == "model":  # stage 0's compute hidden; what the compute adds to the call
+            cells += [f"{100 * ok[s]['overlap']['hidden_fraction']:.0f}%, "
+                      f"{1e3 * (ok[s]['time_per_call_s'] - ok[s]['comm_only_time_per_call_s']):+.3f}"
+                      if s in ok and ok[s].get("overlap") else "" for s in strategies]
         print("| " + " | ".join(cells) + " |")
     if all(len(v) == len(logs[strategies[0]]) and v for v in logs.values()):
         means = {s: math.exp(sum(v) / len(v)) for s, v in logs.items()}
@@ -179,7 +181,7 @@ def scaling(a, r):
         print(f"| {R} | " + " | ".join(row) + " |")
     if a.svg:
         with open(a.svg, "w") as f:
-            f.write(svg(series, f"{name_of(a.scaling)}: strong scaling on {a.machine} (simulated, SimGrid), "
+            f.write(svg(series, f"{a.label or name_of(a.scaling)}: strong scaling on {a.machine} (simulated), "
                                 f"N = {a.n} {a.dtype}, {a.gpn} GPUs per node", a.compute))
         print(f"\nwrote {a.svg}", file=sys.stderr)
     return 0
@@ -187,13 +189,11 @@ def scaling(a, r):
 
 def svg(series, title, compute):
     """A log-log line chart of time per call against R, one line per strategy (no dependencies)."""
-    W, H, left, right, top, bottom = 720, 460, 70, 120, 40, 50
+    W, H, left, right, top, bottom = 760, 460, 70, 120, 40, 50
     pts = [p for s in series.values() for p in s]
     xs = sorted({R for R, _ in pts})
     lo, hi = min(t for _, t in pts), max(t for _, t in pts)
-    ylo, yhi = math.floor(math.log10(lo * 1e3) * 2) / 2, math.ceil(math.log10(hi * 1e3) * 2) / 2
-    if yhi - ylo < 0.5:
-        yhi = ylo + 0.5
+    ylo, yhi = math.log10(lo * 1e3) - 0.06, math.log10(hi * 1e3) + 0.06  # ms, a little room around the data
 
     def X(R):
         span = math.log2(xs[-1]) - math.log2(xs[0]) or 1
@@ -205,8 +205,9 @@ def svg(series, title, compute):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
            f'font-family="sans-serif" font-size="12">', f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="13">{title}</text>']
-    ticks = [m * 10.0 ** e for e in range(math.floor(ylo) - 1, math.ceil(yhi) + 1) for m in (1, 2, 5)
-             if ylo - 1e-9 <= math.log10(m * 10.0 ** e) <= yhi + 1e-9]
+    steps = (1, 2, 5) if yhi - ylo > 1.2 else (1, 1.5, 2, 3, 4, 5, 7)
+    ticks = [m * 10.0 ** e for e in range(math.floor(ylo) - 1, math.ceil(yhi) + 1) for m in steps
+             if ylo <= math.log10(m * 10.0 ** e) <= yhi]
     for v in ticks:  # ms
         yy = Y(v / 1e3)
         out.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{W - right}" y2="{yy:.1f}" stroke="#ddd"/>')
@@ -250,6 +251,7 @@ def main():
     ap.add_argument("--scaling", metavar="MATRIX", help="strong scaling of one matrix instead of the table")
     ap.add_argument("--scaling-ranks", default="8,16,32,64,128")
     ap.add_argument("--svg", help="with --scaling: write the picture here")
+    ap.add_argument("--label", help="with --scaling: the matrix's name in the title (default its file name)")
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.build, "tools", "shiro-plan")):
         print(f"sim_table.py: no {a.build}/tools/shiro-plan (--build: the meson build folder)", file=sys.stderr)

@@ -216,31 +216,32 @@ def summarize(recs, a, facts):
             "compute_max_rank_s": dict(compute, total=busiest)}
 
 
-def stage0_windows(recs, a):
-    """Per rank: (mean stage-0 window = WAIT 0 return - START 0, mean compute charged inside it)."""
-    calls = range(a.warmup, a.warmup + a.iters)
-    out = {}
-    for r, rec in recs.items():
-        w = [rec["calls"][k]["stages"][0][2] - rec["calls"][k]["stages"][0][0] for k in calls]
-        x = [rec["calls"][k]["compute_by_segment"][1] for k in calls]
-        out[r] = (mean(w), mean(x))
-    return out
-
-
 def overlap(model_recs, none_recs, a):
-    """How much of the compute inside stage 0 (the local multiply) hides behind stage 0's messages:
-    per rank, hidden = X + T0 - W clipped to [0, min(X, T0)], X the compute charged between START 0
-    and WAIT 0, T0 the rank's stage-0 window communication only, W its window with compute."""
+    """How much of the compute inside stage 0 (the local multiply) hides behind stage 0's messages.
+    Per rank and timed call: X = the compute charged between START 0 and WAIT 0. If the rank
+    still blocked in WAIT 0 after it (with compute), its messages outlasted X: all of X hid.
+    Otherwise they were in before X ended, and what hid is their time in flight, taken from the
+    same call communication only (START 0 to the return of WAIT 0), at most X."""
     if not none_recs or not model_recs[0]["stages"]:
         return None
-    m, n = stage0_windows(model_recs, a), stage0_windows(none_recs, a)
-    hidden = {r: max(0.0, min(m[r][1] + n[r][0] - m[r][0], m[r][1], n[r][0])) for r in m}
-    xs = sum(m[r][1] for r in m)
-    frac = {r: (hidden[r] / m[r][1]) if m[r][1] > 0 else 1.0 for r in m}
-    return {"stage0_compute_s_sum": xs, "hidden_s_sum": sum(hidden.values()),
-            "hidden_fraction": (sum(hidden.values()) / xs) if xs > 0 else 1.0,
+    calls = range(a.warmup, a.warmup + a.iters)
+    xs, hidden, frac = {}, {}, {}
+    for r, rec in model_recs.items():
+        x_sum = h_sum = 0.0
+        for k in calls:
+            c = rec["calls"][k]
+            x = c["compute_by_segment"][1]
+            start, wait, done = c["stages"][0]
+            t0 = none_recs[r]["calls"][k]["stages"][0][2] - none_recs[r]["calls"][k]["stages"][0][0]
+            x_sum += x
+            h_sum += x if done - wait > 1e-12 else min(x, max(t0, 0.0))
+        xs[r], hidden[r] = x_sum / len(calls), h_sum / len(calls)
+        frac[r] = hidden[r] / xs[r] if xs[r] > 0 else 1.0
+    total = sum(xs.values())
+    return {"stage0_compute_s_sum": total, "hidden_s_sum": sum(hidden.values()),
+            "hidden_fraction": sum(hidden.values()) / total if total > 0 else 1.0,
             "hidden_fraction_min": min(frac.values()), "hidden_fraction_min_rank": min(frac, key=lambda r: (frac[r], r)),
-            "stage0_compute_max_s": max(m[r][1] for r in m)}
+            "stage0_compute_max_s": max(xs.values())}
 
 
 def spmm_line(stdout):
