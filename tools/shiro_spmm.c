@@ -2,6 +2,7 @@
  *
  *   mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]]
  *                           [--iters K] [--warmup W] [--check MATRIX.mtx]
+ *                           [--transpose | --direction forward|transpose|both]
  *                           [--backend cpu|cuda|sim] [--transport auto|nccl|mpi] [--device D]
  *   shiro-spmm --help | --version
  *
@@ -19,6 +20,14 @@
  * u = 2^-24 (float) or 2^-53 (double), nnz_i the nonzeros of row i: the
  * classical bound for a sum of nnz_i products in any order, plus the rounding
  * of A's values to the value type. A violation exits with status 1.
+ *
+ * --transpose (--direction transpose) runs X = Aᵀ·Y instead (shiro_spmm_transpose
+ * from the same plan): each rank fills its rows of Y (laid out like C) with the
+ * same function of (global C row, column), and --check compares its rows of X
+ * with a serial Aᵀ·Y, within (terms_j + 3) · u · (|A|ᵀ·|Y|)_jc, terms_j the
+ * nonzeros of column j. --direction both times the two side by side: five
+ * rounds of K forward calls then K transposed calls, the best round of each
+ * (the slowest rank's mean per call), and prints the ratio transposed/forward.
  *
  * --backend cuda: B and C live on the GPU (cudaMalloc); B is filled on the
  * host and copied up, C is copied back for --check. Without a usable CUDA
@@ -69,7 +78,10 @@ typedef struct options {
   shiro_backend backend;
   shiro_transport transport;
   int64_t device;   /* -1: the library's choice */
+  int dirs;         /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
+
+enum { DIR_FORWARD = 1, DIR_TRANSPOSE = 2, BOTH_ROUNDS = 5 };
 
 /* The value of B at global row g, column c: ±(1 + h/256), exact in float and double. */
 static double b_value(int64_t g, int64_t c) {
@@ -86,6 +98,7 @@ static void usage(FILE *f) {
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
           "                  [--transport auto|nccl|mpi] [--device D]\n"
+          "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
           "  --n N[,N...]      columns of B and C; one run per value (default 32)\n"
@@ -94,12 +107,18 @@ static void usage(FILE *f) {
           "  --warmup W        untimed calls before them (default 1)\n"
           "  --check MATRIX    compare C with a serial reference from the Matrix Market file\n"
           "                    (exit 1 past the rounding bound)\n"
+          "  --transpose       run X = A^T.Y (shiro_spmm_transpose) instead of C = A.B; --check\n"
+          "                    then compares X with a serial A^T.Y\n"
+          "  --direction D     forward (default) | transpose (= --transpose) | both: the two timed\n"
+          "                    side by side (%d rounds of K calls each, the best round of each),\n"
+          "                    and their ratio\n"
           "  --backend B       cpu (default) | cuda (B and C in GPU memory; exit 77 without a device)\n"
           "                    | sim (tools/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
-          "Rank 0 prints one line per run: time per call, bytes moved per call.\n");
+          "Rank 0 prints one line per run and direction: time per call, bytes moved per call.\n",
+          BOTH_ROUNDS);
 }
 
 static int parse_list(const char *opt, const char *text, options *o, int is_n) {
@@ -131,6 +150,14 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--iters")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 1, 1000000, &o->iters)) return 0; }
     else if (!strcmp(a, "--warmup")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 1000000, &o->warmup)) return 0; }
     else if (!strcmp(a, "--check")) { if (!(o->check = cli_value(prog, argc, argv, &i))) return 0; }
+    else if (!strcmp(a, "--transpose")) o->dirs = DIR_TRANSPOSE;
+    else if (!strcmp(a, "--direction")) {
+      if (!(v = cli_value(prog, argc, argv, &i))) return 0;
+      if (!strcmp(v, "forward")) o->dirs = DIR_FORWARD;
+      else if (!strcmp(v, "transpose")) o->dirs = DIR_TRANSPOSE;
+      else if (!strcmp(v, "both")) o->dirs = DIR_FORWARD | DIR_TRANSPOSE;
+      else { fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v); return 0; }
+    }
     else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
     else if (!strcmp(a, "--backend")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
@@ -156,6 +183,7 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->nn) o->n[o->nn++] = 32;
   if (!o->ndt) o->dt[o->ndt++] = SHIRO_FLOAT64;
+  if (!o->dirs) o->dirs = DIR_FORWARD;
   return 1;
 }
 
@@ -253,7 +281,8 @@ static int launch_rank(void) {
  * the exit status: 0 after --help or --version, 2 for a bad command line,
  * 1 for --backend cuda in a build without CUDA, or sim outside the simulation build. */
 static int command_line(int argc, char **argv, options *o, int speak) {
-  static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport"};
+  static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport",
+                                 "--direction"};
   for (int i = 1; i < argc; i++) {
     int skip = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
@@ -285,6 +314,100 @@ static int command_line(int argc, char **argv, options *o, int speak) {
   return -1;
 }
 
+/* One direction of a run: its host (and device) input and output, and what it measured. */
+typedef struct direction {
+  int dir;                 /* DIR_FORWARD (in B, out C) or DIR_TRANSPOSE (in Y, out X) */
+  size_t in_bytes, out_bytes;
+  void *hin, *hout;        /* host copies (hout: what --check reads) */
+  void *din, *dout;        /* device copies (--backend cuda), else NULL */
+  double best;             /* seconds per call: the best round's, the slowest rank's mean */
+} direction;
+
+/* Fills and allocates d for a context of n columns and esz-byte values: the input rows are
+ * b_value(global row, column) of this rank's B rows (forward) or C rows (transposed). Returns 0 on
+ * success (on failure the caller frees what was made with free_direction). */
+static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shiro_dtype dt, int64_t n, int on_gpu,
+                           int rank) {
+  const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
+  const int64_t in_rows = dir == DIR_FORWARD ? in->b_rows : in->c_rows;
+  const int64_t *in_ids = dir == DIR_FORWARD ? in->b_global : in->c_global;
+  memset(d, 0, sizeof *d);
+  d->dir = dir;
+  d->best = HUGE_VAL;
+  d->in_bytes = (size_t)in_rows * (size_t)n * esz;
+  d->out_bytes = (size_t)(dir == DIR_FORWARD ? in->c_rows : in->b_rows) * (size_t)n * esz;
+  d->hin = malloc(d->in_bytes ? d->in_bytes : 1);
+  d->hout = malloc(d->out_bytes ? d->out_bytes : 1);
+  if (!d->hin || !d->hout) {
+    fprintf(stderr, "%s: rank %d: out of memory (%zu bytes of input and output)\n", prog, rank, d->in_bytes + d->out_bytes);
+    return 1;
+  }
+  for (int64_t i = 0; i < in_rows; i++)
+    for (int64_t c = 0; c < n; c++) {
+      double v = b_value(in_ids[i], c);
+      if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v; else ((double *)d->hin)[i * n + c] = v;
+    }
+  return on_gpu ? gpu_alloc(d->hin, d->in_bytes, d->out_bytes, &d->din, &d->dout, rank) : 0;
+}
+
+static void free_direction(direction *d) {
+  gpu_free(d->din, d->dout);
+  free(d->hin);
+  free(d->hout);
+  memset(d, 0, sizeof *d);
+}
+
+/* k calls of d's product on ctx. Returns 0, or 1 after printing why a call failed. */
+static int calls(shiro_ctx *ctx, const direction *d, int64_t k, int rank) {
+  const void *x = d->din ? d->din : d->hin;
+  void *y = d->dout ? d->dout : d->hout;
+  for (int64_t it = 0; it < k; it++)
+    if ((d->dir == DIR_FORWARD ? shiro_spmm(ctx, x, y) : shiro_spmm_transpose(ctx, x, y)) != SHIRO_OK) {
+      fprintf(stderr, "%s: rank %d: %s\n", prog, rank, shiro_ctx_last_error(ctx));
+      return 1;
+    }
+  return 0;
+}
+
+/* Worst (|X - ref| / bound) over this rank's rows of X = Aᵀ·Y, Y(i, c) = b_value(i, c); > 1: failed.
+ * The bound of row j is that of a sum of its column's terms_j products, like check_rows's. */
+static double check_transposed(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *X) {
+  double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53), worst = 0;
+  int64_t *local = malloc(((size_t)A->k + 1) * sizeof *local), *terms = calloc((size_t)in->b_rows + 1, sizeof *terms);
+  double *ref = calloc((size_t)(in->b_rows * n) + 1, sizeof *ref), *bound = calloc((size_t)(in->b_rows * n) + 1, sizeof *bound);
+  if (!local || !terms || !ref || !bound) {
+    worst = HUGE_VAL;
+    fprintf(stderr, "%s: --check: out of memory for the reference of X\n", prog);
+    goto done;
+  }
+  for (int64_t j = 0; j < A->k; j++) local[j] = -1;
+  for (int64_t l = 0; l < in->b_rows; l++) local[in->b_global[l]] = l;
+  for (int64_t i = 0; i < A->m; i++)
+    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
+      const int64_t l = local[A->Aj[t]];
+      if (l < 0) continue;
+      terms[l]++;
+      for (int64_t c = 0; c < n; c++) {
+        double p = A->Ax[t] * b_value(i, c);
+        ref[l * n + c] += p;
+        bound[l * n + c] += fabs(p);
+      }
+    }
+  for (int64_t l = 0; l < in->b_rows; l++)
+    for (int64_t c = 0; c < n; c++) {
+      double got = dt == SHIRO_FLOAT32 ? (double)((const float *)X)[l * n + c] : ((const double *)X)[l * n + c];
+      double tol = (double)(terms[l] + 3) * u * bound[l * n + c] * 1.01 + 1e-300;
+      double r = fabs(got - ref[l * n + c]) / tol;
+      if (!(r <= worst)) worst = r;  /* NaN propagates as a failure */
+    }
+done:
+  free(local);
+  free(terms);
+  free(ref);
+  free(bound);
+  return worst;
+}
+
 /* One (dtype, N) configuration: create, fill, run, time, check. Returns 0 if
  * fine, EXIT_SKIP if the CUDA backend has no device (on every rank), 1 else. */
 static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o, shiro_dtype dt, int64_t n,
@@ -305,47 +428,55 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
     fprintf(stderr, "%s: rank %d: %s%s\n", prog, rank, err.message, anyskip ? " (skipped)" : "");
     return anyskip ? EXIT_SKIP : 1;
   }
-  size_t b_bytes = (size_t)in->b_rows * (size_t)n * esz, c_bytes = (size_t)in->c_rows * (size_t)n * esz;
-  void *hB = malloc(b_bytes ? b_bytes : 1), *hC = malloc(c_bytes ? c_bytes : 1), *dB = NULL, *dC = NULL;
-  int bad = !hB || !hC;
-  for (int64_t i = 0; !bad && i < in->b_rows; i++)
-    for (int64_t c = 0; c < n; c++) {
-      double v = b_value(in->b_global[i], c);
-      if (dt == SHIRO_FLOAT32) ((float *)hB)[i * n + c] = (float)v; else ((double *)hB)[i * n + c] = v;
-    }
   const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
-  if (!bad && on_gpu) bad = gpu_alloc(hB, b_bytes, c_bytes, &dB, &dC, rank);
-  void *B = on_gpu ? dB : hB, *C = on_gpu ? dC : hC;
-  double t = 0;
-  for (int64_t it = 0; !bad && it < o->warmup + o->iters; it++) {
-    if (it == o->warmup) { MPI_Barrier(MPI_COMM_WORLD); t = MPI_Wtime(); }
-    if (shiro_spmm(ctx, B, C) != SHIRO_OK) {
-      fprintf(stderr, "%s: rank %d: %s\n", prog, rank, shiro_ctx_last_error(ctx));
-      bad = 1;
+  direction d[2];
+  int nd = 0, bad = 0;
+  memset(d, 0, sizeof d);
+  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, rank);
+  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, rank);
+  for (int k = 0; !bad && k < nd; k++) bad = calls(ctx, &d[k], o->warmup, rank);
+  /* both: rounds of K calls of each direction in turn, so that a slow spell of a shared machine
+   * hits both; the best round of each */
+  const int rounds = nd == 2 ? BOTH_ROUNDS : 1;
+  for (int round = 0; round < rounds; round++)
+    for (int k = 0; k < nd; k++) {
+      int anybad = 0;
+      MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);  /* also the barrier before the clock */
+      if (anybad) { bad = 1; break; }
+      double t = MPI_Wtime();
+      bad = calls(ctx, &d[k], o->iters, rank);
+      t = (MPI_Wtime() - t) / (double)o->iters;
+      double tmax = 0;
+      MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (tmax < d[k].best) d[k].best = tmax;
     }
+  double worst[2] = {0, 0}, wmax[2] = {0, 0};
+  for (int k = 0; !bad && A && k < nd; k++) {
+    if (on_gpu) bad = gpu_download(d[k].hout, d[k].dout, d[k].out_bytes, rank);
+    if (!bad) worst[k] = d[k].dir == DIR_FORWARD ? check_rows(A, in, dt, n, d[k].hout) : check_transposed(A, in, dt, n, d[k].hout);
   }
-  t = MPI_Wtime() - t;
-  if (!bad && on_gpu && A) bad = gpu_download(hC, dC, c_bytes, rank);
-  double worst = (!bad && A) ? check_rows(A, in, dt, n, hC) : 0, tmax = 0, wmax = 0;
   shiro_traffic tr = {0};
   if (shiro_ctx_get_traffic(ctx, &tr) != SHIRO_OK) memset(&tr, 0, sizeof tr);
+  /* summed over the ranks, what the forward program sends is what the transposed one sends */
   int64_t mine[2] = {tr.bytes_sent, tr.inter_node_rows_sent * n * (int64_t)esz}, all[2] = {0, 0};
   int anybad = 0;
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&worst, &wmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(worst, wmax, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  int fail = anybad || !(wmax <= 1.0);
-  if (rank == 0) {
-    printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
+  int fail = anybad || !(wmax[0] <= 1.0) || !(wmax[1] <= 1.0);
+  for (int k = 0; rank == 0 && k < nd; k++) {
+    printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s%s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
            o->plan, in->ranks, in->strategy, on_gpu ? "cuda" : "cpu", (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double",
-           1e3 * tmax / (double)o->iters, (long long)o->iters, (double)all[0] / 1e6, (double)all[1] / 1e6);
-    if (A) printf("; check: max error/bound %.3g %s", wmax, fail ? "FAILED" : "ok");
+           d[k].dir == DIR_TRANSPOSE ? ", transposed (X = A^T.Y)" : "", 1e3 * d[k].best,
+           (long long)o->iters, (double)all[0] / 1e6, (double)all[1] / 1e6);
+    if (nd == 2) printf(" (best of %d rounds)", rounds);
+    if (A) printf("; check: max error/bound %.3g %s", wmax[k], (anybad || !(wmax[k] <= 1.0)) ? "FAILED" : "ok");
     printf("\n");
   }
-  gpu_free(dB, dC);
-  free(hB);
-  free(hC);
+  if (rank == 0 && nd == 2 && !anybad)
+    printf("shiro-spmm: %s, N=%lld %s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
+           dt == SHIRO_FLOAT32 ? "float" : "double", d[1].best / d[0].best, 1e3 * d[1].best, 1e3 * d[0].best);
+  for (int k = 0; k < 2; k++) free_direction(&d[k]);
   shiro_ctx_destroy(&ctx);
   return fail;
 }
