@@ -156,10 +156,11 @@ enum { ROW_PREFETCH = 8 };
     (void)val;                                                                                \
     int64_t i = lo;                                                                           \
     for (; i + 1 < hi; i += 2) {                                                              \
-      T *da = d0 + (rows ? (int64_t)rows[i] : i) * (L);                                       \
-      T *db = d0 + (rows ? (int64_t)rows[i + 1] : i + 1) * (L);                               \
       int64_t ea = ptr[i], eb = ptr[i + 1];                                                   \
       const int64_t ea1 = ptr[i + 1], eb1 = ptr[i + 2];                                       \
+      if (accum && ea == eb1) continue; /* two rows without entries: nothing to add */        \
+      T *da = d0 + (rows ? (int64_t)rows[i] : i) * (L);                                       \
+      T *db = d0 + (rows ? (int64_t)rows[i + 1] : i + 1) * (L);                               \
       V xa, xb;                                                                               \
       if (accum) {                                                                            \
         xa = LD(V, da);                                                                       \
@@ -180,7 +181,7 @@ enum { ROW_PREFETCH = 8 };
       ST(da, xa);                                                                             \
       ST(db, xb);                                                                             \
     }                                                                                         \
-    if (i < hi) { /* the last row of an odd range */                                          \
+    if (i < hi && !(accum && ptr[i] == ptr[i + 1])) { /* the last row of an odd range */      \
       T *d = d0 + (rows ? (int64_t)rows[i] : i) * (L);                                        \
       int64_t e = ptr[i];                                                                     \
       const int64_t e1 = ptr[i + 1];                                                          \

@@ -13,7 +13,7 @@
  * (row copies, every row size and an odd one); assign and add; contiguous and
  * listed destination rows; the baseline and the AVX2 variants (where the CPU
  * has AVX2); 1 and 2 threads, with the threads' grain lowered so that even the
- * smallest op is split; a row far heavier than the others (the split by
+ * smallest op is split; mostly empty rows (skipped when adding); a row far heavier than the others (the split by
  * nonzeros); and the progress hook: polled between chunks, never inside a
  * parallel region, the same bits whether it asks for more polls or not. The
  * build also compiles this test with -march=native (test kernels-native):
@@ -50,12 +50,13 @@ typedef struct operator_ {
   float vf[MAXENT];
 } operator_;
 
-/* A random operator: row i has 0..MAXE entries (exactly one if one_per_row; row 7 HEAVY if heavy),
- * destination rows a permutation. */
-static void make(operator_ *A, int one_per_row, int heavy) {
+/* A random operator: row i has 0..MAXE entries (exactly one if one_per_row; row 7 HEAVY if heavy;
+ * if sparse, 0 in 4 rows of 5 and 1..3 in the others: a remote op's shape, pairs of rows without
+ * entries that the kernels skip when they add), destination rows a permutation. */
+static void make(operator_ *A, int one_per_row, int heavy, int sparse) {
   A->ptr[0] = 0;
   for (int i = 0; i < NROWS; i++) {
-    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : (int)(rnd() % (MAXE + 1));
+    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : sparse ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3)) : (int)(rnd() % (MAXE + 1));
     for (int e = 0; e < len; e++) {
       int64_t k = A->ptr[i] + e;
       A->col[k] = (int32_t)(rnd() % NSRC);
@@ -199,10 +200,11 @@ static void check_values_discriminate(void) {
 int main(void) {
   static const int64_t ns[] = {1, 2, 4, 8, 16, 32, 64, 128, 3, 7, 9, 33, 48, 100};
   const int nn = (int)(sizeof ns / sizeof ns[0]);
-  operator_ *A = malloc(sizeof *A), *G = malloc(sizeof *G), *H = malloc(sizeof *H);
-  make(A, 0, 0);
-  make(G, 1, 0);
-  make(H, 0, 1);
+  operator_ *A = malloc(sizeof *A), *G = malloc(sizeof *G), *H = malloc(sizeof *H), *Z = malloc(sizeof *Z);
+  make(A, 0, 0, 0);
+  make(G, 1, 0, 0);
+  make(H, 0, 1, 0);
+  make(Z, 0, 0, 1);
   check_values_discriminate();
   const int nisa = cpu_kernels_force_isa(CPU_ISA_AVX2) == CPU_ISA_AVX2 ? 2 : 1;
   if (nisa == 1) printf("note: this CPU has no AVX2; the baseline kernels only\n");
@@ -214,6 +216,8 @@ int main(void) {
         for (int accum = 0; accum < 2; accum++) {
           check("multiply", A, RT_MULTIPLY, d, listed, accum, ns[j], nisa, polled);
           check("add", A, RT_ADD, d, listed, accum, ns[j], nisa, polled);
+          check("multiply, mostly empty rows", Z, RT_MULTIPLY, d, listed, accum, ns[j], nisa, 0);
+          check("add, mostly empty rows", Z, RT_ADD, d, listed, accum, ns[j], nisa, 0);
         }
         check("gather", G, RT_GATHER, d, listed, 0, ns[j], nisa, polled);
       }
@@ -226,6 +230,7 @@ int main(void) {
   free(A);
   free(G);
   free(H);
+  free(Z);
   printf("%s: %d failures\n", test_failures ? "FAIL" : "ok", test_failures);
   return test_failures != 0;
 }
