@@ -41,7 +41,7 @@
 /* Reads path with `threads` threads and parts of `chunk` bytes (0: auto). */
 static shiro_status read_with(const char *path, int threads, size_t chunk, sc_csr **A, mm_header *h,
                               shiro_error *err) {
-  mm_read_options o = {threads, chunk};
+  mm_read_options o = {.threads = threads, .chunk_bytes = chunk};
   return mm_read_ex(path, &o, A, h, err);
 }
 

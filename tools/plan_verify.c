@@ -31,6 +31,7 @@ typedef struct vstate {
   trow **bufs;           /* [R * PROG_NBUF] */
   shiro_error *err;
   int64_t messages;
+  int input;             /* the buffer whose rows are the symbols: PROG_BUF_B (C = A·B), PROG_BUF_C (X = Aᵀ·Y) */
 } vstate;
 
 typedef struct pending { int32_t src, dst; int64_t stage, kind, count; trow *rows; } pending;
@@ -55,19 +56,24 @@ static int64_t nrows_of(const prog_rank *p, int b) {
 
 static trow *rows_of(vstate *v, int32_t r, int64_t b) { return v->bufs[(int64_t)r * PROG_NBUF + b]; }
 
+/* Global id of row `row` of rank r's input buffer (the symbol it holds). */
+static int64_t symbol(const vstate *v, const prog_rank *p, int64_t row) {
+  return (v->input == PROG_BUF_B ? p->b_first : p->c_first) + row;
+}
+
 /* One MUL op of rank r on symbols. */
 static shiro_status run_mul(vstate *v, int32_t r, const int64_t *op) {
   const prog_rank *p = &v->pr[r];
   const int64_t *ptr = p->ptr + op[OPF_PTR_OFF];
   trow *dst = rows_of(v, r, op[OPF_DST_BUF]) + op[OPF_DST_OFF];
-  trow *src = op[OPF_SRC_BUF] == PROG_BUF_B ? NULL : rows_of(v, r, op[OPF_SRC_BUF]) + op[OPF_SRC_OFF];
+  trow *src = op[OPF_SRC_BUF] == v->input ? NULL : rows_of(v, r, op[OPF_SRC_BUF]) + op[OPF_SRC_OFF];
   for (int64_t i = 0; i < op[OPF_NROWS]; i++) {
     trow *d = dst + (op[OPF_ROWS_OFF] >= 0 ? p->rows[op[OPF_ROWS_OFF] + i] : i);
     if (!op[OPF_ACCUM]) d->n = 0;
     for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
       double scale = op[OPF_HAS_VAL] ? p->val[e] : 1.0;
-      if (!src) {  /* a row of B: the symbol e_j */
-        term t = {p->b_first + p->col[e], scale, 1, op[OPF_HAS_VAL] ? r : -1};
+      if (!src) {  /* a row of the input: the symbol e_j */
+        term t = {symbol(v, p, op[OPF_SRC_OFF] + p->col[e]), scale, 1, op[OPF_HAS_VAL] ? r : -1};
         if (!push(d, t)) return nomem(v->err);
         continue;
       }
@@ -77,8 +83,8 @@ static shiro_status run_mul(vstate *v, int32_t r, const int64_t *op) {
         t.coef *= scale;
         if (op[OPF_HAS_VAL]) {
           if (t.at >= 0)
-            return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: rank %d multiplies B row %lld a second time (first on rank %d)",
-                              r, (long long)t.j, t.at);
+            return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: rank %d multiplies %s row %lld a second time (first on rank %d)",
+                              r, v->input == PROG_BUF_B ? "B" : "Y", (long long)t.j, t.at);
           t.at = r;
         }
         if (!push(d, t)) return nomem(v->err);
@@ -331,10 +337,40 @@ static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64
   return st;
 }
 
+#define STALE (-1)  /* the symbol of what a buffer held before the call (j of a term) */
+
+/* The symbolic rows of every buffer but the input (the symbols): empty for C = A·B; for X = Aᵀ·Y
+ * each holds the symbol STALE, what the buffers hold from an earlier call, so that a row the
+ * program adds to or sends before clearing it is found (its X rows would hold it). */
+static shiro_status alloc_rows(vstate *v) {
+  v->bufs = calloc((size_t)v->R * PROG_NBUF, sizeof *v->bufs);
+  if (!v->bufs) return nomem(v->err);
+  for (int32_t r = 0; r < v->R; r++)
+    for (int b = 0; b < PROG_NBUF; b++) {
+      if (b == v->input) continue;
+      trow *rows = v->bufs[(int64_t)r * PROG_NBUF + b] = calloc((size_t)nrows_of(&v->pr[r], b) + 1, sizeof(trow));
+      if (!rows) return nomem(v->err);
+      for (int64_t i = 0; v->input == PROG_BUF_C && i < nrows_of(&v->pr[r], b); i++)
+        if (!push(&rows[i], (term){STALE, 1.0, 1, -1})) return nomem(v->err);
+    }
+  return SHIRO_OK;
+}
+
+static void free_rows(vstate *v) {
+  for (int32_t r = 0; v->bufs && r < v->R; r++)
+    for (int b = 0; b < PROG_NBUF; b++) {
+      trow *rows = v->bufs[(int64_t)r * PROG_NBUF + b];
+      for (int64_t i = 0; rows && i < nrows_of(&v->pr[r], b); i++) free(rows[i].t);
+      free(rows);
+    }
+  free(v->bufs);
+  v->bufs = NULL;
+}
+
 shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
                          shiro_error *err) {
   memset(rep, 0, sizeof *rep);
-  vstate v = {.meta = meta, .pr = pr, .R = meta->ranks, .err = err};
+  vstate v = {.meta = meta, .pr = pr, .R = meta->ranks, .err = err, .input = PROG_BUF_B};
   shiro_status st = SHIRO_OK;
   for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++) {
     st = plan_verify_checksums(&pr[r], err);
@@ -365,13 +401,7 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
     if (st != SHIRO_OK) return st;
     A = Aperm;
   }
-  v.bufs = calloc((size_t)v.R * PROG_NBUF, sizeof *v.bufs);
-  if (!v.bufs) return nomem(err);
-  for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
-    for (int b = PROG_BUF_C; b < PROG_NBUF; b++) {
-      v.bufs[(int64_t)r * PROG_NBUF + b] = calloc((size_t)nrows_of(&pr[r], b) + 1, sizeof(trow));
-      if (!v.bufs[(int64_t)r * PROG_NBUF + b]) st = nomem(err);
-    }
+  st = alloc_rows(&v);
   int optimal = !strcmp(meta->strategy, "joint") || !strcmp(meta->strategy, "hier") || !strcmp(meta->strategy, "group");
   int group = !strcmp(meta->strategy, "group");
   int64_t *cov = NULL, ncov = 0;
@@ -381,13 +411,99 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
   rep->messages = v.messages;
   rep->matrix_checked = st == SHIRO_OK && A != NULL;
   free(cov);
-  for (int32_t r = 0; r < v.R; r++)
-    for (int b = PROG_BUF_C; b < PROG_NBUF; b++) {
-      trow *rows = v.bufs[(int64_t)r * PROG_NBUF + b];
-      for (int64_t i = 0; rows && i < nrows_of(&pr[r], b); i++) free(rows[i].t);
-      free(rows);
-    }
-  free(v.bufs);
+  free_rows(&v);
   sc_csr_free(Aperm);
+  return st;
+}
+
+/* A nonzero as a product computes it: A(i, j) = coef. */
+typedef struct triple { int64_t i, j; double coef; } triple;
+
+static int cmp_triple(const void *a, const void *b) {
+  const triple *x = a, *y = b;
+  if (x->i != y->i) return x->i < y->i ? -1 : 1;
+  if (x->j != y->j) return x->j < y->j ? -1 : 1;
+  return (x->coef > y->coef) - (x->coef < y->coef);
+}
+
+/* Owner of C row i, from the ranks' ranges. */
+static int32_t owner_c(const vstate *v, int64_t i) {
+  int32_t lo = 0, hi = v->R - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo + 1) / 2;
+    if (v->pr[mid].c_first <= i) lo = mid; else hi = mid - 1;
+  }
+  while (lo > 0 && v->pr[lo].c_rows == 0) lo--;
+  while (lo < v->R - 1 && i >= v->pr[lo].c_first + v->pr[lo].c_rows) lo++;
+  return lo;
+}
+
+/* The nonzeros reaching the output rows of an executed v (C rows: (i, symbol j); X rows: (symbol
+ * i, j)) into *out (nnz of them, sorted). The transposed output is checked on the way: each
+ * term once, multiplied once, by the owner of its row or of its column. */
+static shiro_status collect(vstate *v, triple **out, int64_t *n) {
+  const int fwd = v->input == PROG_BUF_B, ob = fwd ? PROG_BUF_C : PROG_BUF_B;
+  int64_t total = 0, k = 0;
+  for (int32_t p = 0; p < v->R; p++)
+    for (int64_t l = 0; l < nrows_of(&v->pr[p], ob); l++) total += rows_of(v, p, ob)[l].n;
+  triple *t = malloc((size_t)(total + 1) * sizeof *t);
+  if (!t) return nomem(v->err);
+  for (int32_t p = 0; p < v->R; p++)
+    for (int64_t l = 0; l < nrows_of(&v->pr[p], ob); l++) {
+      trow *row = &rows_of(v, p, ob)[l];
+      const int64_t g = (fwd ? v->pr[p].c_first : v->pr[p].b_first) + l;
+      if (row->n) qsort(row->t, (size_t)row->n, sizeof *row->t, cmp_term);
+      for (int64_t x = 0; x < row->n; x++) {
+        const term *e = &row->t[x];
+        if (!fwd && e->j == STALE) {
+          free(t);
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify (transposed program): X row %lld holds what a buffer held before "
+                            "the call (a row added to or sent before it was cleared)", (long long)g);
+        }
+        if (!fwd && ((x > 0 && row->t[x - 1].j == e->j) || e->mult != 1 || e->at < 0 ||
+                     (e->at != p && e->at != owner_c(v, e->j)))) {
+          free(t);
+          return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify (transposed program): nonzero (%lld, %lld) %s", (long long)e->j,
+                            (long long)g, e->at < 0 ? "reaches X without a multiplication" : (e->at != p && e->at != owner_c(v, e->j))
+                            ? "is multiplied on a rank that owns neither its row nor its column" : "reaches X more than once");
+        }
+        t[k++] = fwd ? (triple){g, e->j, e->coef} : (triple){e->j, g, e->coef};
+      }
+    }
+  if (k) qsort(t, (size_t)k, sizeof *t, cmp_triple);
+  *out = t;
+  *n = k;
+  return SHIRO_OK;
+}
+
+/* Executes the programs prs symbolically on v's input and collects what reaches the output. */
+static shiro_status run_collect(vstate *v, triple **out, int64_t *n) {
+  shiro_status st = alloc_rows(v);
+  if (st == SHIRO_OK) st = execute(v);
+  if (st == SHIRO_OK) st = collect(v, out, n);
+  free_rows(v);
+  return st;
+}
+
+shiro_status plan_verify_transpose(const prog_meta *meta, const prog_rank *pr, const prog_rank *tr, verify_report *rep,
+                                   shiro_error *err) {
+  memset(rep, 0, sizeof *rep);
+  vstate f = {.meta = meta, .pr = pr, .R = meta->ranks, .err = err, .input = PROG_BUF_B};
+  vstate t = {.meta = meta, .pr = tr, .R = meta->ranks, .err = err, .input = PROG_BUF_C};
+  triple *a = NULL, *b = NULL;
+  int64_t na = 0, nb = 0;
+  shiro_status st = run_collect(&f, &a, &na);
+  if (st == SHIRO_OK) st = run_collect(&t, &b, &nb);
+  for (int64_t x = 0; st == SHIRO_OK && x < (na > nb ? na : nb); x++) {
+    const triple *p = x < na ? &a[x] : NULL, *q = x < nb ? &b[x] : NULL;
+    if (p && q && !cmp_triple(p, q)) continue;
+    const triple *first = !q || (p && cmp_triple(p, q) < 0) ? p : q;
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify (transposed program): nonzero (%lld, %lld) = %.17g %s", (long long)first->i,
+                    (long long)first->j, first->coef, first == p ? "of C = A·B does not reach X = Aᵀ·Y" : "reaches X = Aᵀ·Y, C = A·B has no such term");
+  }
+  rep->nonzeros = st == SHIRO_OK ? nb : 0;
+  rep->messages = t.messages;
+  free(a);
+  free(b);
   return st;
 }

@@ -30,4 +30,13 @@ typedef struct verify_report {
 shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
                          shiro_error *err);
 
+/* Proves the transposed programs tr[0..R-1] (X = Aᵀ·Y, derived from pr: plan_transpose.h) by
+ * executing them symbolically on the rows of Y: every message matched, and every X row j
+ * receives each nonzero (i, j) exactly once, multiplied once (by the owner of row i or of column
+ * j), with the coefficient the forward programs give C row i: X = Aᵀ·Y for the very A that
+ * C = A·B multiplies (plan_verify proves that one first). rep gets the nonzeros and messages.
+ * Returns SHIRO_OK, or SHIRO_ERR_FORMAT with the first violation in err. */
+shiro_status plan_verify_transpose(const prog_meta *meta, const prog_rank *pr, const prog_rank *tr, verify_report *rep,
+                                   shiro_error *err);
+
 #endif

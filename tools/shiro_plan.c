@@ -14,6 +14,7 @@
 #include "digest.h"
 #include "huge_pages.h"
 #include "error.h"
+#include "csr_h5.h"
 #include "mm_read.h"
 #include "partition.h"
 #include "permute.h"
@@ -31,6 +32,13 @@ typedef struct options {
   const char *partition; /* "block", "nnz" or "metis" */
   int threads;          /* 0: OpenMP default */
   int compare, json, quiet;
+  const char *machine;  /* --machine NAME|FILE (NULL: not given; auto then prices for tsubame4's links) */
+  int auto_strategy;    /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
+  int64_t n;            /* --n: the columns of B predictions are for (default 64) */
+  int dbl;              /* --dtype double (default float) */
+  const char *format;   /* "mtx", "edgelist" or "csr-h5" */
+  int base;             /* edgelist: 0- or 1-based ids */
+  int64_t rows, cols;   /* edgelist: size given, 0: max id + 1 */
 } options;
 
 typedef struct timings { double read, partition, cover, plan, write, total; } timings;
@@ -38,13 +46,18 @@ typedef struct timings { double read, partition, cover, plan, write, total; } ti
 static void usage(FILE *f) {
   fprintf(f,
           "usage: shiro-plan MATRIX.mtx[.gz] --ranks R [--gpus-per-node G] [--strategy S] [--partition P]\n"
-          "                  [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
+          "                  [--format F [--base B] [--rows M] [--cols K]] [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
           "  --partition P      block (default) | nnz (contiguous, balanced nonzeros) |\n"
           "                     metis (square matrices: METIS k-way, ranks own row lists)\n"
           "  --strategy S       block | col | row | joint | hier | group | cola (default: group\n"
           "                     when 1 < G < R, else joint, which then moves the same rows)\n"
+          "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
+          "                     'u v value' per line, '#'/'%%' comments) | csr-h5 (HDF5: /indptr,\n"
+          "                     /indices, optional /data, optional root attribute shape)\n"
+          "  --base B           edgelist: ids are 0-based (default) or 1-based\n"
+          "  --rows M, --cols K edgelist: the size (default: rows = cols = max id + 1)\n"
           "  -o FILE            plan file (default: the matrix's base name + .shiro.h5)\n"
           "  --threads T        planner threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --compare          evaluate every strategy; without -o, writes no plan\n"
@@ -61,6 +74,7 @@ static int parse(int argc, char **argv, options *o) {
   o->gpn = 1;
   o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
   o->partition = "block";
+  o->format = "mtx";
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
@@ -82,6 +96,19 @@ static int parse(int argc, char **argv, options *o) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+    } else if (!strcmp(a, "--format")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strcmp(val, "mtx") && strcmp(val, "edgelist") && strcmp(val, "csr-h5")) {
+        fprintf(stderr, "%s: --format: unknown format '%s' (expected mtx, edgelist or csr-h5)\n", prog, val);
+        return 0;
+      }
+      o->format = val;
+    } else if (!strcmp(a, "--base")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 0, 1, &v)) return 0;
+      o->base = (int)v;
+    } else if (!strcmp(a, "--rows") || !strcmp(a, "--cols")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, INT64_MAX / 16, &v)) return 0;
+      *(a[2] == 'r' ? &o->rows : &o->cols) = v;
     } else if (!strcmp(a, "--partition")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "metis")) {
@@ -99,6 +126,10 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->matrix) { fprintf(stderr, "%s: no matrix given\n", prog); usage(stderr); return 0; }
   if (!o->ranks) { fprintf(stderr, "%s: --ranks is required\n", prog); return 0; }
+  if (strcmp(o->format, "edgelist") && (o->base || o->rows || o->cols)) {
+    fprintf(stderr, "%s: --base, --rows and --cols are for --format edgelist only\n", prog);
+    return 0;
+  }
   /* Default: group when ranks span several nodes of more than one rank; otherwise
    * (one node, or one rank per node) group moves exactly what joint moves, and
    * joint does it in one stage instead of two. */
@@ -153,6 +184,15 @@ static void warn_empty_ranks(const options *o, const sc_csr *A, const sc_partiti
   if (none_b && (none_b != none_c || A->m != A->k))
     fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of B (the matrix has %lld columns)\n", prog, none_b,
             o->ranks, (long long)A->k);
+}
+
+/* Reads the matrix o->matrix in o->format into *A (hdr: what it held). */
+static shiro_status read_matrix(const options *o, sc_csr **A, mm_header *hdr, shiro_error *err) {
+  if (!strcmp(o->format, "csr-h5")) return csr_h5_read(o->matrix, A, hdr, err);
+  mm_read_options ro = {0};
+  if (!strcmp(o->format, "edgelist"))
+    ro = (mm_read_options){.format = MM_FORMAT_EDGELIST, .el_base = o->base, .el_rows = o->rows, .el_cols = o->cols};
+  return mm_read_ex(o->matrix, &ro, A, hdr, err);
 }
 
 /* The matrix's base name without directory and .mtx/.mtx.gz/.gz, + ".shiro.h5". */
@@ -340,7 +380,8 @@ int main(int argc, char **argv) {
   }
   double t0 = cli_now(), t1;
   cli_progress("read", 0, 1);
-  if (mm_read(o.matrix, &A, NULL, &err) != SHIRO_OK) goto fail;
+  mm_header hdr;
+  if (read_matrix(&o, &A, &hdr, &err) != SHIRO_OK) goto fail;
   cli_progress("read", 1, 1);
   t1 = cli_now(); t.read = t1 - t0; t0 = t1;
   sc_csr *read = A;

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "error.h"
 #include "mm_read.h"
 #include "plan_file.h"
 #include "plan_heatmap.h"
+#include "plan_transpose.h"
 #include "plan_verify.h"
 
 static const char *prog = "shiro-plan-dump";
@@ -72,13 +74,50 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
   }
 }
 
+/* Derives every rank's transposed program (tr[0..R-1], zeroed by the caller) from pr. */
+static shiro_status transpose_all(const prog_meta *meta, const prog_rank *pr, plan_transposed *tr, shiro_error *err) {
+  shiro_status st = SHIRO_OK;
+  for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) st = plan_transpose_rank(&pr[r], &tr[r], err);
+  return st;
+}
+
+/* --verify, the transposed programs: derived as libshiro derives them, then proven. */
+static shiro_status verify_transposed(const prog_meta *meta, const prog_rank *pr, verify_report *rep, shiro_error *err) {
+  plan_transposed *tr = calloc((size_t)meta->ranks, sizeof *tr);
+  prog_rank *tp = calloc((size_t)meta->ranks, sizeof *tp);
+  shiro_status st = tr && tp ? transpose_all(meta, pr, tr, err) : shiro_fail(err, SHIRO_ERR_NOMEM, "verify: out of memory");
+  for (int32_t r = 0; st == SHIRO_OK && r < meta->ranks; r++) tp[r] = tr[r].pr;
+  if (st == SHIRO_OK) st = plan_verify_transpose(meta, pr, tp, rep, err);
+  for (int32_t r = 0; tr && r < meta->ranks; r++) plan_transposed_free(&tr[r]);
+  free(tr);
+  free(tp);
+  return st;
+}
+
+/* Adds what transposed program t sends (per tier and stage) to *tot. */
+static void add_transposed(const prog_rank *t, rank_stats *tot) {
+  rank_stats s;
+  stats_of(t, &s);
+  tot->sent += s.sent;
+  tot->sent_inter += s.sent_inter;
+  tot->sent_intra += s.sent_intra;
+  for (int k = 0; k < 8; k++) { tot->stage_inter[k] += s.stage_inter[k]; tot->stage_intra[k] += s.stage_intra[k]; }
+}
+
+/* 1 if two totals move the same rows per tier and per stage. */
+static int same_volumes(const rank_stats *a, const rank_stats *b) {
+  int same = a->sent == b->sent && a->sent_inter == b->sent_inter && a->sent_intra == b->sent_intra;
+  for (int k = 0; k < 8; k++) same &= a->stage_inter[k] == b->stage_inter[k] && a->stage_intra[k] == b->stage_intra[k];
+  return same;
+}
+
 /* --verify: maps every rank, re-checks the whole plan; prints a verdict. Returns the exit status. */
 static int verify(const char *path, const prog_meta *meta, const char *matrix, int json) {
   shiro_error err = {{0}};
   prog_rank *pr = calloc((size_t)meta->ranks, sizeof *pr);
   plan_mapping *map = calloc((size_t)meta->ranks, sizeof *map);
   sc_csr *A = NULL;
-  verify_report rep;
+  verify_report rep, trep = {0};
   shiro_status st = (pr && map) ? SHIRO_OK : SHIRO_ERR_NOMEM;
   for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) {
     prog_meta m2;
@@ -86,14 +125,16 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
   }
   if (st == SHIRO_OK && matrix) st = mm_read(matrix, &A, NULL, &err);
   if (st == SHIRO_OK) st = plan_verify(meta, pr, A, &rep, &err);
+  if (st == SHIRO_OK) st = verify_transposed(meta, pr, &trep, &err);
   if (json) {
     printf("{\"plan\": ");
     cli_json_string(stdout, path);
     printf(", \"verified\": %s, ", st == SHIRO_OK ? "true" : "false");
     if (st == SHIRO_OK)
       printf("\"nonzeros\": %lld, \"messages\": %lld, \"cover_problems\": %lld, \"certified\": %lld, \"cover_rows\": %lld, "
-             "\"matrix_checked\": %s}\n", (long long)rep.nonzeros, (long long)rep.messages, (long long)rep.problems,
-             (long long)rep.certified, (long long)rep.cover_rows, rep.matrix_checked ? "true" : "false");
+             "\"matrix_checked\": %s, \"transposed\": {\"nonzeros\": %lld, \"messages\": %lld}}\n", (long long)rep.nonzeros,
+             (long long)rep.messages, (long long)rep.problems, (long long)rep.certified, (long long)rep.cover_rows,
+             rep.matrix_checked ? "true" : "false", (long long)trep.nonzeros, (long long)trep.messages);
     else {
       printf("\"error\": ");
       cli_json_string(stdout, err.message);
@@ -106,7 +147,8 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
                              (long long)rep.cover_rows);
     else printf("; strategy %s claims no optimality", meta->strategy);
     if (rep.matrix_checked) printf("; it is the plan of %s (digests, pattern, values)", matrix);
-    printf("\n");
+    printf("; transposed program (X = A^T.Y, as libshiro derives it): %lld messages matched, the same %lld nonzeros "
+           "each reach X once, multiplied once\n", (long long)trep.messages, (long long)trep.nonzeros);
   }
   if (st != SHIRO_OK) fprintf(stderr, "%s: %s: NOT verified: %s\n", prog, path, err.message);
   for (int32_t r = 0; map && r < meta->ranks; r++) plan_file_unmap(&map[r]);
@@ -236,7 +278,7 @@ static int dump_main(int argc, char **argv) {
     printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B rows", "C partial",
            "inter", "received", "nnz own", "nnz others");
   }
-  rank_stats tot = {0};
+  rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
   int first = 1, rc = 0;
   for (int32_t r = 0; r < meta.ranks; r++) {
     if (only >= 0 && r != only) continue;
@@ -252,6 +294,15 @@ static int dump_main(int argc, char **argv) {
       break;
     }
     stats_of(&pr, &s);
+    plan_transposed tp;
+    if (plan_transpose_rank(&pr, &tp, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s: %s\n", prog, err.message);
+      plan_file_unmap(&map);
+      rc = 1;
+      break;
+    }
+    add_transposed(&tp.pr, &ttot);
+    plan_transposed_free(&tp);
     tot.sent += s.sent; tot.sent_inter += s.sent_inter; tot.sent_intra += s.sent_intra;
     tot.received += s.received; tot.nnz_own += s.nnz_own; tot.nnz_for_others += s.nnz_for_others;
     tot.forwarded += s.forwarded; tot.in_place += s.in_place;
@@ -286,6 +337,11 @@ static int dump_main(int argc, char **argv) {
     for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t] || t == 0); t++)
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
+    printf("], \"transposed_volumes\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}, "
+           "\"transposed_stages\": [", (long long)ttot.sent, (long long)ttot.sent_inter, (long long)ttot.sent_intra);
+    for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t] || t == 0); t++)
+      printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
+             (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
     printf("]}\n");
   } else {
     printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
@@ -295,6 +351,11 @@ static int dump_main(int argc, char **argv) {
     if (tot.forwarded)
       printf("  forwarded inside nodes: %lld rows, %lld of them straight from the receive buffer (no copy)\n",
              (long long)tot.forwarded, (long long)tot.in_place);
+    printf("  transposed program (X = A^T.Y)%s: %lld rows moved, %lld inter-node, %lld intra-node%s\n",
+           only >= 0 ? " (this rank's sends)" : "", (long long)ttot.sent, (long long)ttot.sent_inter, (long long)ttot.sent_intra,
+           only >= 0 ? "" : same_volumes(&tot, &ttot) ? " (the forward's, per tier and per stage)" : " (NOT the forward's)");
+    for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t]); t++)
+      printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
   }
   return 0;
 }

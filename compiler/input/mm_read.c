@@ -75,6 +75,7 @@ typedef struct mm_part {
   int64_t lines;       /* lines parsed, all of them unless st says otherwise */
   shiro_status st;     /* the part's first error, or SHIRO_OK */
   int64_t err_line;    /* lines of the part before the failing one */
+  int64_t max_i, max_j; /* edge lists: the largest 0-based row / column stored, -1 if none */
   char msg[MM_MSG];    /* the error, without "PATH:LINE: " */
 } mm_part;
 
@@ -86,6 +87,12 @@ typedef struct mm_parser {
   bool idx32;         /* entries hold 32-bit indices (h.m, h.k <= INT32_MAX) */
   int64_t line;       /* 1-based number of the first line not yet parsed */
   mm_ents E;          /* stream input: the entries so far */
+  bool el;            /* an edge list (mm_read_options.format), not Matrix Market */
+  bool el_pending;    /* edge list: the header line just seen is the first edge, not yet parsed */
+  int el_base;        /* edge list: ids are 0- or 1-based */
+  int64_t el_rows, el_cols; /* edge list: rows and columns given, or 0 (max id + 1) */
+  int64_t lim_i, lim_j;     /* edge list: 0-based rows / columns must be below these */
+  int64_t max_i, max_j;     /* edge list: largest 0-based row / column seen, -1 if none */
 } mm_parser;
 
 /* Fills the error with "PATH:LINE: <message>" and returns s. */
@@ -449,8 +456,134 @@ done:
   E->n = n;
 }
 
+/* Message for a bad vertex id token at s (scan result r; valid: lo..hi). */
+static void vertex_fail(mm_part *C, const char *ls, int64_t line, const char *s, mm_scan r,
+                        const char *what, int64_t lo, int64_t hi) {
+  char q[200];
+  if (r == MM_SCAN_BAD)
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "expected %s vertex id, found %s", what, show(s, q));
+  else
+    part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s vertex id out of range (expected %lld..%lld, found %s)",
+              what, (long long)lo, (long long)hi, show(s, q));
+}
+
+/* Edge lists: parse_part_as for lines "u v" (field MM_PATTERN) or "u v x"
+ * (MM_REAL: the file's first edge line had three fields), ids from `base`
+ * on, each below base + P->lim_i (u) or base + P->lim_j (v), '#' and '%'
+ * lines comments, blank lines skipped; tracks the largest row and column
+ * in C->max_i, C->max_j. No limit on the entries. */
+static inline __attribute__((always_inline)) void parse_el_as(const mm_parser *P, mm_ents *E,
+                                                              mm_part *C, const mm_field field,
+                                                              const bool idx32) {
+  const int64_t base = P->el_base, li = P->lim_i, lj = P->lim_j;
+  const char *p = C->p, *const end = C->end, *const lim = C->lim;
+  int64_t line = 0, n = E->n, cap = E->cap, mi = -1, mj = -1;
+  void *Ti = E->Ti, *Tj = E->Tj;
+  double *Tx = E->Tx;
+  char q[200];
+  C->st = SHIRO_OK;
+  while (p < end) {
+    const char *ls = p, *s = p, *t;
+    int64_t i = 0, j = 0;
+    double x = 1.0;
+    mm_scan r;
+    if (*s == ' ' || *s == '\t') s = skip_blank(s);
+    if (at_eol(s)) { /* blank line */
+      p = s + (*s == '\r') + 1;
+      goto next;
+    }
+    if (*s == '#' || *s == '%') { /* comment */
+      p = (const char *)memchr(s, '\n', (size_t)(end - s)) + 1;
+      goto next;
+    }
+    r = mm_scan_int64_fast(s, lim, &t, &i);
+    if (r != MM_SCAN_OK || i < base || i - base >= li) {
+      vertex_fail(C, ls, line, s, r, "source", base, base + li - 1);
+      goto done;
+    }
+    s = *t == ' ' ? t + 1 : t;
+    if (*s == ' ' || *s == '\t') s = skip_blank(s);
+    r = mm_scan_int64_fast(s, lim, &t, &j);
+    if (r != MM_SCAN_OK || j < base || j - base >= lj) {
+      vertex_fail(C, ls, line, s, r, "target", base, base + lj - 1);
+      goto done;
+    }
+    s = t;
+    if (field != MM_PATTERN) {
+      s = *s == ' ' ? s + 1 : s;
+      if (*s == ' ' || *s == '\t') s = skip_blank(s);
+      if (at_eol(s)) {
+        part_fail(C, ls, line, SHIRO_ERR_PARSE,
+                  "expected a value (the first edge line has 3 fields: 'u v value'), found end of line");
+        goto done;
+      }
+      r = mm_scan_real_fast(s, lim, &t, &x);
+      if (r != MM_SCAN_OK) {
+        value_fail(C, ls, line, s, r, true);
+        goto done;
+      }
+      s = t;
+    }
+    if (*s != '\n') {
+      if (*s == ' ' || *s == '\t') s = skip_blank(s);
+      if (!at_eol(s)) {
+        part_fail(C, ls, line, SHIRO_ERR_PARSE, "%s (expected end of line, found %s)",
+                  field == MM_PATTERN ? "a third field where the first edge line has 2 ('u v')"
+                                      : "trailing garbage on the edge line",
+                  show(s, q));
+        goto done;
+      }
+    }
+    if (n == cap) {
+      int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : cap + cap / 2;
+      E->n = n;
+      if (!ents_resize(E, c2, field == MM_PATTERN, idx32)) {
+        part_fail(C, ls, line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
+                  (long long)c2);
+        goto done;
+      }
+      cap = E->cap, Ti = E->Ti, Tj = E->Tj, Tx = E->Tx;
+    }
+    i -= base;
+    j -= base;
+    if (i > mi) mi = i;
+    if (j > mj) mj = j;
+    if (idx32) {
+      ((int32_t *)Ti)[n] = (int32_t)i;
+      ((int32_t *)Tj)[n] = (int32_t)j;
+    } else {
+      ((int64_t *)Ti)[n] = i;
+      ((int64_t *)Tj)[n] = j;
+    }
+    if (field != MM_PATTERN) Tx[n] = x;
+    n++;
+    p = s + (*s == '\r') + 1;
+  next:
+    if ((size_t)(p - ls) > MM_BLOCK) {
+      part_fail(C, ls, line, SHIRO_ERR_PARSE, "line too long");
+      goto done;
+    }
+    line++;
+  }
+done:
+  C->lines = line;
+  C->max_i = mi;
+  C->max_j = mj;
+  E->n = n;
+}
+
+/* parse_el_as with the field and the index width as constants. */
+static void parse_el(const mm_parser *P, mm_ents *E, mm_part *C) {
+  switch (P->h.field == MM_PATTERN ? 2 + P->idx32 : P->idx32) {
+    case 0: parse_el_as(P, E, C, MM_REAL, false); break;
+    case 1: parse_el_as(P, E, C, MM_REAL, true); break;
+    case 2: parse_el_as(P, E, C, MM_PATTERN, false); break;
+    default: parse_el_as(P, E, C, MM_PATTERN, true); break;
+  }
+}
+
 /* parse_part_as with the field, the symmetry and the index width as constants. */
-static void parse_part(const mm_header *h, bool idx32, mm_ents *E, int64_t limit, mm_part *C) {
+static void parse_mm(const mm_header *h, bool idx32, mm_ents *E, int64_t limit, mm_part *C) {
   const bool skew = h->symmetry == MM_SKEW;
   switch ((h->field * 2 + skew) * 2 + idx32) {
 #define MM_CASE(f, y, w) \
@@ -471,13 +604,43 @@ static void parse_part(const mm_header *h, bool idx32, mm_ents *E, int64_t limit
   }
 }
 
+/* Parses part C into E: as Matrix Market entry lines (with the entry limit
+ * `limit`) or as edge lines, as P says. */
+static void parse_part(const mm_parser *P, mm_ents *E, int64_t limit, mm_part *C) {
+  if (P->el) parse_el(P, E, C);
+  else parse_mm(&P->h, P->idx32, E, limit, C);
+}
+
 /* ---- header lines ---- */
+
+/* Edge lists: the comment and blank lines before the first edge are the
+ * header; the first edge line (s: after its blanks) says how many fields
+ * every edge line has (2: pattern, 3: with values) and is left pending, to
+ * be parsed as an entry. */
+static shiro_status el_header_line(mm_parser *P, const char *s) {
+  int fields = 0;
+  if (at_eol(s) || *s == '#' || *s == '%') return SHIRO_OK;
+  while (!at_eol(s)) {
+    fields++;
+    while (!mm_is_delim(*s)) s++;
+    s = skip_blank(s);
+    if (*s == '\r' && s[1] != '\n') s++; /* a lone CR: part of a token, as the scanners see it */
+  }
+  if (fields != 2 && fields != 3)
+    return fail_at(P, P->line, SHIRO_ERR_PARSE,
+                   "expected an edge 'u v' or 'u v value' (2 or 3 fields), found %d fields", fields);
+  P->h.field = fields == 2 ? MM_PATTERN : MM_REAL;
+  P->state = MM_AT_ENTRIES;
+  P->el_pending = true;
+  return SHIRO_OK;
+}
 
 /* Parses one header line at p (a whole line): the banner, a comment or
  * blank line, or the size line. */
 static shiro_status parse_header_line(mm_parser *P, const char *p) {
   const char *s = skip_blank(p);
   shiro_status st = SHIRO_OK;
+  if (P->el) return el_header_line(P, s);
   if (P->state == MM_AT_BANNER) {
     st = parse_banner(P, p);
     if (st == SHIRO_OK) P->state = MM_AT_SIZE;
@@ -493,6 +656,7 @@ static shiro_status parse_header_line(mm_parser *P, const char *p) {
 
 /* The message at the end of the input for what is still missing, or SHIRO_OK. */
 static shiro_status end_of_input(mm_parser *P, int64_t n) {
+  if (P->el) return SHIRO_OK; /* no header, no count: any number of edges */
   if (P->state == MM_AT_BANNER)
     return fail_at(P, 1, SHIRO_ERR_PARSE,
                    "missing Matrix Market banner (expected %s, found end of file)", MM_BANNER);
@@ -515,6 +679,7 @@ static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
   while (p < end && P->state != MM_AT_ENTRIES) {
     const char *e = memchr(p, '\n', (size_t)(end - p));
     SHIRO_CHECK_GOTO(parse_header_line(P, p), st);
+    if (P->el_pending) break; /* the first edge: parsed with the entries below */
     if (P->state == MM_AT_ENTRIES) {
       /* Reserve what the size line announces: no copying while growing. Pages
        * are only touched as entries arrive, so a size line that overstates
@@ -528,10 +693,12 @@ static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
   }
   if (p < end) {
     mm_part C = {.p = p, .end = end, .lim = end, .off = SIZE_MAX};
-    parse_part(&P->h, P->idx32, &P->E, P->h.entries, &C);
+    parse_part(P, &P->E, P->h.entries, &C);
     if (C.st != SHIRO_OK)
       st = fail_at(P, P->line + C.err_line, C.st, "%s", C.msg);
     P->line += C.lines;
+    if (C.max_i > P->max_i) P->max_i = C.max_i;
+    if (C.max_j > P->max_j) P->max_j = C.max_j;
   }
 done:
   return st;
@@ -608,6 +775,7 @@ static shiro_status map_header(mm_parser *P, mm_mapped *M, size_t *pos, bool *ta
                      "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
     shiro_status st = parse_header_line(P, p);
     if (st != SHIRO_OK) return st;
+    if (P->el_pending) break; /* the first edge: parsed with the entries */
     *pos = (size_t)(e + 1 - M->data);
     P->line++;
   }
@@ -615,10 +783,12 @@ static shiro_status map_header(mm_parser *P, mm_mapped *M, size_t *pos, bool *ta
     if (!M->tail)
       return fail_at(P, P->line, SHIRO_ERR_PARSE,
                      "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
-    *tail_used = true;
     shiro_status st = parse_header_line(P, M->tail);
     if (st != SHIRO_OK) return st;
-    P->line++;
+    if (!P->el_pending) {
+      *tail_used = true;
+      P->line++;
+    }
   }
   return SHIRO_OK;
 }
@@ -712,9 +882,11 @@ static bool read_part(const mm_parser *P, mm_input *in, char *buf, mm_ents *E, m
     if (!(last = memrchr(buf, '\n', fill))) return false; /* a line longer than buf */
     whole = (size_t)(last - buf) + 1;
     mm_part S = {.p = buf, .end = buf + whole, .lim = buf + fill, .off = SIZE_MAX};
-    parse_part(&P->h, P->idx32, E, limit, &S);
+    parse_part(P, E, limit, &S);
     if (S.st != SHIRO_OK) return false;
     lines += S.lines;
+    if (S.max_i > C->max_i) C->max_i = S.max_i;
+    if (S.max_j > C->max_j) C->max_j = S.max_j;
     memmove(buf, buf + whole, fill - whole);
     fill -= whole;
   }
@@ -732,6 +904,7 @@ static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u, 
   int64_t limit;
   C->sink = t;
   C->base = E->n;
+  C->max_i = C->max_j = -1;
   if (C->st != SHIRO_OK) return; /* decided when cut */
   limit = P->h.entries > INT64_MAX - E->n ? INT64_MAX : E->n + P->h.entries;
   map_make_room(P, M, E, bytes);
@@ -741,7 +914,7 @@ static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u, 
   }
   E->n = C->base; /* forget what read_part stored */
   if (C->off != SIZE_MAX) mm_input_populate(in, C->off, bytes);
-  parse_part(&P->h, P->idx32, E, limit, C);
+  parse_part(P, E, limit, C);
   C->n = E->n - C->base;
   if (C->off != SIZE_MAX) mm_input_drop(in, C->off, bytes);
 }
@@ -762,12 +935,14 @@ static shiro_status map_first_error(mm_parser *P, mm_mapped *M, int64_t *n) {
       mm_part first = *C;
       E.n = C->base;
       E.cap = C->base + C->n;
-      parse_part(&P->h, P->idx32, &E, C->base + (P->h.entries - before), C);
+      parse_part(P, &E, C->base + (P->h.entries - before), C);
       if (C->st == SHIRO_OK) *C = first; /* an error decided when cut (the tail too long) */
     }
     if (C->st != SHIRO_OK) return fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
     before += C->n;
     P->line += C->lines;
+    if (C->max_i > P->max_i) P->max_i = C->max_i;
+    if (C->max_j > P->max_j) P->max_j = C->max_j;
   }
   *n = before;
   return SHIRO_OK;
@@ -841,6 +1016,38 @@ done:
 
 /* ---- the reader ---- */
 
+/* Sets up P to read an edge list as o says: no banner or size line, ids
+ * o->el_base-based, 32-bit indices unless a given size needs more. */
+static shiro_status el_setup(mm_parser *P, const mm_read_options *o) {
+  if (o->el_base != 0 && o->el_base != 1)
+    return shiro_fail(P->err, SHIRO_ERR_ARG, "%s: edge list ids must be 0- or 1-based (found base %d)",
+                      P->path, o->el_base);
+  if (o->el_rows < 0 || o->el_cols < 0)
+    return shiro_fail(P->err, SHIRO_ERR_ARG, "%s: negative edge list size (%lld x %lld)", P->path,
+                      (long long)o->el_rows, (long long)o->el_cols);
+  P->el = true;
+  P->el_base = o->el_base;
+  P->el_rows = o->el_rows;
+  P->el_cols = o->el_cols;
+  P->lim_i = o->el_rows ? o->el_rows : INT32_MAX;
+  P->lim_j = o->el_cols ? o->el_cols : INT32_MAX;
+  P->idx32 = P->lim_i <= INT32_MAX && P->lim_j <= INT32_MAX;
+  P->max_i = P->max_j = -1;
+  P->h.field = MM_PATTERN;
+  P->h.symmetry = MM_GENERAL;
+  P->h.entries = INT64_MAX; /* no count to hold the entries to */
+  return SHIRO_OK;
+}
+
+/* The edge list's size once its n edges are read: as given, or max id + 1
+ * (over both ends, so that a graph is square). */
+static void el_finish(mm_parser *P, int64_t n) {
+  int64_t most = (P->max_i > P->max_j ? P->max_i : P->max_j) + 1;
+  P->h.m = P->el_rows ? P->el_rows : most;
+  P->h.k = P->el_cols ? P->el_cols : most;
+  P->h.entries = n;
+}
+
 shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **out,
                         mm_header *hdr, shiro_error *err) {
   shiro_status st = SHIRO_OK;
@@ -863,6 +1070,7 @@ shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **o
   P.path = path;
   P.err = err;
   P.line = 1;
+  if (o.format == MM_FORMAT_EDGELIST) SHIRO_CHECK_GOTO(el_setup(&P, &o), st);
   SHIRO_CHECK_GOTO(mm_input_open(path, &in, err), st);
   mm_input_map(in, &data, &size);
   if (data) {
@@ -880,6 +1088,7 @@ shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **o
   mm_input_close(&in); /* the mapping is no longer needed */
   free(buf);
   buf = NULL;
+  if (P.el) el_finish(&P, data ? n : P.E.n);
   segs = malloc((size_t)(nseg > 0 ? nseg : 1) * sizeof *segs);
   if (!segs) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);

@@ -1,7 +1,7 @@
 /* shiro-gen — writes generated matrices as Matrix Market files.
  *
  *   shiro-gen rmat --scale S --edge-factor E [--seed X] [--field pattern|real]
- *                  [--no-scramble] [-o FILE] [--threads T]
+ *                  [--no-scramble] [-o FILE] [--threads T] [--format mtx|csr-h5]
  *   shiro-gen grid2d --nx X --ny Y [--symmetric | --general] [-o FILE] [--threads T]
  *   shiro-gen grid3d --nx X --ny Y --nz Z [--symmetric | --general] [-o FILE] [--threads T]
  *
@@ -18,9 +18,11 @@
 #include "cli.h"
 #include "error.h"
 #include "gen.h"
+#include "gen_h5.h"
 #include "out_file.h"
 
 static const char *prog = "shiro-gen";
+static const char *out_format = "mtx"; /* --format: mtx or csr-h5 */
 
 static void usage(FILE *f) {
   fprintf(
@@ -42,6 +44,9 @@ static void usage(FILE *f) {
       "           grids are real; --symmetric (default) writes the lower triangle,\n"
       "           --general both\n"
       "  -o FILE  output file; '-' or no -o: standard output\n"
+      "  --format F  mtx (default) | csr-h5: the HDF5 CSR file of shiro-plan --format csr-h5\n"
+      "           (rmat, pattern only; needs -o FILE): /indptr int64, /indices int32, attribute\n"
+      "           shape, every edge kept in generation order (duplicates summed when read)\n"
       "  --threads T  formatting threads (default: OMP_NUM_THREADS or all cores); the\n"
       "           output does not depend on it\n"
       "  --help, --version  this text / the version (exit 0)\n");
@@ -71,6 +76,13 @@ static int parse(int argc, char **argv, gen_spec *g, const char **out, int *thre
     bool rmat = g->kind == GEN_RMAT;
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!(*out = cli_value(prog, argc, argv, &i))) return 0;
+    } else if (!strcmp(a, "--format")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strcmp(val, "mtx") && strcmp(val, "csr-h5")) {
+        fprintf(stderr, "%s: --format: expected mtx or csr-h5, found '%s'\n", prog, val);
+        return 0;
+      }
+      out_format = val;
     } else if (!strcmp(a, "--threads")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 4096, &v)) return 0;
       *threads = (int)v;
@@ -165,6 +177,21 @@ int main(int argc, char **argv) {
     return 2;
   }
   to_stdout = !out || !strcmp(out, "-");
+  if (!strcmp(out_format, "csr-h5")) {
+    if (to_stdout) {
+      fprintf(stderr, "%s: --format csr-h5 needs -o FILE (HDF5 is not written to a stream)\n", prog);
+      return 2;
+    }
+    if (g.kind != GEN_RMAT || g.real_values) {
+      fprintf(stderr, "%s: --format csr-h5: pattern R-MAT only (rmat without --field real)\n", prog);
+      return 2;
+    }
+    if (gen_write_csr_h5(&g, out, threads, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s: %s\n", prog, err.message);
+      return 1;
+    }
+    return cli_finish_stdout(prog, 0);
+  }
   out_file *o = NULL;  /* -o FILE: atomic for a file, in place for a device or FIFO (out_file.h) */
   if (!to_stdout) {
     cli_remove_temps_on_signals();

@@ -1,0 +1,285 @@
+/* csr_h5.c — the HDF5 CSR reader (csr_h5.h): each dataset checked for its
+ * type and length, read whole with conversion to the CSR's own types
+ * (int64 indices, double values: no second copy), then every pointer,
+ * index and value checked, and rows that are not strictly increasing
+ * sorted stably and their duplicates summed, packing the rows in place. */
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr_h5.h"
+#include "error.h"
+
+/* Opens dataset `name` of f as a 1-D array of an integer (want_float false)
+ * or a numeric (true) type; *len its length; *d -1 when absent and
+ * `optional`. Returns SHIRO_OK or SHIRO_ERR_PARSE naming the dataset. */
+static shiro_status open_1d(const char *path, hid_t f, const char *name, bool want_float, bool optional,
+                            hid_t *d, int64_t *len, shiro_error *err) {
+  *d = -1;
+  htri_t there = H5Lexists(f, name, H5P_DEFAULT);
+  if (there <= 0) {
+    if (optional && there == 0) return SHIRO_OK;
+    return shiro_fail(err, SHIRO_ERR_PARSE, "%s: no dataset %s (expected an HDF5 CSR file: /indptr, /indices, "
+                      "optional /data)", path, name);
+  }
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  if (ds < 0) return shiro_fail(err, SHIRO_ERR_PARSE, "%s: %s is not a dataset", path, name);
+  hid_t ty = H5Dget_type(ds), sp = H5Dget_space(ds);
+  H5T_class_t c = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+  int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  hsize_t dims[1] = {0};
+  if (rank == 1) H5Sget_simple_extent_dims(sp, dims, NULL);
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  shiro_status st = SHIRO_OK;
+  if (!(c == H5T_INTEGER || (want_float && c == H5T_FLOAT)))
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: %s has the wrong type (expected %s)", path, name,
+                    want_float ? "integer or floating-point numbers" : "integers");
+  else if (rank != 1)
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: %s has %d dimensions (expected 1)", path, name, rank);
+  else if (dims[0] > (hsize_t)INT64_MAX / 8)
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: %s is too long (%llu elements)", path, name,
+                    (unsigned long long)dims[0]);
+  if (st != SHIRO_OK) {
+    H5Dclose(ds);
+    return st;
+  }
+  *d = ds;
+  *len = (int64_t)dims[0];
+  return SHIRO_OK;
+}
+
+/* Reads all of dataset d into buf as memory type mt. */
+static shiro_status read_all(const char *path, const char *name, hid_t d, hid_t mt, void *buf, shiro_error *err) {
+  if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+    return shiro_fail(err, SHIRO_ERR_IO, "%s: cannot read %s (a read error, or values that do not fit %s)", path,
+                      name, mt == H5T_NATIVE_DOUBLE ? "a double" : "int64");
+  return SHIRO_OK;
+}
+
+/* The root attribute "shape" into shape[2]: SHIRO_OK with *given false if
+ * there is none, else checked to be two non-negative integers. */
+static shiro_status read_shape(const char *path, hid_t f, int64_t shape[2], bool *given, shiro_error *err) {
+  *given = false;
+  htri_t there = H5Aexists(f, "shape");
+  if (there <= 0) return SHIRO_OK;
+  hid_t a = H5Aopen(f, "shape", H5P_DEFAULT);
+  hid_t ty = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  bool ok = ty >= 0 && H5Tget_class(ty) == H5T_INTEGER && n == 2 &&
+            H5Aread(a, H5T_NATIVE_INT64, shape) >= 0;
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  if (a >= 0) H5Aclose(a);
+  if (!ok)
+    return shiro_fail(err, SHIRO_ERR_PARSE, "%s: attribute shape is not two integers (expected (rows, columns))",
+                      path);
+  if (shape[0] < 0 || shape[1] < 0)
+    return shiro_fail(err, SHIRO_ERR_PARSE, "%s: attribute shape is negative (%lld, %lld)", path,
+                      (long long)shape[0], (long long)shape[1]);
+  *given = true;
+  return SHIRO_OK;
+}
+
+/* Checks /indptr: Ap[0] = 0, nondecreasing, Ap[m] = nnz. */
+static shiro_status check_indptr(const char *path, const int64_t *Ap, int64_t m, int64_t nnz, shiro_error *err) {
+  if (Ap[0] != 0)
+    return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr[0] is %lld (expected 0)", path, (long long)Ap[0]);
+  for (int64_t i = 0; i < m; i++)
+    if (Ap[i + 1] < Ap[i])
+      return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr[%lld] = %lld is below /indptr[%lld] = %lld (expected "
+                        "nondecreasing row pointers)", path, (long long)(i + 1), (long long)Ap[i + 1],
+                        (long long)i, (long long)Ap[i]);
+  if (Ap[m] != nnz)
+    return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr[%lld] = %lld but /indices has %lld entries (expected "
+                      "equal)", path, (long long)m, (long long)Ap[m], (long long)nnz);
+  return SHIRO_OK;
+}
+
+/* Checks every column in [0, k) (k < 0: only >= 0) and every value finite;
+ * *most gets the largest column (-1 if none). */
+static shiro_status check_entries(const char *path, const int64_t *Ap, int64_t m, const int64_t *Aj,
+                                  const double *Ax, int64_t k, int64_t *most, shiro_error *err) {
+  int64_t big = -1;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t t = Ap[i]; t < Ap[i + 1]; t++) {
+      if (Aj[t] < 0 || (k >= 0 && Aj[t] >= k))
+        return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indices[%lld] = %lld (row %lld) out of range (expected "
+                          "0..%lld)", path, (long long)t, (long long)Aj[t], (long long)i,
+                          (long long)(k >= 0 ? k - 1 : INT64_MAX));
+      if (Aj[t] > big) big = Aj[t];
+      if (Ax && !isfinite(Ax[t]))
+        return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /data[%lld] (row %lld) is not a finite number", path,
+                          (long long)t, (long long)i);
+    }
+  *most = big;
+  return SHIRO_OK;
+}
+
+typedef struct ent { int64_t j, t; } ent;  /* a column and its place in the file */
+
+static int ent_cmp(const void *a, const void *b) {
+  const ent *x = a, *y = b;
+  return x->j != y->j ? (x->j > y->j) - (x->j < y->j) : (x->t > y->t) - (x->t < y->t);
+}
+
+/* Sorts each row by column (stable: ties keep the file's order), sums
+ * duplicates in that order and packs the rows to the front, updating Ap;
+ * *nnz becomes the entries kept. Rows already strictly increasing only
+ * move. Returns SHIRO_ERR_NOMEM if a row's scratch cannot be had. */
+static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t *Aj, double *Ax, int64_t *nnz, shiro_error *err) {
+  ent *s = NULL;
+  double *x = NULL;
+  int64_t cap = 0, w = 0;
+  for (int64_t i = 0; i < m; i++) {
+    int64_t a = Ap[i], b = Ap[i + 1], n = b - a;
+    bool sorted = true;
+    for (int64_t t = a + 1; t < b && sorted; t++) sorted = Aj[t] > Aj[t - 1];
+    Ap[i] = w;
+    if (sorted) {
+      if (w != a) {
+        memmove(Aj + w, Aj + a, (size_t)n * sizeof *Aj);
+        memmove(Ax + w, Ax + a, (size_t)n * sizeof *Ax);
+      }
+      w += n;
+      continue;
+    }
+    if (n > cap) {
+      free(s);
+      free(x);
+      cap = n;
+      s = malloc((size_t)cap * sizeof *s);
+      x = malloc((size_t)cap * sizeof *x);
+      if (!s || !x) {
+        free(s);
+        free(x);
+        return shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory sorting a row of %lld entries", (long long)n);
+      }
+    }
+    for (int64_t t = 0; t < n; t++) s[t] = (ent){Aj[a + t], t}, x[t] = Ax[a + t];
+    if (n <= 32) { /* insertion sort: stable, and quicker than qsort on the short rows of graphs */
+      for (int64_t t = 1; t < n; t++) {
+        ent e = s[t];
+        int64_t u = t;
+        for (; u > 0 && s[u - 1].j > e.j; u--) s[u] = s[u - 1];
+        s[u] = e;
+      }
+    } else {
+      qsort(s, (size_t)n, sizeof *s, ent_cmp); /* (column, place): the same order, stably */
+    }
+    for (int64_t t = 0; t < n; t++) {
+      if (t > 0 && s[t].j == s[t - 1].j) {
+        Ax[w - 1] += x[s[t].t];
+      } else {
+        Aj[w] = s[t].j;
+        Ax[w] = x[s[t].t];
+        w++;
+      }
+    }
+  }
+  Ap[m] = w;
+  *nnz = w;
+  free(s);
+  free(x);
+  return SHIRO_OK;
+}
+
+/* The reader, with HDF5's error printing off: f open, the rest to read. */
+static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h, shiro_error *err) {
+  hid_t dp = -1, di = -1, dx = -1;
+  int64_t np = 0, ni = 0, nx = 0, shape[2] = {0, 0}, most = -1;
+  bool given = false;
+  shiro_status st = SHIRO_OK;
+  SHIRO_CHECK_GOTO(open_1d(path, f, "/indptr", false, false, &dp, &np, err), st);
+  SHIRO_CHECK_GOTO(open_1d(path, f, "/indices", false, false, &di, &ni, err), st);
+  SHIRO_CHECK_GOTO(open_1d(path, f, "/data", true, true, &dx, &nx, err), st);
+  SHIRO_CHECK_GOTO(read_shape(path, f, shape, &given, err), st);
+  if (np < 1) {
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr is empty (expected rows + 1 >= 1 entries)", path);
+    goto done;
+  }
+  if (dx >= 0 && nx != ni) {
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: /data has %lld entries but /indices %lld (expected equal)", path,
+                    (long long)nx, (long long)ni);
+    goto done;
+  }
+  if (given && shape[0] != np - 1) {
+    st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: attribute shape says %lld rows but /indptr has %lld entries "
+                    "(expected rows + 1)", path, (long long)shape[0], (long long)np);
+    goto done;
+  }
+  A->m = np - 1;
+  A->Ap = malloc((size_t)np * sizeof *A->Ap);
+  A->Aj = malloc((size_t)(ni ? ni : 1) * sizeof *A->Aj);
+  A->Ax = malloc((size_t)(ni ? ni : 1) * sizeof *A->Ax);
+  if (!A->Ap || !A->Aj || !A->Ax) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory for %lld entries", path, (long long)ni);
+    goto done;
+  }
+  SHIRO_CHECK_GOTO(read_all(path, "/indptr", dp, H5T_NATIVE_INT64, A->Ap, err), st);
+  SHIRO_CHECK_GOTO(check_indptr(path, A->Ap, A->m, ni, err), st);
+  if (ni) SHIRO_CHECK_GOTO(read_all(path, "/indices", di, H5T_NATIVE_INT64, A->Aj, err), st);
+  if (dx >= 0 && ni) SHIRO_CHECK_GOTO(read_all(path, "/data", dx, H5T_NATIVE_DOUBLE, A->Ax, err), st);
+  SHIRO_CHECK_GOTO(check_entries(path, A->Ap, A->m, A->Aj, dx >= 0 ? A->Ax : NULL, given ? shape[1] : -1, &most,
+                                 err), st);
+  if (dx < 0)
+    for (int64_t t = 0; t < ni; t++) A->Ax[t] = 1.0;
+  A->k = given ? shape[1] : (most + 1 > A->m ? most + 1 : A->m);
+  SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->Aj, A->Ax, &A->nnz, err), st);
+  if (A->nnz < ni && A->nnz > 0) { /* sized exactly: give back what the duplicates took */
+    int64_t *aj = realloc(A->Aj, (size_t)A->nnz * sizeof *aj);
+    double *ax = realloc(A->Ax, (size_t)A->nnz * sizeof *ax);
+    if (aj) A->Aj = aj;
+    if (ax) A->Ax = ax;
+  }
+  h->field = dx >= 0 ? MM_REAL : MM_PATTERN;
+  h->symmetry = MM_GENERAL;
+  h->m = A->m;
+  h->k = A->k;
+  h->entries = ni;
+done:
+  if (dp >= 0) H5Dclose(dp);
+  if (di >= 0) H5Dclose(di);
+  if (dx >= 0) H5Dclose(dx);
+  return st;
+}
+
+shiro_status csr_h5_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error *err) {
+  if (!out || !path) return shiro_fail(err, SHIRO_ERR_ARG, "csr_h5_read: path or out is NULL");
+  *out = NULL;
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  fclose(probe);
+  H5E_auto2_t func = NULL;
+  void *data = NULL;
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  shiro_status st = SHIRO_OK;
+  mm_header h = {0};
+  sc_csr *A = calloc(1, sizeof *A);
+  hid_t f = -1;
+  if (!A) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+    goto done;
+  }
+  if (H5Fis_hdf5(path) <= 0 || (f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: not an HDF5 file (expected an HDF5 CSR file: /indptr, /indices, "
+                    "optional /data)", path);
+    goto done;
+  }
+  st = read_file(path, f, A, &h, err);
+done:
+  if (f >= 0 && H5Fclose(f) < 0 && st == SHIRO_OK) st = shiro_fail(err, SHIRO_ERR_IO, "%s: close failed", path);
+  H5Eset_auto2(H5E_DEFAULT, func, data);
+  if (st != SHIRO_OK) {
+    sc_csr_free(A);
+    return st;
+  }
+  *out = A;
+  if (hdr) *hdr = h;
+  return SHIRO_OK;
+}
