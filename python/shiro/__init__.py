@@ -1,0 +1,317 @@
+"""shiro — Python bindings of libshiro (distributed SpMM from an offline plan), over ctypes.
+
+    import shiro
+    plan = shiro.Plan("g.shiro.h5")              # comm: an mpi4py communicator, default COMM_WORLD
+    ctx = plan.context(n=16, dtype="float64")    # collective
+    C = ctx.spmm(B)                              # this rank's rows of C = A·B (numpy or torch CPU arrays)
+    X = ctx.spmm_t(Y)                            # this rank's rows of X = Aᵀ·Y
+    ctx.close(); plan.close()                    # or `with` blocks
+
+Every failure of the library raises shiro.Error carrying its status and message.
+Collective calls (Plan.context, Context.spmm, spmm_t, set_values) must be made
+by every rank of the communicator in the same order. See python/README.md.
+"""
+import atexit
+import ctypes
+import weakref
+
+import numpy as np
+
+from . import _lib
+from ._lib import MPI, Error
+from ._plan_matrix import plan_matrix
+
+__all__ = ["Error", "Plan", "Context", "plan_matrix", "library_path"]
+
+_DTYPES = {"float32": (_lib.FLOAT32, np.float32), "float64": (_lib.FLOAT64, np.float64)}
+
+
+def library_path():
+    """The libshiro file this package uses (loads it: $SHIRO_LIBRARY, build/runtime/libshiro.so, the loader)."""
+    return _lib.path()
+
+
+# Every open plan and context, so that what the program did not close is released before mpi4py
+# finalizes MPI (atexit runs this before mpi4py's own exit hook; a context's MPI objects cannot be
+# freed after MPI_Finalize). Contexts first: a plan must outlive its contexts.
+_live = weakref.WeakSet()
+
+
+@atexit.register
+def _release_all():
+    for obj in sorted(list(_live), key=lambda o: isinstance(o, Plan)):
+        obj.close()
+
+
+def _mpi_alive():
+    return MPI.Is_initialized() and not MPI.Is_finalized()
+
+
+class Plan:
+    """This rank's part of a plan file (shiro_plan_open: local, reads metadata only).
+
+    Attributes (copied at open): ranks, gpus_per_node, rank, m, k, nnz, c_rows, b_rows, strategy,
+    partition, and c_global / b_global (numpy int64: global ids of this rank's rows of C (and A) and of B).
+    `comm` is the communicator contexts are made over. close() (or leaving a `with` block) releases the
+    plan once the last of its contexts is closed: a context keeps its plan alive."""
+
+    def __init__(self, path, comm=None, rank=None):
+        lib = _lib.load()
+        self.comm = MPI.COMM_WORLD if comm is None else comm
+        self.path = str(path)
+        rank = self.comm.Get_rank() if rank is None else int(rank)
+        self._h = ctypes.c_void_p()
+        self._contexts = weakref.WeakSet()
+        self._closing = False
+        err = _lib.shiro_error()
+        st = lib.shiro_plan_open(self.path.encode(), rank, ctypes.byref(self._h), ctypes.byref(err))
+        if st != _lib.OK:
+            raise Error(err.message.decode(errors="replace"), st)
+        info = _lib.shiro_plan_info()
+        lib.shiro_plan_get_info(self._h, ctypes.byref(info))
+        for f in ("ranks", "gpus_per_node", "rank", "m", "k", "nnz", "c_rows", "b_rows"):
+            setattr(self, f, int(getattr(info, f)))
+        self.strategy = info.strategy.decode()
+        self.partition = info.partition.decode()
+        self.c_global = np.ctypeslib.as_array(info.c_global, (self.c_rows,)).copy() if self.c_rows else \
+            np.zeros(0, np.int64)
+        self.b_global = np.ctypeslib.as_array(info.b_global, (self.b_rows,)).copy() if self.b_rows else \
+            np.zeros(0, np.int64)
+        _live.add(self)
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"rank {self.rank} of {self.ranks}"
+        return f"<shiro.Plan {self.path!r} {self.m}x{self.k} {self.strategy}/{self.partition}, {state}>"
+
+    @property
+    def closed(self):
+        """True once close() was called (the C plan may live on for contexts still open)."""
+        return self._closing or not self._h
+
+    def handle(self):
+        """The open shiro_plan* (raises Error after close())."""
+        if self.closed:
+            raise Error(f"shiro.Plan {self.path!r} is closed")
+        return self._h
+
+    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
+        """A new Context for N = n columns (shiro_ctx_create: collective over self.comm)."""
+        return Context(self, n, dtype, backend, device, transport, timeout_ms)
+
+    def local_matrix(self):
+        """This rank's rows of A as CSR with GLOBAL column ids: (indptr, indices, values), numpy int64,
+        int64, float64; local row i is global row c_global[i] (shiro_plan_get_local_matrix). The order
+        Context.set_values takes values in. A plan made from a pattern-only file gives values of 1.0
+        (self.has_values is then False). Local; plans of format 2.0 raise Error (status 6)."""
+        lib = _lib.load()
+        if not _lib.has("shiro_plan_get_local_matrix"):
+            raise Error(f"{_lib.path()} has no shiro_plan_get_local_matrix (an older libshiro)", 9)
+        h = self.handle()
+        err = _lib.shiro_error()
+        nnz, hv = ctypes.c_int64(), ctypes.c_int()
+        st = lib.shiro_plan_get_local_matrix(h, ctypes.byref(nnz), ctypes.byref(hv), None, None, None, ctypes.byref(err))
+        if st != _lib.OK:
+            raise Error(err.message.decode(errors="replace"), st)
+        indptr = np.zeros(self.c_rows + 1, np.int64)
+        indices = np.zeros(nnz.value, np.int64)
+        values = np.zeros(nnz.value, np.float64)
+        P = ctypes.POINTER
+        st = lib.shiro_plan_get_local_matrix(h, ctypes.byref(nnz), ctypes.byref(hv),
+                                             indptr.ctypes.data_as(P(ctypes.c_int64)),
+                                             indices.ctypes.data_as(P(ctypes.c_int64)),
+                                             values.ctypes.data_as(P(ctypes.c_double)), ctypes.byref(err))
+        if st != _lib.OK:
+            raise Error(err.message.decode(errors="replace"), st)
+        self.has_values = bool(hv.value)
+        return indptr, indices, values
+
+    def _forget(self, ctx):
+        self._contexts.discard(ctx)
+        if self._closing and not self._contexts:
+            self._release()
+
+    def _release(self):
+        if self._h:
+            _lib.load().shiro_plan_close(ctypes.byref(self._h))
+        _live.discard(self)
+
+    def close(self):
+        """Closes the plan now, or when its last open context closes. Idempotent. Local."""
+        self._closing = True
+        if not self._contexts:
+            self._release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            self.close()
+
+
+def _array_info(a, what):
+    """(kind, pointer, shape, numpy dtype, device) of a numpy array, a torch tensor or an object with
+    __cuda_array_interface__; raises Error for anything else or a non-C-contiguous array."""
+    if isinstance(a, np.ndarray):
+        if not a.flags.c_contiguous:
+            raise Error(f"{what}: the array is not C-contiguous (np.ascontiguousarray makes a copy that is)")
+        return "numpy", a.ctypes.data, a.shape, a.dtype, "cpu"
+    if type(a).__module__.startswith("torch"):
+        import torch
+        if isinstance(a, torch.Tensor):
+            if not a.is_contiguous():
+                raise Error(f"{what}: the tensor is not contiguous (.contiguous() makes a copy that is)")
+            npdt = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}.get(a.dtype)
+            if npdt is None:
+                raise Error(f"{what}: tensor of {a.dtype}, expected torch.float32 or torch.float64")
+            return "torch", a.data_ptr(), tuple(a.shape), npdt, a.device.type
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:
+        if cai.get("strides") is not None:
+            itemsize = np.dtype(cai["typestr"]).itemsize
+            expect = tuple(int(np.prod(cai["shape"][i + 1:])) * itemsize for i in range(len(cai["shape"])))
+            if tuple(cai["strides"]) != expect:
+                raise Error(f"{what}: the device array is not C-contiguous")
+        return "cuda", cai["data"][0], tuple(cai["shape"]), np.dtype(cai["typestr"]), "cuda"
+    raise Error(f"{what}: expected a numpy array or a torch tensor, found {type(a).__name__}")
+
+
+class Context:
+    """A plan replayed over a communicator for N columns of one value type (shiro_ctx_create).
+
+    spmm(B) -> C = A·B and spmm_t(Y) -> X = Aᵀ·Y on this rank's rows; set_values(v) installs new values
+    of A. B, Y: numpy arrays or torch tensors (CPU for backend "cpu"; CUDA tensors or
+    __cuda_array_interface__ arrays for backend "cuda"), C-contiguous, shape (rows, n), of the context's
+    dtype. Results have the input's kind; out= writes into a given array instead. The context holds
+    its plan (the plan stays open while the context is). close() or leaving a `with` block releases it."""
+
+    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
+        lib = _lib.load()
+        if dtype in (np.float32, "float"):
+            dtype = "float32"
+        if dtype in (np.float64, "double"):
+            dtype = "float64"
+        dtype = str(dtype).replace("torch.", "")
+        if dtype not in _DTYPES:
+            raise Error(f"shiro.Context: dtype {dtype!r}, expected 'float32' or 'float64'")
+        if backend not in _lib.BACKENDS:
+            raise Error(f"shiro.Context: backend {backend!r}, expected 'cpu' or 'cuda'")
+        if transport not in _lib.TRANSPORTS:
+            raise Error(f"shiro.Context: transport {transport!r}, expected 'auto', 'nccl' or 'mpi'")
+        self._h = ctypes.c_void_p()
+        self.plan = plan
+        self.n = int(n)
+        self.dtype = dtype
+        self.np_dtype = np.dtype(_DTYPES[dtype][1])
+        self.backend = backend
+        self.c_rows, self.b_rows = plan.c_rows, plan.b_rows
+        opts = lib.shiro_ctx_options_default()
+        opts.backend, opts.dtype, opts.n = _lib.BACKENDS[backend], _DTYPES[dtype][0], self.n
+        opts.device, opts.transport, opts.timeout_ms = int(device), _lib.TRANSPORTS[transport], int(timeout_ms)
+        err = _lib.shiro_error()
+        st = lib.shiro_ctx_create(plan.handle(), _lib.comm_handle(plan.comm), ctypes.byref(opts),
+                                  ctypes.byref(self._h), ctypes.byref(err))
+        if st != _lib.OK:
+            raise Error(err.message.decode(errors="replace"), st)
+        plan._contexts.add(self)
+        _live.add(self)
+
+    def __repr__(self):
+        state = "closed" if not self._h else f"rank {self.plan.rank}"
+        return f"<shiro.Context n={self.n} {self.dtype} {self.backend}, {state}>"
+
+    @property
+    def closed(self):
+        return not self._h
+
+    def _check(self, a, rows, what):
+        kind, ptr, shape, dt, dev = _array_info(a, what)
+        if tuple(shape) != (rows, self.n):
+            raise Error(f"{what}: shape {tuple(shape)}, expected ({rows}, {self.n}) (this rank's rows x n)")
+        if dt != self.np_dtype:
+            raise Error(f"{what}: dtype {dt}, expected {self.np_dtype} (the context's)")
+        want = "cuda" if self.backend == "cuda" else "cpu"
+        if dev != want:
+            raise Error(f"{what}: a {dev} array, the {self.backend} backend takes {want} arrays")
+        return kind, ptr
+
+    def _out(self, like, kind, rows, out, what):
+        if out is None:
+            if kind == "numpy":
+                return np.empty((rows, self.n), self.np_dtype)
+            import torch
+            return torch.empty((rows, self.n), dtype=like.dtype, device=like.device)
+        self._check(out, rows, what + " out")
+        if isinstance(out, np.ndarray) and not out.flags.writeable:
+            raise Error(f"{what} out: the array is read-only")
+        return out
+
+    def _call(self, fn, src, src_rows, dst_rows, out, what):
+        if not self._h:
+            raise Error(f"{what}: the context is closed")
+        kind, sptr = self._check(src, src_rows, what)
+        out = self._out(src, kind, dst_rows, out, what)
+        dptr = _array_info(out, what)[1]
+        st = fn(self._h, sptr or None, dptr or None)
+        if st != _lib.OK:
+            raise Error(_lib.load().shiro_ctx_last_error(self._h).decode(errors="replace"), st)
+        return out
+
+    def spmm(self, B, out=None):
+        """This rank's c_rows x n rows of C = A·B from its b_rows x n rows of B. Collective."""
+        return self._call(_lib.load().shiro_spmm, B, self.b_rows, self.c_rows, out, "shiro spmm: B")
+
+    def spmm_t(self, Y, out=None):
+        """This rank's b_rows x n rows of X = Aᵀ·Y from its c_rows x n rows of Y. Collective
+        (the first call derives the transposed program)."""
+        return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
+
+    def set_values(self, values):
+        """Installs new values of this rank's nonzeros of A, float64, in plan.local_matrix() order
+        (shiro_ctx_set_values: collective). Later calls of this context multiply with them."""
+        lib = _lib.load()
+        if not self._h:
+            raise Error("shiro set_values: the context is closed")
+        if not _lib.has("shiro_ctx_set_values"):
+            raise Error(f"{_lib.path()} has no shiro_ctx_set_values (an older libshiro)", 9)
+        if type(values).__module__.startswith("torch"):
+            values = values.detach().cpu().numpy()
+        v = np.ascontiguousarray(values, dtype=np.float64)
+        if v.ndim != 1:
+            raise Error(f"shiro set_values: values of shape {v.shape}, expected one value per local nonzero")
+        st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        if st != _lib.OK:
+            raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
+
+    def traffic(self):
+        """This rank's rows and bytes per call (shiro_ctx_get_traffic) as a dict. Local."""
+        if not self._h:
+            raise Error("shiro traffic: the context is closed")
+        t = _lib.shiro_traffic()
+        st = _lib.load().shiro_ctx_get_traffic(self._h, ctypes.byref(t))
+        if st != _lib.OK:
+            raise Error(_lib.load().shiro_ctx_last_error(self._h).decode(errors="replace"), st)
+        return {f: int(getattr(t, f)) for f, _ in t._fields_}
+
+    def close(self):
+        """Destroys the context (shiro_ctx_destroy: local) and lets its plan go. Idempotent. After
+        MPI_Finalize the C context is left to the process's exit (its MPI objects cannot be freed)."""
+        if self._h:
+            if _mpi_alive():
+                _lib.load().shiro_ctx_destroy(ctypes.byref(self._h))
+            self._h = ctypes.c_void_p()
+            _live.discard(self)
+            self.plan._forget(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            self.close()

@@ -1,0 +1,146 @@
+"""_lib.py — loads libshiro with ctypes and declares the C API of runtime/shiro.h.
+
+No compiled extension: the structs and prototypes below mirror runtime/shiro.h
+and base/shiro_status.h field for field (keep them in step). The library is
+found, in this order, at $SHIRO_LIBRARY, at build/runtime/libshiro.so of the
+source tree this package sits in (python/shiro -> ../../build), and by the
+dynamic loader's search (an installed libshiro.so.0).
+
+mpi4py's MPI module is imported first: it initializes MPI and loads libmpi
+with RTLD_GLOBAL, which Open MPI's plugins need; libshiro then binds to that
+same libmpi (mpi4py must be built against the MPI libshiro links, as Debian's
+python3-mpi4py and libopenmpi-dev are).
+"""
+import ctypes
+import ctypes.util
+import os
+
+from mpi4py import MPI
+
+# Status values (base/shiro_status.h).
+OK = 0
+ERR_ARG = 1
+
+FLOAT32, FLOAT64 = 0, 1
+BACKENDS = {"cpu": 0, "cuda": 1}
+TRANSPORTS = {"auto": 0, "nccl": 1, "mpi": 2}
+
+# MPI_Comm is an int in MPICH and a pointer in Open MPI (mpi4py demo/wrap-ctypes).
+MPI_Comm = ctypes.c_int if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
+
+
+class shiro_error(ctypes.Structure):
+    _fields_ = [("message", ctypes.c_char * 512)]
+
+
+class shiro_plan_info(ctypes.Structure):
+    _fields_ = [("ranks", ctypes.c_int32), ("gpus_per_node", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("m", ctypes.c_int64), ("k", ctypes.c_int64), ("nnz", ctypes.c_int64),
+                ("c_rows", ctypes.c_int64), ("b_rows", ctypes.c_int64),
+                ("c_first", ctypes.c_int64), ("b_first", ctypes.c_int64),
+                ("strategy", ctypes.c_char_p), ("partition", ctypes.c_char_p),
+                ("c_global", ctypes.POINTER(ctypes.c_int64)), ("b_global", ctypes.POINTER(ctypes.c_int64))]
+
+
+class shiro_ctx_options(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int), ("dtype", ctypes.c_int), ("n", ctypes.c_int64),
+                ("device", ctypes.c_int), ("transport", ctypes.c_int), ("timeout_ms", ctypes.c_int64)]
+
+
+class shiro_traffic(ctypes.Structure):
+    _fields_ = [("rows_sent", ctypes.c_int64), ("rows_received", ctypes.c_int64),
+                ("inter_node_rows_sent", ctypes.c_int64),
+                ("bytes_sent", ctypes.c_int64), ("bytes_received", ctypes.c_int64)]
+
+
+_P = ctypes.c_void_p
+_PROTOTYPES = {
+    "shiro_strerror": (ctypes.c_char_p, [ctypes.c_int]),
+    "shiro_plan_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_P), ctypes.POINTER(shiro_error)]),
+    "shiro_plan_get_info": (ctypes.c_int, [_P, ctypes.POINTER(shiro_plan_info)]),
+    "shiro_plan_close": (None, [ctypes.POINTER(_P)]),
+    "shiro_ctx_options_default": (shiro_ctx_options, []),
+    "shiro_ctx_create": (ctypes.c_int, [_P, MPI_Comm, ctypes.POINTER(shiro_ctx_options), ctypes.POINTER(_P),
+                                        ctypes.POINTER(shiro_error)]),
+    "shiro_spmm": (ctypes.c_int, [_P, _P, _P]),
+    "shiro_spmm_transpose": (ctypes.c_int, [_P, _P, _P]),
+    "shiro_ctx_last_error": (ctypes.c_char_p, [_P]),
+    "shiro_ctx_get_traffic": (ctypes.c_int, [_P, ctypes.POINTER(shiro_traffic)]),
+    "shiro_ctx_destroy": (None, [ctypes.POINTER(_P)]),
+}
+# Declared when the library has them (runtime/shiro.h of a later build): the pattern's CSR and new values.
+_OPTIONAL = {
+    "shiro_plan_get_local_matrix": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int),
+                                                   ctypes.POINTER(ctypes.c_int64),
+                                                   ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double),
+                                                   ctypes.POINTER(shiro_error)]),
+    "shiro_ctx_set_values": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_double)]),
+}
+
+_lib = None
+_path = None
+
+
+class Error(Exception):
+    """A failed shiro call: `status` (the shiro_status value; 0 for a library that could not be loaded),
+    `status_name` (shiro_strerror's name of it) and the library's message (str(e))."""
+
+    def __init__(self, message, status=ERR_ARG):
+        super().__init__(message)
+        self.status = status
+        self.status_name = _lib.shiro_strerror(status).decode() if _lib is not None and status else ""
+
+
+def candidates():
+    """Where libshiro is looked for, in order (see the module's docstring)."""
+    env = os.environ.get("SHIRO_LIBRARY")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    tree = os.path.join(here, "..", "..", "build", "runtime", "libshiro.so")
+    found = ctypes.util.find_library("shiro")
+    return [os.path.normpath(tree)] + ([found] if found else []) + ["libshiro.so.0"]
+
+
+def load():
+    """Returns the loaded library (loads it once); raises Error (status 0) naming every place tried."""
+    global _lib, _path
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(f"{path} (no such file)")
+            continue
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+            continue
+        for name, (res, args) in _PROTOTYPES.items():
+            f = getattr(lib, name)
+            f.restype, f.argtypes = res, args
+        for name, (res, args) in _OPTIONAL.items():
+            f = getattr(lib, name, None)
+            if f is not None:
+                f.restype, f.argtypes = res, args
+        _lib, _path = lib, path
+        return lib
+    raise Error("shiro: libshiro not found; build it (ninja -C build) or set SHIRO_LIBRARY. Tried: "
+                  + "; ".join(tried), 0)
+
+
+def path():
+    """The file libshiro was loaded from (loads it)."""
+    load()
+    return _path
+
+
+def has(name):
+    """True when the loaded library exports the C function `name`."""
+    return getattr(load(), name, None) is not None
+
+
+def comm_handle(comm):
+    """The MPI_Comm of an mpi4py communicator, as ctypes passes it (mpi4py demo/wrap-ctypes)."""
+    return MPI_Comm.from_address(MPI._addressof(comm))

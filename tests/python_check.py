@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""The Python package (python/shiro) against scipy / torch references.
+
+usage: python_check.py BUILD_DIR SOURCE_DIR MODE
+  ops     under mpirun -np 1, 2, 4 (4 also as 2 nodes of 2): for square (karate, west0067) and
+          rectangular (lp_afiro) matrices, flat (joint) and two-tier (hier, group) plans, block, nnz,
+          metis (square) and file (an array of rank ids) partitions, float32 and float64, N 1 and 7:
+          ctx.spmm, ctx.spmm_t (numpy, torch, out=), shiro.torch.spmm's gradient and, where the library
+          has them, plan.local_matrix() and ctx.set_values, each checked on every rank against scipy
+          (every rank holds the whole matrix), within the rounding bound of shiro-spmm --check.
+  local   one process: torch.autograd.gradcheck of shiro.torch.spmm (double, small), the errors
+          (shiro.Error with the library's message), the lifecycle (with, close, a context keeping its
+          plan alive), plan_matrix from an edge_index.
+  gcn     python/examples/gcn.py under mpirun -np 4 and in one process with torch.sparse.mm (--reference):
+          the losses decrease and agree to rounding.
+Exit 0 when every check passed, 1 otherwise, 77 (skipped, with the reason) when no Python at hand has
+numpy, scipy, mpi4py and torch. The interpreter running this one need not: /usr/bin/python3 (Debian's,
+where tools/install-deps.sh installs them) is tried too.
+"""
+import os
+import subprocess
+import sys
+
+MODULES = ("numpy", "scipy", "mpi4py", "torch")
+
+
+def find_python():
+    """An interpreter that imports MODULES (this one first), or None; and why not."""
+    probe = "import " + ", ".join(MODULES)
+    why = []
+    for exe in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        if not os.path.exists(exe):
+            continue
+        p = subprocess.run([exe, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode == 0:
+            return exe, ""
+        why.append(f"{exe}: {p.stdout.strip().splitlines()[-1] if p.stdout.strip() else 'failed'}")
+    return None, "; ".join(why)
+
+
+def env_for(build, src):
+    env = dict(os.environ)
+    env["SHIRO_LIBRARY"] = os.path.join(build, "runtime", "libshiro.so")
+    env["SHIRO_PLAN"] = os.path.join(build, "tools", "shiro-plan")
+    env["PYTHONPATH"] = os.path.join(src, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
+def mpirun(np_, args, env, timeout=600):
+    cmd = ["mpirun", "-np", str(np_)] + args
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=timeout)
+
+
+def driver(build, src, mode):
+    exe, why = find_python()
+    if exe is None:
+        print(f"SKIP: no Python with {', '.join(MODULES)} ({why}); tools/install-deps.sh installs them")
+        return 77
+    env = env_for(build, src)
+    me = os.path.abspath(__file__)
+    failures = 0
+    if mode == "ops":
+        for ranks, gpn in ((1, 1), (2, 1), (4, 1), (4, 2)):
+            p = mpirun(ranks, [exe, me, build, src, "ops-worker", str(gpn)], env)
+            print(p.stdout, end="")
+            if p.returncode != 0:
+                print(f"FAIL ops under mpirun -np {ranks} (G = {gpn}): exit {p.returncode}")
+                failures += 1
+    elif mode == "local":
+        p = subprocess.run([exe, me, build, src, "local-worker"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env=env, timeout=600)
+        print(p.stdout, end="")
+        failures += p.returncode != 0
+    elif mode == "gcn":
+        failures += gcn_check(exe, src, env)
+    else:
+        print(f"python_check: unknown mode {mode!r}")
+        return 2
+    print("FAILED" if failures else "all passed")
+    return 1 if failures else 0
+
+
+def losses_of(out):
+    """{epoch: loss} from gcn.py's 'epoch E loss L' lines."""
+    res = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0] == "epoch" and f[2] == "loss":
+            res[int(f[1])] = float(f[3])
+    return res
+
+
+def gcn_check(exe, src, env):
+    gcn = os.path.join(src, "python", "examples", "gcn.py")
+    common = ["--epochs", "30", "--graph", os.path.join(src, "tests", "data", "email-Eu-core.mtx")]
+    dist = mpirun(4, [exe, gcn] + common, env)
+    ref = subprocess.run([exe, gcn, "--reference"] + common, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=env, timeout=600)
+    print("== mpirun -np 4 gcn.py\n" + dist.stdout + "== gcn.py --reference\n" + ref.stdout)
+    if dist.returncode != 0 or ref.returncode != 0:
+        print(f"FAIL gcn: exit {dist.returncode} (mpirun -np 4), {ref.returncode} (--reference)")
+        return 1
+    a, b = losses_of(dist.stdout), losses_of(ref.stdout)
+    bad = 0
+    if sorted(a) != list(range(30)) or sorted(b) != list(range(30)):
+        print(f"FAIL gcn: epochs printed {sorted(a)} and {sorted(b)}, expected 0..29 in both")
+        return 1
+    for e in range(30):
+        if abs(a[e] - b[e]) > 1e-9 * max(1.0, abs(b[e])):
+            print(f"FAIL gcn: epoch {e}: loss {a[e]!r} (shiro, 4 ranks) != {b[e]!r} (torch.sparse.mm)")
+            bad += 1
+    if not a[29] < 0.7 * a[0] or any(a[e + 1] > a[e] for e in range(29)):
+        print(f"FAIL gcn: the loss does not decrease at every epoch, and by 30% overall: {[a[e] for e in range(30)]}")
+        bad += 1
+    if not bad:
+        print(f"ok gcn: 30 epochs, loss {a[0]:.6f} -> {a[29]:.6f}, equal to torch.sparse.mm's to 1e-9")
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Workers (run with the interpreter find_python chose, under mpirun for ops-worker).
+
+def tol(absprod, maxnnz, dtype):
+    """shiro-spmm --check's bound: (nnz + 3) u (|A||B|), u the unit roundoff of dtype."""
+    u = 2.0 ** -24 if dtype == "float32" else 2.0 ** -53
+    return (maxnnz + 3) * u * absprod + 1e-300
+
+
+def ops_worker(build, src, gpn):
+    import numpy as np
+    import scipy.io
+    import torch
+    from mpi4py import MPI
+
+    import shiro
+    import shiro.torch
+
+    comm = MPI.COMM_WORLD
+    R, rank = comm.Get_size(), comm.Get_rank()
+    data = os.path.join(src, "tests", "data")
+    failures = 0
+    checks = 0
+    have_values = shiro._lib.has("shiro_ctx_set_values") and shiro._lib.has("shiro_plan_get_local_matrix")
+
+    def expect(cond, what):
+        nonlocal failures, checks
+        checks += 1
+        if not cond:
+            failures += 1
+            print(f"FAIL rank {rank}/{R}: {what}", flush=True)
+
+    def close(got, ref, absref, maxnnz, dtype, what):
+        got = np.asarray(got, np.float64)
+        err = np.abs(got - ref)
+        lim = tol(absref, maxnnz, dtype)
+        expect(got.shape == ref.shape and bool(np.all(err <= lim)),
+               f"{what}: max error {err.max() if err.size else 0:.3g} over the bound "
+               f"(shape {got.shape} vs {ref.shape})")
+
+    tmp = comm.bcast(__import__("tempfile").mkdtemp(prefix="shiro-py-") if rank == 0 else None)
+    strategies = ["joint"] + (["hier", "group"] if gpn > 1 and R > gpn else [])
+    for name in ("karate.mtx", "west0067.mtx", "lp_afiro.mtx"):
+        A = scipy.io.mmread(os.path.join(data, name)).tocsr().astype(np.float64)
+        A.sum_duplicates()
+        A.sort_indices()
+        m, k = A.shape
+        absA = abs(A)
+        maxnnz = int(max(np.diff(A.indptr).max(), np.diff(A.tocsc().indptr).max()))
+        parts = ["block", "nnz"] + (["metis", "file"] if m == k else [])
+        for strategy in strategies:
+            for part in parts:
+                partition = part
+                if part == "file":  # one rank id per row: rows dealt round-robin (the application's own)
+                    partition = np.arange(m) % R
+                tag = f"{name} R={R} G={gpn} {strategy}/{part}"
+                path = os.path.join(tmp, "p.shiro.h5")
+                try:
+                    shiro.plan_matrix(A, ranks=R, gpus_per_node=gpn, strategy=strategy, partition=partition,
+                                      out=path, comm=comm)
+                except shiro.Error as e:
+                    if part == "file" and "parts" in str(e):
+                        if rank == 0:
+                            print(f"note {tag}: shiro-plan takes no parts: file yet ({e})")
+                        continue
+                    expect(False, f"{tag}: plan_matrix: {e}")
+                    continue
+                with shiro.Plan(path, comm) as plan:
+                    expect((plan.m, plan.k, plan.nnz) == (m, k, A.nnz), f"{tag}: shape {plan.m}x{plan.k}")
+                    expect(comm.allreduce(plan.c_rows) == m and comm.allreduce(plan.b_rows) == k,
+                           f"{tag}: rows over the ranks")
+                    ci, bi = plan.c_global, plan.b_global
+                    for dtype in ("float32", "float64"):
+                        for n in (1, 7):
+                            failures_before = failures
+                            run_case(plan, A, absA, maxnnz, ci, bi, dtype, n, tag, expect, close, have_values)
+                            if failures == failures_before and rank == 0:
+                                print(f"ok {tag} {dtype} N={n}", flush=True)
+    comm.Barrier()
+    if rank == 0:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not have_values:
+            print("note: this libshiro has no shiro_ctx_set_values / shiro_plan_get_local_matrix: not checked")
+    total, all_checks = comm.allreduce(failures), comm.allreduce(checks)
+    if rank == 0:
+        print(f"ops R={R} G={gpn}: {all_checks} checks, {total} failed", flush=True)
+    return 1 if total else 0
+
+
+def run_case(plan, A, absA, maxnnz, ci, bi, dtype, n, tag, expect, close, have_values):
+    """Forward, transposed, torch, autograd and set_values checks of one plan, dtype and N."""
+    import numpy as np
+    import torch
+
+    import shiro
+    import shiro.torch
+
+    m, k = A.shape
+    rng = np.random.default_rng(42 + n)
+    npdt = np.float32 if dtype == "float32" else np.float64
+    tdt = torch.float32 if dtype == "float32" else torch.float64
+    B = rng.uniform(-1, 1, (k, n)).astype(npdt)  # the same on every rank (same seed)
+    Y = rng.uniform(-1, 1, (m, n)).astype(npdt)
+    B64, Y64 = B.astype(np.float64), Y.astype(np.float64)
+    Cref, Cabs = A @ B64, absA @ np.abs(B64)
+    Xref, Xabs = A.T @ Y64, absA.T @ np.abs(Y64)
+    what = f"{tag} {dtype} N={n}"
+    with plan.context(n, dtype=dtype) as ctx:
+        Bl, Yl = np.ascontiguousarray(B[bi]), np.ascontiguousarray(Y[ci])
+        C = ctx.spmm(Bl)
+        expect(C.dtype == npdt and C.shape == (plan.c_rows, n), f"{what}: spmm gave {C.dtype} {C.shape}")
+        close(C, Cref[ci], Cabs[ci], maxnnz, dtype, f"{what}: spmm (numpy)")
+        X = ctx.spmm_t(Yl)
+        close(X, Xref[bi], Xabs[bi], maxnnz, dtype, f"{what}: spmm_t (numpy)")
+        out = np.full((plan.c_rows, n), np.nan, npdt)
+        expect(ctx.spmm(Bl, out=out) is out, f"{what}: spmm(out=) returns out")
+        close(out, Cref[ci], Cabs[ci], maxnnz, dtype, f"{what}: spmm (out=)")
+        Ct = ctx.spmm(torch.from_numpy(Bl))
+        expect(isinstance(Ct, torch.Tensor) and Ct.dtype == tdt, f"{what}: spmm of a tensor gave {type(Ct)}")
+        close(Ct.numpy(), Cref[ci], Cabs[ci], maxnnz, dtype, f"{what}: spmm (torch)")
+        Xo = torch.empty((plan.b_rows, n), dtype=tdt)
+        ctx.spmm_t(torch.from_numpy(Yl), out=Xo)
+        close(Xo.numpy(), Xref[bi], Xabs[bi], maxnnz, dtype, f"{what}: spmm_t (torch, out=)")
+        # autograd: loss = sum(H * Y) over all ranks, so dL/dB = Aᵀ·Y on this rank's B rows
+        Bt = torch.tensor(Bl, requires_grad=True)
+        H = shiro.torch.spmm(ctx, Bt)
+        close(H.detach().numpy(), Cref[ci], Cabs[ci], maxnnz, dtype, f"{what}: shiro.torch.spmm")
+        (H * torch.from_numpy(Yl)).sum().backward()
+        close(Bt.grad.numpy(), Xref[bi], Xabs[bi], maxnnz, dtype, f"{what}: shiro.torch.spmm backward")
+        if have_values:
+            check_values(plan, ctx, A, ci, bi, B, Y, npdt, dtype, maxnnz, what, expect, close)
+
+
+def check_values(plan, ctx, A, ci, bi, B, Y, npdt, dtype, maxnnz, what, expect, close):
+    """local_matrix() is this rank's rows of A (global columns); set_values(new) multiplies with new."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import shiro
+
+    indptr, indices, values = plan.local_matrix()
+    local = A[ci]
+    expect(np.array_equal(indptr, local.indptr) and np.array_equal(indices, local.indices)
+           and np.array_equal(values, local.data), f"{what}: local_matrix() is not this rank's rows of A")
+    # New values: a function of (global row, global column), so every rank knows the whole new A.
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    newdata = np.cos(rows * 0.37 + A.indices * 1.3) + 0.5
+    A2 = sp.csr_matrix((newdata, A.indices, A.indptr), shape=A.shape)
+    lrows = np.repeat(ci, np.diff(indptr))
+    ctx.set_values(np.cos(lrows * 0.37 + indices * 1.3) + 0.5)
+    B64, Y64 = B.astype(np.float64), Y.astype(np.float64)
+    absA2 = abs(A2)
+    close(ctx.spmm(np.ascontiguousarray(B[bi])), (A2 @ B64)[ci], (absA2 @ np.abs(B64))[ci], maxnnz, dtype,
+          f"{what}: spmm after set_values")
+    close(ctx.spmm_t(np.ascontiguousarray(Y[ci])), (A2.T @ Y64)[bi], (absA2.T @ np.abs(Y64))[bi], maxnnz, dtype,
+          f"{what}: spmm_t after set_values")
+    try:
+        ctx.set_values(np.zeros(len(values) + 1))
+        expect(False, f"{what}: set_values with one value too many did not raise")
+    except shiro.Error as e:
+        expect(str(e) != "", f"{what}: set_values error without a message")
+
+
+def local_worker(build, src):
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+    import tempfile
+    import torch
+
+    import shiro
+    import shiro.torch
+
+    failures = 0
+
+    def expect(cond, what):
+        nonlocal failures
+        print(("ok " if cond else "FAIL ") + what, flush=True)
+        failures += not cond
+
+    def raises(fn, *words, status=None, what=""):
+        try:
+            fn()
+        except shiro.Error as e:
+            msg = str(e)
+            ok = all(w in msg for w in words) and (status is None or e.status == status)
+            expect(ok, f"{what}: shiro.Error({e.status} {e.status_name}): {msg}")
+            return
+        except Exception as e:  # noqa: BLE001 - any other exception is the failure being tested for
+            expect(False, f"{what}: raised {type(e).__name__}: {e}, not shiro.Error")
+            return
+        expect(False, f"{what}: did not raise")
+
+    data = os.path.join(src, "tests", "data")
+    tmp = tempfile.mkdtemp(prefix="shiro-py-")
+    A = scipy.io.mmread(os.path.join(data, "karate.mtx")).tocsr().astype(np.float64)
+    path = shiro.plan_matrix(A, ranks=1, out=os.path.join(tmp, "k.shiro.h5"))
+
+    # gradcheck: one rank holds all of A, so the numerical Jacobian is the whole function's.
+    with shiro.Plan(path) as plan, plan.context(3, dtype="float64") as ctx:
+        X = torch.tensor(np.random.default_rng(3).standard_normal((34, 3)), requires_grad=True)
+        expect(torch.autograd.gradcheck(lambda x: shiro.torch.spmm(ctx, x), (X,)), "gradcheck of shiro.torch.spmm")
+        # a non-contiguous upstream gradient (a transpose) goes through backward
+        X.grad = None
+        shiro.torch.spmm(ctx, X).t().contiguous().t().sum().backward()
+        expect(torch.allclose(X.grad, torch.from_numpy(np.asarray(A.T @ np.ones((34, 3))))),
+               "backward of a reduction: Aᵀ·1")
+
+    # errors: shiro.Error with the library's message
+    raises(lambda: shiro.Plan(os.path.join(tmp, "missing.shiro.h5")), "missing.shiro.h5", status=3,
+           what="Plan of a missing file")
+    bad = os.path.join(tmp, "bad.shiro.h5")
+    with open(bad, "wb") as f:
+        f.write(b"not a plan" * 100)
+    raises(lambda: shiro.Plan(bad), "bad.shiro.h5", what="Plan of a file that is no plan")
+    p2 = shiro.plan_matrix(A, ranks=2, out=os.path.join(tmp, "k2.shiro.h5"))
+    with shiro.Plan(p2) as plan2:
+        raises(lambda: plan2.context(4), "rank", status=7, what="context of a 2-rank plan in 1 process")
+    raises(lambda: shiro.Plan(p2, rank=5), "5", what="Plan for rank 5 of 2")
+    with shiro.Plan(path) as plan:
+        raises(lambda: plan.context(4, dtype="int32"), "int32", what="context of dtype int32")
+        raises(lambda: plan.context(0), status=1, what="context with N = 0")
+        raises(lambda: plan.context(4, backend="tpu"), "tpu", what="context of backend tpu")
+        with plan.context(4, dtype="float32") as ctx:
+            good = np.zeros((34, 4), np.float32)
+            raises(lambda: ctx.spmm(np.zeros((33, 4), np.float32)), "(33, 4)", "(34, 4)", what="spmm of 33 rows")
+            raises(lambda: ctx.spmm(np.zeros((34, 4))), "float64", "float32", what="spmm of float64 in float32")
+            raises(lambda: ctx.spmm(np.zeros((4, 34), np.float32).T), "contiguous", what="spmm of a transpose")
+            raises(lambda: ctx.spmm(torch.zeros((34, 4), dtype=torch.int64)), "int64", what="spmm of an int tensor")
+            raises(lambda: ctx.spmm([[0.0] * 4] * 34), "list", what="spmm of a list")
+            raises(lambda: ctx.spmm(good, out=np.zeros((34, 3), np.float32)), "out", what="spmm, out of 3 columns")
+            ro = np.zeros((34, 4), np.float32)
+            ro.flags.writeable = False
+            raises(lambda: ctx.spmm(good, out=ro), "read-only", what="spmm into a read-only out")
+            raises(lambda: ctx.spmm(good, out=good), "overlap", what="spmm with out = B (the library refuses)")
+            raises(lambda: ctx.spmm_t(np.zeros((34, 5), np.float32)), "(34, 5)", what="spmm_t of 5 columns")
+        raises(lambda: ctx.spmm(good), "closed", what="spmm on a closed context")
+    raises(lambda: plan.context(4), "closed", what="context of a closed plan")
+    raises(lambda: shiro.plan_matrix(np.arange(5), ranks=2, out=os.path.join(tmp, "x.shiro.h5")), "edge_index",
+           what="plan_matrix of a 1-D array")
+    raises(lambda: shiro.plan_matrix(A, ranks=0, out=os.path.join(tmp, "x.shiro.h5")), "--ranks",
+           what="plan_matrix with ranks=0 (shiro-plan's message)")
+    expect(not os.path.exists(os.path.join(tmp, "x.shiro.h5")), "a failed plan_matrix leaves no file")
+    raises(lambda: shiro.plan_matrix(np.array([[0, 1], [1, -1]]), ranks=1, out=os.path.join(tmp, "x.shiro.h5")),
+           "negative", what="plan_matrix of an edge_index with -1")
+
+    # lifecycle: a context keeps its plan; close() of the plan waits for its contexts
+    plan = shiro.Plan(path)
+    ctx = plan.context(2)
+    plan.close()
+    expect(plan.closed and bool(plan._h), "plan.close() with a live context: closed to new contexts, kept open")
+    B = np.ones((34, 2))
+    expect(np.allclose(ctx.spmm(B), A @ B), "a context works after its plan's close()")
+    ctx.close()
+    expect(not plan._h, "the plan is released with its last context")
+    ctx.close()
+    plan.close()
+    expect(True, "close() twice is a no-op")
+    # dropped without close: released by the garbage collector (refcount), the plan after its context
+    plan = shiro.Plan(path)
+    ctx = plan.context(2)
+    del plan
+    expect(np.allclose(ctx.spmm(B), A @ B), "a context keeps its plan alive when the plan object is dropped")
+    del ctx
+    expect(len(shiro._live) == 0, f"nothing left open after del: {list(shiro._live)}")
+    # left open at exit: released by the atexit hook before MPI_Finalize
+    leak_plan = shiro.Plan(path)
+    leak_ctx = leak_plan.context(2)  # noqa: F841 - left open on purpose
+
+    # plan_matrix from an edge_index (A[ei[0], ei[1]] = 1) and from a torch edge_index
+    coo = A.tocoo()
+    ei = np.stack([coo.row, coo.col]).astype(np.int64)
+    for kind, e in (("numpy", ei), ("torch", torch.from_numpy(ei))):
+        pe = shiro.plan_matrix(e, ranks=1, out=os.path.join(tmp, "e.shiro.h5"), num_nodes=40)
+        with shiro.Plan(pe) as plan, plan.context(2) as ctx:
+            Bb = np.arange(80, dtype=np.float64).reshape(40, 2)
+            ref = sp.csr_matrix((np.ones(coo.nnz), (coo.row, coo.col)), shape=(40, 40)) @ Bb
+            expect((plan.m, plan.nnz) == (40, A.nnz) and np.array_equal(ctx.spmm(Bb), ref),
+                   f"plan_matrix of a {kind} edge_index, num_nodes 40")
+    expect(shiro.library_path() == os.environ["SHIRO_LIBRARY"], f"library from $SHIRO_LIBRARY: {shiro.library_path()}")
+    import shutil
+    shutil.rmtree(tmp, ignore_errors=True)
+    # a library that is not there: shiro.Error naming it, in a fresh interpreter
+    env = dict(os.environ, SHIRO_LIBRARY=os.path.join(tmp, "nowhere", "libshiro.so"))
+    p = subprocess.run([sys.executable, "-c", "import shiro\ntry:\n shiro.Plan('x')\nexcept shiro.Error as e:\n print(e)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    expect(p.returncode == 0 and "nowhere" in p.stdout and "SHIRO_LIBRARY" in p.stdout,
+           f"a missing library: {p.stdout.strip()}")
+    return 1 if failures else 0
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    build, src, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "ops-worker":
+        return ops_worker(build, src, int(sys.argv[4]))
+    if mode == "local-worker":
+        return local_worker(build, src)
+    return driver(os.path.abspath(build), os.path.abspath(src), mode)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
