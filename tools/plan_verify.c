@@ -390,14 +390,20 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
         st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", r);
   }
   if (st != SHIRO_OK) return st;
-  sc_csr *Aperm = NULL;  /* row lists (metis): the programs index the permuted matrix */
-  if (A && pr[0].ncglobal) {
-    int64_t *newof = malloc((size_t)(A->m ? A->m : 1) * sizeof *newof);
-    if (!newof) return nomem(err);
-    for (int32_t r = 0; r < v.R; r++)
-      for (int64_t i = 0; i < pr[r].ncglobal; i++) newof[pr[r].c_global[i]] = pr[r].c_first + i;
-    st = sc_csr_permute(A, newof, &Aperm, err);
-    free(newof);
+  sc_csr *Aperm = NULL;  /* row lists (metis, parts): the programs index the renumbered matrix */
+  int clists = 0, blists = 0;  /* any rank's (a rank without rows has an empty list either way) */
+  for (int32_t r = 0; r < v.R; r++) { clists |= pr[r].ncglobal > 0; blists |= pr[r].nbglobal > 0; }
+  if (A && (clists || blists)) {
+    int64_t *rnew = clists ? malloc((size_t)(A->m ? A->m : 1) * sizeof *rnew) : NULL;
+    int64_t *cnew = blists ? malloc((size_t)(A->k ? A->k : 1) * sizeof *cnew) : NULL;
+    if ((clists && !rnew) || (blists && !cnew)) { free(rnew); free(cnew); return nomem(err); }
+    for (int32_t r = 0; r < v.R; r++) {
+      for (int64_t i = 0; rnew && i < pr[r].ncglobal; i++) rnew[pr[r].c_global[i]] = pr[r].c_first + i;
+      for (int64_t i = 0; cnew && i < pr[r].nbglobal; i++) cnew[pr[r].b_global[i]] = pr[r].b_first + i;
+    }
+    st = sc_csr_permute2(A, rnew, cnew, &Aperm, err);  /* rows and columns apart (parts:FILE, rectangular) */
+    free(rnew);
+    free(cnew);
     if (st != SHIRO_OK) return st;
     A = Aperm;
   }

@@ -29,7 +29,8 @@ typedef struct options {
   const char *out;      /* plan path (NULL: default name) */
   int32_t ranks, gpn;   /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
-  const char *partition; /* "block", "nnz" or "metis" */
+  const char *partition; /* "block", "nnz", "metis" or "parts" */
+  const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads;          /* 0: OpenMP default */
   int compare, json, quiet;
   const char *machine;  /* --machine NAME|FILE (NULL: not given; auto then prices for tsubame4's links) */
@@ -50,7 +51,10 @@ static void usage(FILE *f) {
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
           "  --partition P      block (default) | nnz (contiguous, balanced nonzeros) |\n"
-          "                     metis (square matrices: METIS k-way, ranks own row lists)\n"
+          "                     metis (square matrices: METIS k-way, ranks own row lists) |\n"
+          "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
+          "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
+          "                     A: B rows block over the columns)\n"
           "  --strategy S       block | col | row | joint | hier | group | cola (default: group\n"
           "                     when 1 < G < R, else joint, which then moves the same rows)\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
@@ -111,8 +115,12 @@ static int parse(int argc, char **argv, options *o) {
       *(a[2] == 'r' ? &o->rows : &o->cols) = v;
     } else if (!strcmp(a, "--partition")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
-      if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "metis")) {
-        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz or metis)\n", prog, val);
+      if (!strncmp(val, "parts:", 6)) {
+        if (!val[6]) { fprintf(stderr, "%s: --partition parts:FILE: no file named\n", prog); return 0; }
+        o->parts_file = val + 6;
+        val = "parts";
+      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "metis")) {
+        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, metis or parts:FILE)\n", prog, val);
         return 0;
       }
       o->partition = val;
@@ -233,9 +241,21 @@ typedef struct plan_out {
   double write_s;          /* seconds spent writing */
 } plan_out;
 
+/* parts:FILE on a rectangular matrix renumbers only the rows (B rows keep their ids, block over
+ * the columns): records the rank's original row ids (oldof[new] = old). Its rows of A are the
+ * original rows, columns unchanged, so the program's digest already is the original's. */
+static shiro_status set_c_rows(prog_rank *pr, const int64_t *oldof, shiro_error *err) {
+  pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
+  if (!pr->c_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
+  pr->ncglobal = pr->c_rows;
+  return SHIRO_OK;
+}
+
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   plan_out *po = arg;
-  shiro_status st = po->oldof ? plan_rank_set_rows(pr, po->A0, po->oldof, err) : SHIRO_OK;
+  shiro_status st = po->oldof && po->A0->m != po->A0->k ? set_c_rows(pr, po->oldof, err)  /* parts:FILE, rectangular */
+                    : po->oldof ? plan_rank_set_rows(pr, po->A0, po->oldof, err) : SHIRO_OK;
   if (po->vol) plan_rank_volumes(pr, po->vol);
   if (st == SHIRO_OK && po->path) {
     double t0 = cli_now();
@@ -271,9 +291,29 @@ static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc
  * caller keeps the original) and returns oldof. B rows follow C rows for
  * square matrices under nnz and metis, so that one layer's C is the next
  * layer's B. */
+/* parts:FILE: the application's row partition (part_file), rows renumbered part by part as
+ * metis does; square A: B rows follow C rows (the same renumbering of the columns), rectangular
+ * A: B rows block over k, columns kept. Replaces *A by the renumbered matrix; returns oldof. */
+static shiro_status partition_parts(const options *o, sc_csr **A, int64_t **oldof, sc_partition *Prow,
+                                    sc_partition *Pcol, shiro_error *err) {
+  const sc_csr *M = *A;
+  const int square = M->m == M->k;
+  int64_t *newof = NULL;
+  sc_csr *P = NULL;
+  shiro_status st = part_file(o->parts_file, "rows", M->m, o->ranks, &newof, Prow, err);
+  if (st == SHIRO_OK) st = square ? part_copy(Prow, Pcol, err) : part_block(M->k, o->ranks, Pcol, err);
+  if (st == SHIRO_OK) st = sc_csr_permute2(M, newof, square ? newof : NULL, &P, err);
+  if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  free(newof);
+  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
+  *A = P;
+  return SHIRO_OK;
+}
+
 static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_partition *Prow, sc_partition *Pcol,
                               shiro_error *err) {
   const sc_csr *M = *A;
+  if (!strcmp(o->partition, "parts")) return partition_parts(o, A, oldof, Prow, Pcol, err);
   if (!strcmp(o->partition, "block")) {
     shiro_status st = part_block(M->m, o->ranks, Prow, err);
     return st != SHIRO_OK ? st : part_block(M->k, o->ranks, Pcol, err);

@@ -32,6 +32,20 @@ shiro_status part_nnz(const struct sc_csr *A, int32_t parts, sc_partition *out, 
 shiro_status part_metis(const struct sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out,
                         shiro_error *err);
 
+/* A partition from labels: part[i] (0..parts-1) owns row i. Returns the permutation *newof
+ * (newof[old] = new id: part 0's rows first, then part 1's, ..., each part in increasing old id)
+ * and the contiguous partition *out of the permuted rows (parts may be empty). */
+shiro_status part_from_labels(const int32_t *part, int64_t n, int32_t parts, int64_t **newof, sc_partition *out,
+                              shiro_error *err);
+
+/* The `parts:FILE` partition: the labels of n rows read from path, one rank id (0..parts-1) per
+ * line, line i for row i-1 (gpmetis's output format; partition_file.c says what is accepted).
+ * what names the rows in messages ("rows", "columns"). Returns *newof and *out as
+ * part_from_labels does; a bad file is SHIRO_ERR_PARSE (SHIRO_ERR_IO if unreadable) with the
+ * file and line in err. */
+shiro_status part_file(const char *path, const char *what, int64_t n, int32_t parts, int64_t **newof, sc_partition *out,
+                       shiro_error *err);
+
 /* Copies a partition. */
 shiro_status part_copy(const sc_partition *in, sc_partition *out, shiro_error *err);
 
