@@ -105,6 +105,31 @@ static shiro_status check_xchg_unique(const prog_rank *pr, shiro_error *err) {
   return st;
 }
 
+/* Since 2.1: the local matrix (a_ptr, a_col, a_val) is a CSR of c_rows rows with columns in
+ * 0..k-1, strictly increasing in each row, and val_src names a nonzero of A (or -1) for every
+ * entry. All four may be empty (a 2.0 plan), but not some of them. O(nacol + nvalsrc). */
+static shiro_status check_local_matrix(const prog_meta *meta, const prog_rank *pr, shiro_error *err) {
+#define BAD(what) return shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d local matrix: %s", pr->rank, what)
+  if (pr->naptr == 0) {
+    if (pr->nacol || pr->naval || pr->nvalsrc) BAD("entries without row pointers");
+    return SHIRO_OK;
+  }
+  if (pr->naptr != pr->c_rows + 1) BAD("a_ptr does not have c_rows + 1 entries");
+  if (pr->nacol > meta->nnz || (pr->naval != 0 && pr->naval != pr->nacol)) BAD("a_col / a_val of the wrong length");
+  if (pr->nvalsrc != pr->ncol) BAD("val_src does not have one entry per entry of col");
+  if (pr->a_ptr[0] != 0 || pr->a_ptr[pr->c_rows] != pr->nacol) BAD("a_ptr does not run from 0 to the entries");
+  for (int64_t i = 0; i < pr->c_rows; i++) {
+    if (pr->a_ptr[i + 1] < pr->a_ptr[i] || pr->a_ptr[i + 1] > pr->nacol) BAD("a_ptr decreases");
+    for (int64_t t = pr->a_ptr[i]; t < pr->a_ptr[i + 1]; t++)
+      if (pr->a_col[t] < 0 || pr->a_col[t] >= meta->k || (t > pr->a_ptr[i] && pr->a_col[t] <= pr->a_col[t - 1]))
+        BAD("a column id out of 0..k-1 or not increasing in its row");
+  }
+  for (int64_t e = 0; e < pr->nvalsrc; e++)
+    if (pr->val_src[e] < -1 || pr->val_src[e] >= meta->nnz) BAD("val_src names no nonzero of A");
+#undef BAD
+  return SHIRO_OK;
+}
+
 shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_error *err) {
   if (pr->c_rows < 0 || pr->b_rows < 0 || pr->s_rows < 0 || pr->r_rows < 0 || pr->c_rows > INT32_MAX ||
       pr->b_rows > INT32_MAX || pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX || pr->c_first < 0 ||
@@ -140,5 +165,6 @@ shiro_status plan_check_rank(const prog_meta *meta, const prog_rank *pr, shiro_e
     if (pr->cert[2 * x] < pr->c_first || pr->cert[2 * x] >= pr->c_first + pr->c_rows || pr->cert[2 * x + 1] < 0 ||
         pr->cert[2 * x + 1] >= meta->k)
       st = shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d certificate pair %lld is out of range", pr->rank, (long long)x);
+  if (st == SHIRO_OK) st = check_local_matrix(meta, pr, err);
   return st;
 }

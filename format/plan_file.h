@@ -10,7 +10,7 @@
 
 #define PLAN_FORMAT_NAME "shiro-plan"
 #define PLAN_VERSION_MAJOR 2
-#define PLAN_VERSION_MINOR 0
+#define PLAN_VERSION_MINOR 1
 
 /* Writes the whole plan (meta + one program per rank) to `path` atomically
  * and durably (out_file.h): into a temporary file beside it (beside a

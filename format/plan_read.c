@@ -185,7 +185,8 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   map->len = (size_t)(hi - start);
   void **dst[PROG_NARRAYS] = {(void **)&pr->ops, (void **)&pr->xchg, (void **)&pr->ptr, (void **)&pr->col,
                               (void **)&pr->val, (void **)&pr->rows, (void **)&pr->cert, (void **)&pr->c_global,
-                              (void **)&pr->b_global};
+                              (void **)&pr->b_global, (void **)&pr->a_ptr, (void **)&pr->a_col, (void **)&pr->a_val,
+                              (void **)&pr->val_src};
   for (int i = 0; i < nds; i++) {
     if (ds[i].n == 0) { *dst[i] = NULL; continue; }
     if ((ds[i].off - start) % 8 != 0) {
@@ -197,7 +198,8 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   return SHIRO_OK;
 }
 
-static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global"};
+static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global",
+                                                      "a_ptr", "a_col", "a_val", "val_src"};
 
 /* Compares the CRC32C of array a with the stored one. */
 static shiro_status verify_array(const prog_rank *pr, int a, const char *path, shiro_error *err) {
@@ -252,10 +254,18 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
                                {"rows", H5T_NATIVE_INT32, 1, 0, 0, 0, 0},
                                {"cert", H5T_NATIVE_INT64, 2, 0, 0, 0, 0},
                                {"c_global", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
-                               {"b_global", H5T_NATIVE_INT64, 1, 0, 0, 0, 0}};
-  for (int i = 0; i < PROG_NARRAYS; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
+                               {"b_global", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
+                               {"a_ptr", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
+                               {"a_col", H5T_NATIVE_INT64, 1, 0, 0, 0, 0},
+                               {"a_val", H5T_NATIVE_DOUBLE, 1, 0, 0, 0, 0},
+                               {"val_src", H5T_NATIVE_INT64, 1, 0, 0, 0, 0}};
+  /* A 2.0 plan has the first nine; from 2.1 on every one is required. Their empty stand-ins
+   * (n = 0, CRC32C of nothing = 0) make a 2.0 rank's program the one it always was. */
+  const int narrays = meta->version_minor >= 1 ? PROG_NARRAYS : PROG_NARRAYS_2_0;
+  for (int i = 0; i < narrays; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
   pr->nops = ds[0].n; pr->nx = ds[1].n; pr->nptr = ds[2].n; pr->ncol = ds[3].n; pr->nval = ds[4].n; pr->nrowidx = ds[5].n;
   pr->ncert = ds[6].n; pr->ncglobal = ds[7].n; pr->nbglobal = ds[8].n;
+  pr->naptr = ds[PA_APTR].n; pr->nacol = ds[PA_ACOL].n; pr->naval = ds[PA_AVAL].n; pr->nvalsrc = ds[PA_VALSRC].n;
   for (int i = 0; i < PROG_NARRAYS; i++) pr->crc[i] = ds[i].crc;
   H5Gclose(g);
   g = -1;

@@ -92,14 +92,17 @@ static int write_rank(hid_t f, const prog_rank *pr) {
   hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
   H5Pclose(gcpl);
   if (g < 0) return 0;
-  static const char *const names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global"};
+  static const char *const names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global",
+                                                  "a_ptr", "a_col", "a_val", "val_src"};
   const hid_t ftypes[PROG_NARRAYS] = {H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I32LE, H5T_IEEE_F64LE,
-                                      H5T_STD_I32LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE};
+                                      H5T_STD_I32LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE,
+                                      H5T_STD_I64LE, H5T_STD_I64LE, H5T_IEEE_F64LE, H5T_STD_I64LE};
   const hid_t mtypes[PROG_NARRAYS] = {H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT32, H5T_NATIVE_DOUBLE,
-                                      H5T_NATIVE_INT32, H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT64};
+                                      H5T_NATIVE_INT32, H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_INT64,
+                                      H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64};
   const int64_t rows[PROG_NARRAYS] = {pr->nops, pr->nx, pr->nptr, pr->ncol, pr->nval, pr->nrowidx, pr->ncert,
-                                      pr->ncglobal, pr->nbglobal};
-  const int width[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1};
+                                      pr->ncglobal, pr->nbglobal, pr->naptr, pr->nacol, pr->naval, pr->nvalsrc};
+  const int width[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1};
   int ok = attr_i64(g, "rank", pr->rank) && attr_i64(g, "stages", pr->nstages) &&
            attr_i64(g, "c_first", pr->c_first) && attr_i64(g, "c_rows", pr->c_rows) &&
            attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&

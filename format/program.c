@@ -16,6 +16,10 @@ const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
     case PA_CERT: *bytes = (size_t)pr->ncert * 2 * sizeof(int64_t); return pr->cert;
     case PA_CGLOBAL: *bytes = (size_t)pr->ncglobal * sizeof(int64_t); return pr->c_global;
     case PA_BGLOBAL: *bytes = (size_t)pr->nbglobal * sizeof(int64_t); return pr->b_global;
+    case PA_APTR: *bytes = (size_t)pr->naptr * sizeof(int64_t); return pr->a_ptr;
+    case PA_ACOL: *bytes = (size_t)pr->nacol * sizeof(int64_t); return pr->a_col;
+    case PA_AVAL: *bytes = (size_t)pr->naval * sizeof(double); return pr->a_val;
+    case PA_VALSRC: *bytes = (size_t)pr->nvalsrc * sizeof(int64_t); return pr->val_src;
   }
   *bytes = 0;
   return NULL;
@@ -25,6 +29,7 @@ void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
   free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows); free(pr->cert);
   free(pr->c_global); free(pr->b_global);
+  free(pr->a_ptr); free(pr->a_col); free(pr->a_val); free(pr->val_src);
   memset(pr, 0, sizeof *pr);
 }
 

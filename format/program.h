@@ -65,7 +65,11 @@ enum {
 };
 
 /* The arrays of a rank, in file order. */
-enum { PA_OPS = 0, PA_XCHG, PA_PTR, PA_COL, PA_VAL, PA_ROWS, PA_CERT, PA_CGLOBAL, PA_BGLOBAL, PROG_NARRAYS };
+enum { PA_OPS = 0, PA_XCHG, PA_PTR, PA_COL, PA_VAL, PA_ROWS, PA_CERT, PA_CGLOBAL, PA_BGLOBAL,
+       PA_APTR, PA_ACOL, PA_AVAL, PA_VALSRC, /* since 2.1 (empty when a 2.0 plan is read) */
+       PROG_NARRAYS };
+/* The arrays every 2.0 plan has (PA_OPS .. PA_BGLOBAL); 2.1 added the rest. */
+enum { PROG_NARRAYS_2_0 = PA_APTR };
 
 typedef struct prog_rank {
   int32_t rank;       /* rank this program runs on */
@@ -94,6 +98,19 @@ typedef struct prog_rank {
   int64_t *c_global;  /* [ncglobal] original global id of each local C row, increasing */
   int64_t nbglobal;   /* b_rows when the partition lists rows (metis), else 0 */
   int64_t *b_global;  /* [nbglobal] original global id of each local B row, increasing */
+  /* Since 2.1: the rank's rows of A (its local matrix, the order set_values takes values in) and
+   * where every value of the program comes from. All four are empty in a 2.0 plan. */
+  int64_t naptr;      /* entries of a_ptr: c_rows + 1 (0: a 2.0 plan, no local matrix) */
+  int64_t *a_ptr;     /* [naptr] CSR row pointers of the local matrix: local row i (global row c_global[i],
+                         or c_first + i) has entries a_ptr[i] .. a_ptr[i+1]-1; a_ptr[0] = 0 */
+  int64_t nacol;      /* entries of a_col: the rank's nonzeros (= a_ptr[c_rows]) */
+  int64_t *a_col;     /* [nacol] ORIGINAL global column id of each entry, strictly increasing in a row */
+  int64_t naval;      /* entries of a_val: nacol, or 0 when the matrix had no values (pattern file) */
+  double *a_val;      /* [naval] value of each entry */
+  int64_t nvalsrc;    /* entries of val_src: ncol (0: a 2.0 plan) */
+  int64_t *val_src;   /* [nvalsrc] per entry of col/val: the plan-wide id of the nonzero of A whose value it
+                         is (the ranks' local matrices numbered one after the other in rank order: rank q's
+                         entry l is Σ_{p<q} nacol(p) + l), or -1 for entries that only select or sum rows */
   uint64_t pattern_digest;  /* shiro_pattern_digest of this rank's rows of A (original ids, local order) */
   uint32_t crc[PROG_NARRAYS];  /* CRC32C of each array, in prog_array order (filled by writer and reader) */
 } prog_rank;

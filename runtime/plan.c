@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "internal.h"
+#include "plan_file.h"
 
 shiro_status shiro_plan_open(const char *path, int rank, shiro_plan **plan, shiro_error *err) {
   if (!plan) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open: plan is NULL");
@@ -67,4 +68,33 @@ shiro_status shiro_plan_check_pattern(shiro_plan *plan, uint64_t digest, shiro_e
   return shiro_fail(err, SHIRO_ERR_MISMATCH,
                     "rank %d: the matrix rows passed (pattern digest %016llx) are not those the plan was made for (%016llx)",
                     plan->pr.rank, (unsigned long long)digest, (unsigned long long)plan->pr.pattern_digest);
+}
+
+/* Once per plan: every array's checksum, then every index against its bounds (what
+ * shiro_ctx_create checks before anything runs the program). */
+static shiro_status check_once(shiro_plan *plan, shiro_error *err) {
+  if (plan->checked) return SHIRO_OK;
+  shiro_status st = plan_verify_checksums(&plan->pr, err);
+  if (st == SHIRO_OK) st = plan_check_rank(&plan->meta, &plan->pr, err);
+  if (st == SHIRO_OK) plan->checked = 1;
+  return st;
+}
+
+shiro_status shiro_plan_get_local_matrix(shiro_plan *plan, int64_t *nnz, int *has_values, int64_t *rowptr, int64_t *colind,
+                                         double *values, shiro_error *err) {
+  if (!plan || !nnz) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_get_local_matrix: %s is NULL", plan ? "nnz" : "plan");
+  const prog_rank *pr = &plan->pr;
+  if (pr->naptr == 0)
+    return shiro_fail(err, SHIRO_ERR_VERSION,
+                      "shiro_plan_get_local_matrix: the plan is format %d.%lld, which stores no local matrices (since %d.1): "
+                      "plan the matrix again with this shiro-plan", PLAN_VERSION_MAJOR, (long long)plan->meta.version_minor,
+                      PLAN_VERSION_MAJOR);
+  shiro_status st = check_once(plan, err);
+  if (st != SHIRO_OK) return st;
+  *nnz = pr->nacol;
+  if (has_values) *has_values = pr->naval > 0 || pr->nacol == 0;
+  if (rowptr) memcpy(rowptr, pr->a_ptr, (size_t)pr->naptr * sizeof *rowptr);
+  if (colind && pr->nacol) memcpy(colind, pr->a_col, (size_t)pr->nacol * sizeof *colind);
+  for (int64_t t = 0; values && t < pr->nacol; t++) values[t] = pr->naval ? pr->a_val[t] : 1.0;
+  return SHIRO_OK;
 }

@@ -73,6 +73,30 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int ra
  * or info is NULL, so its result need not be checked otherwise. */
 SHIRO_API shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info);
 
+/* This rank's rows of A (its local matrix) as the plan stores them (format
+ * 2.1 and later): c_rows rows in local order (local row i is global row
+ * info.c_global[i]), CSR with GLOBAL (original) column ids, strictly
+ * increasing within each row. This is the order in which
+ * shiro_ctx_set_values takes values, and
+ * shiro_pattern_digest(c_rows, k, rowptr, colind) equals the digest the
+ * plan records for the rank (shiro_plan_check_pattern).
+ * Memory: the caller's. Call it first with rowptr, colind and values NULL
+ * to learn *nnz (the rank's nonzeros), then again with arrays of
+ * rowptr[c_rows + 1], colind[*nnz] and values[*nnz]; any of the three may be
+ * NULL (not wanted). *has_values (may be NULL) is set to 1 when the plan
+ * stores A's values, 0 when it was made from a pattern-only file: values is
+ * then filled with 1.0, the values the plan multiplies by. The values are
+ * the plan file's: shiro_ctx_set_values changes a context, not the plan.
+ * Local. The first call checks the checksums and bounds of the rank's
+ * arrays (as shiro_ctx_create does, once per plan). Fails with
+ * SHIRO_ERR_ARG (plan or nnz NULL), SHIRO_ERR_VERSION (a plan written in
+ * format 2.0, before local matrices were stored: plan the matrix again; the
+ * rest of the API still serves it) or SHIRO_ERR_FORMAT (a damaged file);
+ * nothing is written on failure. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_local_matrix(shiro_plan *plan, int64_t *nnz, int *has_values,
+                                                                    int64_t *rowptr, int64_t *colind, double *values,
+                                                                    shiro_error *err);
+
 /* Digest of a sparsity pattern: nrows rows of a matrix with ncols columns,
  * CSR row pointers and GLOBAL column indices (sorted within each row, no
  * duplicates: the pattern after symmetric expansion and summing duplicates).

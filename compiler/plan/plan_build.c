@@ -22,7 +22,54 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
   return d.h;
 }
 
-shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err) {
+shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_t *list, int64_t first) {
+  free(pr->a_ptr); free(pr->a_col); free(pr->a_val);
+  pr->a_ptr = NULL; pr->a_col = NULL; pr->a_val = NULL;
+  pr->naptr = pr->nacol = pr->naval = 0;
+  int64_t n = 0;
+  for (int64_t x = 0; x < pr->c_rows; x++) {
+    const int64_t i = list ? list[x] : first + x;
+    n += A->Ap[i + 1] - A->Ap[i];
+  }
+  pr->a_ptr = malloc((size_t)(pr->c_rows + 1) * sizeof *pr->a_ptr);
+  pr->a_col = malloc((size_t)(n ? n : 1) * sizeof *pr->a_col);
+  pr->a_val = malloc((size_t)(n ? n : 1) * sizeof *pr->a_val);
+  if (!pr->a_ptr || !pr->a_col || !pr->a_val) return SHIRO_ERR_NOMEM;
+  pr->a_ptr[0] = 0;
+  for (int64_t x = 0, at = 0; x < pr->c_rows; x++) {
+    const int64_t i = list ? list[x] : first + x, len = A->Ap[i + 1] - A->Ap[i];
+    memcpy(pr->a_col + at, A->Aj + A->Ap[i], (size_t)len * sizeof *pr->a_col);
+    memcpy(pr->a_val + at, A->Ax + A->Ap[i], (size_t)len * sizeof *pr->a_val);
+    at += len;
+    pr->a_ptr[x + 1] = at;
+  }
+  pr->naptr = pr->c_rows + 1;
+  pr->nacol = pr->naval = n;
+  return SHIRO_OK;
+}
+
+/* The first position >= lo of a column >= col in A's sorted columns lo .. hi-1. */
+static int64_t lower_col(const int64_t *Aj, int64_t lo, int64_t hi, int64_t col) {
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (Aj[mid] < col) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The row of A that holds nonzero t (0 <= t < nnz). */
+static int64_t row_of(const sc_csr *A, int64_t t) {
+  int64_t lo = 0, hi = A->m;  /* the last row i with Ap[i] <= t */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->Ap[mid] <= t) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const sc_csr *P, const int64_t *oldof, shiro_error *err) {
   pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
   pr->b_global = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * sizeof *pr->b_global);
   if (!pr->c_global || !pr->b_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
@@ -31,6 +78,16 @@ shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *o
   pr->ncglobal = pr->c_rows;
   pr->nbglobal = pr->b_rows;
   pr->pattern_digest = plan_rows_digest(A, pr->c_global, 0, pr->c_rows);
+  if (plan_rank_local_matrix(pr, A, pr->c_global, 0) != SHIRO_OK) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  /* val_src: position t in P -> P's row i (rank-ordered, so P->Ap[i] counts the nonzeros of the
+   * rows before it, the ranks' local matrices before it included) + the place of the entry in
+   * A's row oldof[i], whose columns are in the original order */
+  for (int64_t e = 0; e < pr->nvalsrc; e++) {
+    const int64_t t = pr->val_src[e];
+    if (t < 0) continue;
+    const int64_t i = row_of(P, t), i0 = oldof[i], j0 = oldof[P->Aj[t]];
+    pr->val_src[e] = P->Ap[i] + lower_col(A->Aj, A->Ap[i0], A->Ap[i0 + 1], j0) - A->Ap[i0];
+  }
   return SHIRO_OK;
 }
 

@@ -35,12 +35,19 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err);
 
-/* For a program of the permuted matrix P·A·Pᵀ (metis partition): records
- * the rank's original row ids (oldof[new] = old) and its digest over the
- * ORIGINAL matrix A (its rows in local order), which is what applications
- * hold. The caller names the partition in the meta and sets its matrix
- * digest to A's (shiro_pattern_digest). */
-shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const int64_t *oldof, shiro_error *err);
+/* For a program of the permuted matrix P = P·A·Pᵀ (metis partition; P is
+ * what the program was built from): records the rank's original row ids
+ * (oldof[new] = old), its digest and its local matrix (a_ptr, a_col, a_val)
+ * over the ORIGINAL matrix A (its rows in local order), which is what
+ * applications hold, and turns val_src from positions in P into the
+ * plan-wide ids of those local matrices. The caller names the partition in
+ * the meta and sets its matrix digest to A's (shiro_pattern_digest). */
+shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const sc_csr *P, const int64_t *oldof, shiro_error *err);
+
+/* Sets the rank's local matrix (format 2.1: a_ptr, a_col, a_val) to rows
+ * list[0 .. c_rows-1] of A in that order (list NULL: rows first ..
+ * first+c_rows-1), replacing any it had. SHIRO_ERR_NOMEM or SHIRO_OK. */
+shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_t *list, int64_t first);
 
 /* shiro_pattern_digest of rows list[0..n-1] of A in that order (list NULL:
  * rows first .. first+n-1): the digest applications compute over their rows. */

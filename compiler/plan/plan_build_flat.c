@@ -119,7 +119,7 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
     for (int32_t i = 0; i < b->nr; i++) {
       if (!b->rsel[i]) continue;
       pb_row(pb, (int32_t)slot++);
-      prog_emit_partial_row(pb, b, i, b_first);
+      prog_emit_partial_row(pb, f->A, b, i, b_first);
     }
   }
   pb_mul_end(pb);
@@ -201,7 +201,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
       const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
       int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
       while (t < end && A->Aj[t] < lim) t++;
-      prog_emit_run(pb, gj, cpos, (int32_t)r_off, A->Ax + t0, t - t0);
+      prog_emit_run(pb, gj, cpos, (int32_t)r_off, A, t0, t - t0);
       w->edge[q] += t - t0;
     }
   }

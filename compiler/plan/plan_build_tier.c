@@ -76,6 +76,7 @@ typedef struct rank_scratch {
   int32_t *later_n;   /* [rows_cap] per C row: its REMOTE_B entries of stage 1, held by the walk of stage 0 */
   int32_t *later_col; /* [cap] their sources (R rows), row after row */
   double *later_val;  /* [cap] their values */
+  int64_t *later_src; /* [cap] their positions in A (val_src) */
   int64_t rows_cap, cap;
 } rank_scratch;
 
@@ -280,7 +281,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
         pb_row(pb, (int32_t)(base + y));
         while (k && i < k->nr && k->rows[i] < t->V[x][y]) i++;
         if (!k || i >= k->nr || k->rows[i] != t->V[x][y] || !k->rsel[i]) continue;
-        prog_emit_partial_row(pb, k, i, b_first);
+        prog_emit_partial_row(pb, t->A, k, i, b_first);
       }
       continue;
     }
@@ -290,7 +291,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
                          : t->off_s[IDX(PROG_MSG_DIRECT, r, p)] + t->ncsel[b];
     for (int32_t y = 0, n = list_selected(k->rsel, k->nr, idx); y < n; y++) {
       pb_row(pb, (int32_t)(base + y));
-      prog_emit_partial_row(pb, k, idx[y], b_first);
+      prog_emit_partial_row(pb, t->A, k, idx[y], b_first);
     }
   }
   pb_mul_end(pb);
@@ -395,8 +396,10 @@ static int later_reserve(rank_scratch *ls, int64_t rows, int64_t nnz) {
     int32_t *c = realloc(ls->later_col, (size_t)nnz * sizeof *c);
     if (c) ls->later_col = c;
     double *v = c ? realloc(ls->later_val, (size_t)nnz * sizeof *v) : NULL;
-    if (!v) return 0;
-    ls->later_val = v;
+    if (v) ls->later_val = v;
+    int64_t *o = v ? realloc(ls->later_src, (size_t)nnz * sizeof *o) : NULL;
+    if (!o) return 0;
+    ls->later_src = o;
     ls->cap = nnz;
   }
   return 1;
@@ -431,10 +434,11 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
       const double *x = A->Ax + e0;
       M->edge[q] += e - e0;
       if (M->stage[q] == 0) {
-        if (now) prog_emit_run(pb, gj, map, 0, x, e - e0);
+        if (now) prog_emit_run(pb, gj, map, 0, A, e0, e - e0);
         continue;
       }
-      if (later) held += prog_run_entries(gj, map, 0, x, e - e0, ls->later_col + held, ls->later_val + held);
+      if (later)
+        held += prog_run_entries(gj, map, 0, x, e0, e - e0, ls->later_col + held, ls->later_val + held, ls->later_src + held);
     }
     if (later) ls->later_n[li] = (int32_t)(held - row_held);
   }
@@ -453,9 +457,10 @@ static void emit_remote_b_later(const tier *t, int32_t r, const rank_scratch *ls
       prog_rank *pr = pb->pr;
       memcpy(pr->col + pr->ncol, ls->later_col + at, (size_t)n * sizeof *pr->col);
       memcpy(pr->val + pr->ncol, ls->later_val + at, (size_t)n * sizeof *pr->val);
+      memcpy(pr->val_src + pr->ncol, ls->later_src + at, (size_t)n * sizeof *pr->val_src);
       pr->ncol += n;
     } else {
-      for (int64_t k = 0; k < n; k++) pb_entry(pb, ls->later_col[at + k], ls->later_val[at + k]);
+      for (int64_t k = 0; k < n; k++) pb_entry_src(pb, ls->later_col[at + k], ls->later_val[at + k], ls->later_src[at + k]);
     }
     at += n;
   }
@@ -612,7 +617,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
       plan_deliver_rank(dv, &pr, rst);
     }
     coll_free(&ls.c);
-    free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val);
+    free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val); free(ls.later_src);
   }
 done:
   tier_free(t);

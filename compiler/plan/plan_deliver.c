@@ -57,6 +57,10 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
   int32_t p = pr->rank, G = B->cert_gpn, nodes = B->cert ? B->cert_nodes : 0;
   const int64_t *at = nodes ? B->cert_at + (int64_t)(p / G) * nodes * (G + 1) + p % G : NULL;
   pr->pattern_digest = dv->digest[p];
+  /* the local matrix: the rank's rows of A (a metis plan's are replaced by plan_rank_set_rows);
+   * val_src already holds positions in A, which are the plan-wide ids: the ranks' rows are
+   * consecutive and in rank order */
+  if (plan_rank_local_matrix(pr, dv->A, NULL, pr->c_first) != SHIRO_OK) return SHIRO_ERR_NOMEM;
   int64_t n = 0;
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;

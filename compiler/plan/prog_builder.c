@@ -39,13 +39,15 @@ static int reserve(prog_builder *b, void **arr, int64_t *cap, int64_t need, size
 
 void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol, int64_t nrows, int map) {
   prog_rank *pr = b->pr;
-  int64_t cap = b->cap_col;  /* col and val grow together */
+  int64_t cap = b->cap_col;  /* col, val and val_src grow together */
   if (!reserve(b, (void **)&pr->ptr, &b->cap_ptr, nptr, sizeof *pr->ptr, map) ||
       !reserve(b, (void **)&pr->rows, &b->cap_rows, nrows, sizeof *pr->rows, map) ||
       !reserve(b, (void **)&pr->col, &cap, ncol, sizeof *pr->col, map))
     return;
   cap = b->cap_col;
   if (!reserve(b, (void **)&pr->val, &cap, ncol, sizeof *pr->val, map)) return;
+  cap = b->cap_col;
+  if (!reserve(b, (void **)&pr->val_src, &cap, ncol, sizeof *pr->val_src, map)) return;
   b->cap_col = cap;
 }
 
@@ -92,7 +94,7 @@ void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, 
  * (pb_entry leaves them behind). */
 static void close_row(prog_rank *pr) {
   pr->ptr[pr->nptr - 1] = pr->ncol;
-  pr->nval = pr->ncol;
+  pr->nval = pr->nvalsrc = pr->ncol;
 }
 
 void pb_row_slow(prog_builder *b, int32_t dst_row) {
@@ -103,19 +105,22 @@ void pb_row_slow(prog_builder *b, int32_t dst_row) {
   pb_row(b, dst_row);  /* now with room: the inline path */
 }
 
-void pb_entry_slow(prog_builder *b, int32_t src_row, double val) {
+void pb_entry_slow(prog_builder *b, int32_t src_row, double val, int64_t src) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
-  if (pr->ncol + 1 > b->cap_col) {  /* col and val grow together: val is aligned with col */
+  if (pr->ncol + 1 > b->cap_col) {  /* col, val and val_src grow together: aligned with col */
     int64_t cap = b->cap_col;
     if (!grow(b, (void **)&pr->col, &cap, pr->ncol + 1, sizeof *pr->col)) return;
     double *v = realloc(pr->val, (size_t)cap * sizeof *v);
-    if (!v) { b->failed = 1; return; }
-    pr->val = v;
+    if (v) pr->val = v;
+    int64_t *o = v ? realloc(pr->val_src, (size_t)cap * sizeof *o) : NULL;
+    if (o) pr->val_src = o;
+    if (!v || !o) { b->failed = 1; return; }
     b->cap_col = cap;
   }
   pr->col[pr->ncol] = src_row;
   pr->val[pr->ncol] = val;
+  pr->val_src[pr->ncol] = src;
   pr->ncol++;
 }
 

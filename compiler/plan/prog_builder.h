@@ -51,29 +51,36 @@ static inline void pb_row(prog_builder *b, int32_t dst_row) {
   if (b->with_rows) pr->rows[pr->nrowidx++] = dst_row;
   pr->ops[b->cur * PROG_OP_WIDTH + OPF_NROWS]++;
   pr->ptr[pr->nptr - 1] = pr->ncol;  /* the open row ends here */
-  pr->nval = pr->ncol;
+  pr->nval = pr->nvalsrc = pr->ncol;
   pr->ptr[pr->nptr++] = pr->ncol;    /* end of the new row, moved as entries come */
 }
 
-/* pb_entry's path when col/val are full (or the builder failed, or no op is open). */
-void pb_entry_slow(prog_builder *b, int32_t src_row, double val);
+/* pb_entry_src's path when col/val/val_src are full (or the builder failed, or no op is open). */
+void pb_entry_slow(prog_builder *b, int32_t src_row, double val, int64_t src);
 
-/* Appends an entry (source row, value) to the current row. Inline: it runs
- * once per nonzero of the plan, so it stores the entry and nothing else. */
-static inline void pb_entry(prog_builder *b, int32_t src_row, double val) {
+/* Appends an entry (source row, value) to the current row, whose value is
+ * nonzero `src` of A (its position in the builder's CSR, which plan_deliver
+ * and plan_rank_set_rows turn into the plan-wide id of val_src), or -1 for an
+ * entry that only selects or sums rows. Inline: it runs once per nonzero of
+ * the plan, so it stores the entry and nothing else. */
+static inline void pb_entry_src(prog_builder *b, int32_t src_row, double val, int64_t src) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0 || pr->ncol >= b->cap_col) {
-    pb_entry_slow(b, src_row, val);
+    pb_entry_slow(b, src_row, val, src);
     return;
   }
   pr->col[pr->ncol] = src_row;
   pr->val[pr->ncol] = val;
-  pr->ncol++;  /* the row's end pointer and nval follow at the next pb_row or pb_mul_end */
+  pr->val_src[pr->ncol] = src;
+  pr->ncol++;  /* the row's end pointer, nval and nvalsrc follow at the next pb_row or pb_mul_end */
 }
+
+/* pb_entry_src of an entry that is no nonzero of A (a selection or a sum: src -1). */
+static inline void pb_entry(prog_builder *b, int32_t src_row, double val) { pb_entry_src(b, src_row, val, -1); }
 
 /* Whether k more entries fit the open op as it stands (no failure, no
  * growth needed). Then a hot loop may write them straight to
- * pr->col/val[pr->ncol ...] and add what it kept to pr->ncol: storing every
+ * pr->col/val/val_src[pr->ncol ...] and add what it kept to pr->ncol: storing every
  * candidate and advancing only over the kept ones, which is branch-free
  * where pb_entry under an unpredictable test is not. */
 static inline int pb_has_room(const prog_builder *b, int64_t k) {

@@ -134,11 +134,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * The runtime checks a rank's program against what plan_file_map_rank returned: so do we. */
     FUZZ_ASSERT(pr.rank == r, "asked for rank %d, got %d", r, pr.rank);
     FUZZ_ASSERT(pr.nops >= 0 && pr.nx >= 0 && pr.nptr >= 0 && pr.ncol >= 0 && pr.nval >= 0 && pr.nrowidx >= 0 &&
-                    pr.ncert >= 0 && pr.ncglobal >= 0 && pr.nbglobal >= 0,
+                    pr.ncert >= 0 && pr.ncglobal >= 0 && pr.nbglobal >= 0 && pr.naptr >= 0 && pr.nacol >= 0 &&
+                    pr.naval >= 0 && pr.nvalsrc >= 0,
                 "negative array length");
     /* The lengths the reader returns must have byte sizes that fit (else prog_array wraps). */
     const int64_t counts[PROG_NARRAYS] = {pr.nops, pr.nx, pr.nptr, pr.ncol, pr.nval, pr.nrowidx, pr.ncert,
-                                          pr.ncglobal, pr.nbglobal};
+                                          pr.ncglobal, pr.nbglobal, pr.naptr, pr.nacol, pr.naval, pr.nvalsrc};
     for (int a = 0; a < PROG_NARRAYS; a++)
       FUZZ_ASSERT(counts[a] <= INT64_MAX / (8 * PROG_OP_WIDTH), "array %d: %lld records, byte size overflows", a,
                   (long long)counts[a]);

@@ -21,7 +21,7 @@ typedef struct arr_ref {
   int64_t count;  /* elements */
 } arr_ref;
 
-_Static_assert(PROG_NARRAYS == 9, "program.h has a new array: add it to arrays_of and the encoding");
+_Static_assert(PROG_NARRAYS == 13 && PROG_NARRAYS_2_0 == 9, "program.h has a new array: add it to arrays_of and the encoding");
 
 /* In PA_* order (program.h). */
 static void arrays_of(prog_rank *pr, arr_ref a[PROG_NARRAYS]) {
@@ -34,6 +34,10 @@ static void arrays_of(prog_rank *pr, arr_ref a[PROG_NARRAYS]) {
   a[PA_CERT] = (arr_ref){(void **)&pr->cert, sizeof(int64_t), pr->ncert * 2};
   a[PA_CGLOBAL] = (arr_ref){(void **)&pr->c_global, sizeof(int64_t), pr->ncglobal};
   a[PA_BGLOBAL] = (arr_ref){(void **)&pr->b_global, sizeof(int64_t), pr->nbglobal};
+  a[PA_APTR] = (arr_ref){(void **)&pr->a_ptr, sizeof(int64_t), pr->naptr};
+  a[PA_ACOL] = (arr_ref){(void **)&pr->a_col, sizeof(int64_t), pr->nacol};
+  a[PA_AVAL] = (arr_ref){(void **)&pr->a_val, sizeof(double), pr->naval};
+  a[PA_VALSRC] = (arr_ref){(void **)&pr->val_src, sizeof(int64_t), pr->nvalsrc};
 }
 
 void fuzz_prog_copy_arrays(prog_rank *pr) {
@@ -94,22 +98,39 @@ int fuzz_prog_decode(const uint8_t *data, size_t size, prog_meta *meta, prog_ran
   pr->r_rows = h[6];
   pr->c_first = h[7];
   pr->b_first = h[8];
-  /* Record counts, in PA_* order. */
-  int64_t *n[PROG_NARRAYS] = {&pr->nops, &pr->nx,      &pr->nptr,     &pr->ncol,    &pr->nval,
-                              &pr->nrowidx, &pr->ncert, &pr->ncglobal, &pr->nbglobal};
+  /* Record counts, in PA_* order (the 2.1 arrays' from the optional trailer). */
+  int64_t *n[PROG_NARRAYS] = {&pr->nops,    &pr->nx,    &pr->nptr,     &pr->ncol,     &pr->nval,
+                              &pr->nrowidx, &pr->ncert, &pr->ncglobal, &pr->nbglobal, &pr->naptr,
+                              &pr->nacol,   &pr->naval, &pr->nvalsrc};
   /* Elements per record and bytes per element, in PA_* order; checked before any product is formed. */
-  static const int64_t per[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1};
-  static const size_t esz[PROG_NARRAYS] = {8, 8, 8, 4, 8, 4, 8, 8, 8};
+  static const int64_t per[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1};
+  static const size_t esz[PROG_NARRAYS] = {8, 8, 8, 4, 8, 4, 8, 8, 8, 8, 8, 8, 8};
+  int64_t c9[PROG_NARRAYS];
+  for (int i = 0; i < PROG_NARRAYS_2_0; i++) c9[i] = h[11 + i];
+  size_t need = 0;  /* bytes of the 2.0 arrays: the trailer, if any, follows them */
+  for (int i = 0; i < PROG_NARRAYS_2_0; i++) {
+    if (c9[i] < 0 || (uint64_t)c9[i] > (left - need) / (esz[i] * (size_t)per[i])) return -1;
+    need += (size_t)c9[i] * esz[i] * (size_t)per[i];
+  }
+  int narrays = PROG_NARRAYS_2_0;
+  const uint8_t *trailer = p + need;
+  if (left - need >= 8 * FUZZ_PROG_TRAILER) {
+    for (int i = 0; i < FUZZ_PROG_TRAILER; i++) c9[PROG_NARRAYS_2_0 + i] = get_i64(trailer + 8 * i);
+    narrays = PROG_NARRAYS;
+  }
   for (int i = 0; i < PROG_NARRAYS; i++) {
-    int64_t c = h[11 + i];
+    int64_t c = i < narrays ? c9[i] : 0;
+    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) left -= 8 * FUZZ_PROG_TRAILER;  /* the trailer's counts */
     if (c < 0 || (uint64_t)c > left / (esz[i] * (size_t)per[i])) return -1;
     left -= (size_t)c * esz[i] * (size_t)per[i];
     *n[i] = c;
   }
+  meta->version_minor = narrays == PROG_NARRAYS ? 1 : 0;
   arr_ref a[PROG_NARRAYS];
   arrays_of(pr, a);
   /* Point into the input, then copy: the arrays end up exact-size on the heap. */
   for (int i = 0; i < PROG_NARRAYS; i++) {
+    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) p += 8 * FUZZ_PROG_TRAILER;  /* past the trailer's counts */
     *a[i].p = a[i].count ? (void *)p : NULL;
     p += (size_t)a[i].count * a[i].esz;
   }
@@ -138,10 +159,12 @@ int fuzz_prog_encode(const char *path, const prog_meta *meta, const prog_rank *p
                                  pr->nval,    pr->nrowidx, pr->ncert,   pr->ncglobal, pr->nbglobal};
   int bad = put_i64s(f, h, FUZZ_PROG_HEADER);
   /* Arrays as stored: this is a little-endian host (x86-64). */
+  const int64_t t[FUZZ_PROG_TRAILER] = {pr->naptr, pr->nacol, pr->naval, pr->nvalsrc};
   for (int a = 0; a < PROG_NARRAYS && !bad; a++) {
     size_t bytes;
     const void *p = prog_array(pr, a, &bytes);
-    if (bytes && fwrite(p, 1, bytes, f) != bytes) bad = 1;
+    if (a == PROG_NARRAYS_2_0) bad = put_i64s(f, t, FUZZ_PROG_TRAILER);  /* format 2.1's arrays follow */
+    if (!bad && bytes && fwrite(p, 1, bytes, f) != bytes) bad = 1;
   }
   if (fclose(f) != 0) bad = 1;
   return bad ? -1 : 0;

@@ -29,7 +29,7 @@ void fuzz_prog_copy_arrays(prog_rank *pr);
 void fuzz_prog_free_arrays(prog_rank *pr);
 
 /* Number of int64 fields that open the encoding below. */
-enum { FUZZ_PROG_HEADER = 20 };
+enum { FUZZ_PROG_HEADER = 20, FUZZ_PROG_TRAILER = 4 };
 
 /* Decodes one rank's program from data[0 .. size-1]: FUZZ_PROG_HEADER
  * little-endian int64 (ranks, rank, nstages, c_rows, b_rows, s_rows, r_rows,
@@ -37,7 +37,11 @@ enum { FUZZ_PROG_HEADER = 20 };
  * nops, nx, nptr, ncol, nval, nrowidx, ncert, ncglobal, nbglobal), then the
  * arrays in that order as stored in the file (ops int64 x 12 per op, xchg
  * int64 x 9 per record, ptr int64, col int32, val float64, rows int32, cert
- * int64 x 2 per pair, c_global and b_global int64). Returns 0 and fills
+ * int64 x 2 per pair, c_global and b_global int64); then, optionally (format
+ * 2.1's arrays: absent in the seeds made before them, which decode as 2.0
+ * programs), FUZZ_PROG_TRAILER int64 counts naptr, nacol, naval, nvalsrc and
+ * those arrays (a_ptr, a_col int64, a_val float64, val_src int64). meta's
+ * version_minor is 1 when the trailer is there, else 0. Returns 0 and fills
  * *meta and *pr (arrays on the heap, exact size; crc[] computed, as a reader
  * that verified them would leave it) when the bytes hold such a program with
  * values the file reader could produce (ranks >= 1, 0 <= rank < ranks,
