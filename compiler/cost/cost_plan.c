@@ -1,0 +1,30 @@
+/* cost_plan.c — a plan built to be priced (cost_plan.h). */
+#include "cost_plan.h"
+
+typedef struct price_sink {
+  cost_model *cm;
+  sc_volumes *vol;  /* NULL: not counted */
+} price_sink;
+
+/* plan_build_each's sink: each program priced (and counted), then freed. */
+static shiro_status price_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  (void)meta, (void)err;
+  price_sink *ps = arg;
+  cost_add_rank(ps->cm, pr);
+  if (ps->vol) plan_rank_volumes(pr, ps->vol);
+  prog_rank_free(pr);
+  return SHIRO_OK;
+}
+
+shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
+                       sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes, sc_volumes *vol,
+                       cost_pred *pred, shiro_error *err) {
+  cost_model cm;
+  shiro_status st = cost_init(&cm, m, Prow->parts, row_bytes, err);
+  if (st != SHIRO_OK) return st;
+  price_sink ps = {&cm, vol};
+  st = plan_build_each(A, Prow, Pcol, B, s, gpn, price_rank, &ps, err);
+  if (st == SHIRO_OK) st = cost_predict(&cm, pred, err);
+  cost_free(&cm);
+  return st;
+}
