@@ -179,10 +179,6 @@ def ops_worker(build, src, gpn):
                     shiro.plan_matrix(A, ranks=R, gpus_per_node=gpn, strategy=strategy, partition=partition,
                                       out=path, comm=comm)
                 except shiro.Error as e:
-                    if part == "file" and "parts" in str(e):
-                        if rank == 0:
-                            print(f"note {tag}: shiro-plan takes no parts: file yet ({e})")
-                        continue
                     expect(False, f"{tag}: plan_matrix: {e}")
                     continue
                 with shiro.Plan(path, comm) as plan:
@@ -364,6 +360,35 @@ def local_worker(build, src):
     expect(not os.path.exists(os.path.join(tmp, "x.shiro.h5")), "a failed plan_matrix leaves no file")
     raises(lambda: shiro.plan_matrix(np.array([[0, 1], [1, -1]]), ranks=1, out=os.path.join(tmp, "x.shiro.h5")),
            "negative", what="plan_matrix of an edge_index with -1")
+
+    # local_matrix and set_values in one process: the whole of A; a wrong length raises before the library
+    with shiro.Plan(path) as plan:
+        indptr, indices, values = plan.local_matrix()
+        Ac = A.tocsr()
+        Ac.sort_indices()
+        expect(np.array_equal(indptr, Ac.indptr) and np.array_equal(indices, Ac.indices)
+               and np.array_equal(values, Ac.data) and plan.local_nnz() == A.nnz and plan.has_values,
+               "local_matrix() of a one-rank plan is A")
+        if shiro._lib.has("shiro_ctx_set_values"):
+            with plan.context(2) as ctx:
+                raises(lambda: ctx.set_values(np.ones(A.nnz + 1)), f"{A.nnz + 1} values", f"its {A.nnz} nonzeros",
+                       what="set_values with one value too many")
+                raises(lambda: ctx.set_values(np.ones((A.nnz, 1))), "one value per local nonzero",
+                       what="set_values of a column")
+                ctx.set_values(torch.arange(A.nnz, dtype=torch.float64))
+                B = np.ones((34, 2))
+                A2 = sp.csr_matrix((np.arange(A.nnz, dtype=np.float64), Ac.indices, Ac.indptr), shape=A.shape)
+                expect(np.array_equal(ctx.spmm(B), A2 @ B), "set_values from a torch tensor")
+            raises(lambda: ctx.set_values(np.ones(A.nnz)), "closed", what="set_values on a closed context")
+        else:
+            print("note: this libshiro has no shiro_ctx_set_values: not checked")
+    old = os.path.join(data, "golden", "karate-joint.shiro.h5.gz")
+    if os.path.exists(old):
+        import gzip
+        with gzip.open(old) as f, open(os.path.join(tmp, "old.shiro.h5"), "wb") as g:
+            g.write(f.read())
+        with shiro.Plan(os.path.join(tmp, "old.shiro.h5")) as plan:
+            raises(plan.local_matrix, "2.0", status=6, what="local_matrix of a format 2.0 plan")
 
     # lifecycle: a context keeps its plan; close() of the plan waits for its contexts
     plan = shiro.Plan(path)

@@ -125,6 +125,20 @@ class Plan:
         self.has_values = bool(hv.value)
         return indptr, indices, values
 
+    def local_nnz(self):
+        """The number of this rank's nonzeros of A (entries of local_matrix()). Local."""
+        if getattr(self, "_nnz", None) is None:
+            if not _lib.has("shiro_plan_get_local_matrix"):
+                raise Error(f"{_lib.path()} has no shiro_plan_get_local_matrix (an older libshiro)", 9)
+            err = _lib.shiro_error()
+            nnz = ctypes.c_int64()
+            st = _lib.load().shiro_plan_get_local_matrix(self.handle(), ctypes.byref(nnz), None, None, None, None,
+                                                         ctypes.byref(err))
+            if st != _lib.OK:
+                raise Error(err.message.decode(errors="replace"), st)
+            self._nnz = nnz.value
+        return self._nnz
+
     def _forget(self, ctx):
         self._contexts.discard(ctx)
         if self._closing and not self._contexts:
@@ -270,8 +284,10 @@ class Context:
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
     def set_values(self, values):
-        """Installs new values of this rank's nonzeros of A, float64, in plan.local_matrix() order
-        (shiro_ctx_set_values: collective). Later calls of this context multiply with them."""
+        """Installs new values of this rank's nonzeros of A: one float64 per entry of plan.local_matrix(),
+        in its order (shiro_ctx_set_values). Collective: the ranks first agree that every rank gave as
+        many values as it has nonzeros (one small allreduce), so a wrong length on one rank raises Error
+        on all instead of leaving the others waiting. Later calls of this context multiply with them."""
         lib = _lib.load()
         if not self._h:
             raise Error("shiro set_values: the context is closed")
@@ -280,8 +296,12 @@ class Context:
         if type(values).__module__.startswith("torch"):
             values = values.detach().cpu().numpy()
         v = np.ascontiguousarray(values, dtype=np.float64)
-        if v.ndim != 1:
-            raise Error(f"shiro set_values: values of shape {v.shape}, expected one value per local nonzero")
+        nnz = self.plan.local_nnz()
+        mine = "" if v.shape == (nnz,) else f"rank {self.plan.rank}: {v.shape[0] if v.ndim == 1 else v.shape} " \
+            f"values for its {nnz} nonzeros"
+        wrong = [w for w in self.plan.comm.allgather(mine) if w]
+        if wrong:
+            raise Error("shiro set_values: expected one value per local nonzero; " + "; ".join(wrong), _lib.ERR_ARG)
         st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         if st != _lib.OK:
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
