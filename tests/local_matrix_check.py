@@ -3,6 +3,8 @@
 
     local_matrix_check.py BUILD MATRIX [--strategies S,..] [--partitions P,..] [--ranks R[:G],..]
     local_matrix_check.py BUILD --old-plan PLAN.gz    a format 2.0 plan: a clear SHIRO_ERR_VERSION
+    local_matrix_check.py BUILD MATRIX --dump-columns  shiro-plan-dump's table: its "B sent" and
+                                                       "part sent" columns are the rows each rank sends
 
 Plans MATRIX for every strategy x partition x ranks, runs test_local_matrix
 (each rank's rows of A from the plan: global row ids, global columns, values)
@@ -14,6 +16,7 @@ every value 1).
 """
 import argparse
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -100,6 +103,37 @@ def old_plan(build, gz):
     return 1
 
 
+def dump_columns(build, matrix):
+    """shiro-plan-dump's per-rank table names what it counts: "B sent" and "part sent" are the JSON's
+    b_rows_sent and partial_rows_sent (rows SENT), not b_rows (rows owned)."""
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = os.path.join(tmp, "d.shiro.h5")
+        subprocess.run([os.path.join(build, "tools", "shiro-plan"), matrix, "--ranks", "4", "--gpus-per-node", "2",
+                        "--strategy", "group", "-o", plan, "--quiet"], check=True)
+        dump = os.path.join(build, "tools", "shiro-plan-dump")
+        text = subprocess.run([dump, plan], capture_output=True, text=True, check=True).stdout
+        js = json.loads(subprocess.run([dump, plan, "--json"], capture_output=True, text=True, check=True).stdout)
+    lines = text.splitlines()
+    head = next((l for l in lines if l.split()[:1] == ["rank"]), "")
+    cols = [c.strip() for c in head.replace("C rows", "C_rows").replace("B sent", "B_sent").replace("part sent", "part_sent")
+            .replace("nnz own", "nnz_own").replace("nnz others", "nnz_others").split()]
+    if "B rows" in head or "B_sent" not in cols or "part_sent" not in cols:
+        fails.append(f"table header {head.strip()!r}: want 'B sent' and 'part sent', no 'B rows'")
+    else:
+        rows = {int(l.split()[0]): l.split() for l in lines if l.split() and l.split()[0].isdigit()}
+        for rs in js["rank_summary"]:
+            got = rows.get(rs["rank"])
+            want = (rs["b_rows_sent"], rs["partial_rows_sent"])
+            if not got or (int(got[cols.index("B_sent")]), int(got[cols.index("part_sent")])) != want:
+                fails.append(f"rank {rs['rank']}: table {got}, JSON sent B/partial rows {want}")
+    for f in fails:
+        print("FAIL " + f)
+    print(f"{'ok  ' if not fails else 'FAIL'} shiro-plan-dump's columns: {head.strip()}")
+    print(f"1 runs, {len(fails)} failures")
+    return 1 if fails else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -108,9 +142,12 @@ def main():
     ap.add_argument("--partitions", default="block,nnz")
     ap.add_argument("--ranks", default="1,3,4:2")
     ap.add_argument("--old-plan")
+    ap.add_argument("--dump-columns", action="store_true")
     a = ap.parse_args()
     if a.old_plan:
         return old_plan(a.build, a.old_plan)
+    if a.dump_columns:
+        return dump_columns(a.build, a.matrix)
     mtx = read_mtx(a.matrix)
     plan_exe = os.path.join(a.build, "tools", "shiro-plan")
     exe = os.path.join(a.build, "tests", "test_local_matrix")

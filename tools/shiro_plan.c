@@ -234,6 +234,8 @@ typedef struct plan_out {
   const char *partition;   /* the partition's name, for the file */
   const sc_csr *A0;        /* metis: the original matrix ... */
   const int64_t *oldof;    /* ... and oldof[new] = original row; else NULL */
+  const sc_csr *A;         /* the matrix the programs were built from (metis: the permuted one) */
+  int pattern;             /* 1: the file had no values (pattern): the plan stores none for the local matrices */
   uint64_t digest0;        /* metis: shiro_pattern_digest of A0 */
   sc_volumes *vol;         /* two-tier: volumes summed here; else NULL */
   plan_writer *w;          /* open from rank 0 on */
@@ -255,7 +257,12 @@ static shiro_status set_c_rows(prog_rank *pr, const int64_t *oldof, shiro_error 
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   plan_out *po = arg;
   shiro_status st = po->oldof && po->A0->m != po->A0->k ? set_c_rows(pr, po->oldof, err)  /* parts:FILE, rectangular */
-                    : po->oldof ? plan_rank_set_rows(pr, po->A0, po->oldof, err) : SHIRO_OK;
+                    : po->oldof ? plan_rank_set_rows(pr, po->A0, po->A, po->oldof, err) : SHIRO_OK;
+  if (po->pattern) {  /* a_val empty: the plan says the matrix had no values */
+    free(pr->a_val);
+    pr->a_val = NULL;
+    pr->naval = 0;
+  }
   if (po->vol) plan_rank_volumes(pr, po->vol);
   if (st == SHIRO_OK && po->path) {
     double t0 = cli_now();
@@ -441,7 +448,8 @@ int main(int argc, char **argv) {
   if (strategy_select(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
-    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof,
+    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof, .A = A,
+                   .pattern = hdr.field == MM_PATTERN,
                    .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks};
     if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
     /* Interrupted: the plan's temporary file is removed, neither the final

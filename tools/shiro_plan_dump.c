@@ -275,7 +275,7 @@ static int dump_main(int argc, char **argv) {
            meta.strategy, meta.partition);
     printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta.m, (long long)meta.k,
            (long long)meta.nnz, meta.ranks, meta.gpus_per_node);
-    printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B rows", "C partial",
+    printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
            "inter", "received", "nnz own", "nnz others");
   }
   rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
