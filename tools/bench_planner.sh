@@ -16,7 +16,7 @@
 #    $STRATEGIES, shiro-plan --json at R=$RANKS, G=$GPN: phase times (read,
 #    partition, cover, plan, write), nonzeros per second of partition + cover
 #    + plan (read and write excluded) and of partition + cover + plan + write,
-#    and peak RSS, from the run (of $PLAN_REPEAT) with the least partition +
+#    and peak RSS (and bytes per nonzero above 64 MiB), from the run (of $PLAN_REPEAT) with the least partition +
 #    cover + plan. shiro-plan writes each program as soon as it is built:
 #    "plan" is the build loop's wall time less the time spent writing, exact
 #    on one thread; on more, other threads build while one writes, so the
@@ -125,8 +125,9 @@ echo
 # ---- 3. planner ----
 echo "== planner: shiro-plan --json, R=$RANKS, G=$GPN (seconds; nnz/s over partition+cover+plan) =="
 echo "# kernel transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
-printf "%-34s %7s %-8s %-5s %8s %9s %8s %8s %8s %8s %12s %12s %10s %9s\n" \
-  "file" "threads" "strategy" "heap" "read" "partition" "cover" "plan" "write" "total" "nnz/s" "+write nnz/s" "nnz" "RSS MiB"
+echo "# B/nnz: (peak RSS - 64 MiB) / nonzeros; the goal (issue 19) is <= 24 for pattern files, <= 32 with values"
+printf "%-34s %7s %-8s %-5s %8s %9s %8s %8s %8s %8s %12s %12s %10s %9s %6s\n" \
+  "file" "threads" "strategy" "heap" "read" "partition" "cover" "plan" "write" "total" "nnz/s" "+write nnz/s" "nnz" "RSS MiB" "B/nnz"
 for path in "${files[@]}"; do
   case "$path" in *-pattern.mtx) ;; *) continue ;; esac
   for t in $THREADS; do
@@ -156,10 +157,10 @@ name, t, s, j, hp = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4
 ts = j["timings_s"]
 mid = ts["partition"] + ts["cover"] + ts["plan"]
 wr = mid + ts["write"]
-print("%-34s %7s %-8s %-5s %8.3f %9.3f %8.3f %8.3f %8.3f %8.3f %12.3e %12.3e %10d %9.1f" % (
+print("%-34s %7s %-8s %-5s %8.3f %9.3f %8.3f %8.3f %8.3f %8.3f %12.3e %12.3e %10d %9.1f %6.1f" % (
     name, t, s, "huge" if hp != "0" else "4KiB", ts["read"], ts["partition"], ts["cover"], ts["plan"], ts["write"], ts["total"],
     j["nnz"] / mid if mid > 0 else float("nan"), j["nnz"] / wr if wr > 0 else float("nan"), j["nnz"],
-    j["peak_rss_bytes"] / 2**20))
+    j["peak_rss_bytes"] / 2**20, (j["peak_rss_bytes"] - 64 * 2**20) / max(j["nnz"], 1)))
 EOF
      done
     done

@@ -122,16 +122,32 @@ static shiro_status check_entries(const char *path, const int64_t *Ap, int64_t m
 
 typedef struct ent { int64_t j, t; } ent;  /* a column and its place in the file */
 
+/* Sorts the n keys of a (unique: column << lb | place) with an LSD radix
+ * sort of 8-bit digits over the `bits` low bits, using tmp[n]. */
+static void radix_sort(uint64_t *a, uint64_t *tmp, int64_t n, int bits) {
+  for (int sh = 0; sh < bits; sh += 8) {
+    int64_t c[257] = {0};
+    for (int64_t t = 0; t < n; t++) c[((a[t] >> sh) & 255) + 1]++;
+    for (int d = 0; d < 256; d++) c[d + 1] += c[d];
+    for (int64_t t = 0; t < n; t++) tmp[c[(a[t] >> sh) & 255]++] = a[t];
+    memcpy(a, tmp, (size_t)n * sizeof *a);
+  }
+}
+
+/* Bits needed to hold v >= 0. */
+static int bits_of(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
 static int ent_cmp(const void *a, const void *b) {
   const ent *x = a, *y = b;
   return x->j != y->j ? (x->j > y->j) - (x->j < y->j) : (x->t > y->t) - (x->t < y->t);
 }
 
-/* Sorts each row by column (stable: ties keep the file's order), sums
+/* Sorts each row of the m x k matrix by column (stable: ties keep the file's order), sums
  * duplicates in that order and packs the rows to the front, updating Ap;
  * *nnz becomes the entries kept. Rows already strictly increasing only
  * move. Returns SHIRO_ERR_NOMEM if a row's scratch cannot be had. */
-static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t *Aj, double *Ax, int64_t *nnz, shiro_error *err) {
+static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t k, int64_t *Aj, double *Ax, int64_t *nnz,
+                             shiro_error *err) {
   ent *s = NULL;
   double *x = NULL;
   int64_t cap = 0, w = 0;
@@ -168,6 +184,13 @@ static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t *Aj, double *Ax, i
         for (; u > 0 && s[u - 1].j > e.j; u--) s[u] = s[u - 1];
         s[u] = e;
       }
+    } else if (bits_of((uint64_t)k) + bits_of((uint64_t)n) <= 64) { /* keys column << lb | place */
+      int lb = bits_of((uint64_t)n);
+      uint64_t *key = (uint64_t *)s, *tmp = key + n; /* s holds 2n words */
+      for (int64_t t = 0; t < n; t++) key[t] = (uint64_t)Aj[a + t] << lb | (uint64_t)t;
+      radix_sort(key, tmp, n, bits_of((uint64_t)k) + lb);
+      for (int64_t t = n - 1; t >= 0; t--) /* back to (column, place), from the end: no overlap */
+        s[t] = (ent){(int64_t)(key[t] >> lb), (int64_t)(key[t] & (((uint64_t)1 << lb) - 1))};
     } else {
       qsort(s, (size_t)n, sizeof *s, ent_cmp); /* (column, place): the same order, stably */
     }
@@ -229,7 +252,7 @@ static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h
   if (dx < 0)
     for (int64_t t = 0; t < ni; t++) A->Ax[t] = 1.0;
   A->k = given ? shape[1] : (most + 1 > A->m ? most + 1 : A->m);
-  SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->Aj, A->Ax, &A->nnz, err), st);
+  SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->k, A->Aj, A->Ax, &A->nnz, err), st);
   if (A->nnz < ni && A->nnz > 0) { /* sized exactly: give back what the duplicates took */
     int64_t *aj = realloc(A->Aj, (size_t)A->nnz * sizeof *aj);
     double *ax = realloc(A->Ax, (size_t)A->nnz * sizeof *ax);
