@@ -17,6 +17,9 @@
  *   wait      complete stage s's sends and receives
  *   begin     (optional) before a call's first op, e.g. make the device current
  *   finish    (optional) after its last op: make the call complete for the caller
+ *   values    (optional) program d's values changed (shiro_ctx_set_values): take them from its
+ *             ops' val again (a backend that copied them at load re-uploads; NULL: the kernels
+ *             read op->val on every call, as the CPU backend's do); local, may allocate
  *   destroy   free what setup made (also after a partial setup)
  *
  * Every function returns a status and, on failure, writes why into c->error.
@@ -68,6 +71,7 @@ typedef struct backend {
   shiro_status (*wait)(shiro_ctx *c, int32_t stage);
   shiro_status (*begin)(shiro_ctx *c);
   shiro_status (*finish)(shiro_ctx *c, shiro_status st);
+  shiro_status (*values)(shiro_ctx *c, int d);
   void (*destroy)(shiro_ctx *c);
 } backend;
 

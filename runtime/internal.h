@@ -39,9 +39,22 @@ typedef struct rt_program {
     int64_t *ptr;
     int32_t *col, *rows;
     void *val;
+    int64_t *vsrc;           /* [entries] the forward entry whose value val[slot] is, -1 for none
+                                (shiro_ctx_set_values refreshes val through it) */
     int64_t *xchg;
   } store;
 } rt_program;
+
+/* What shiro_ctx_set_values set up at its first call: who needs which of this rank's values (the
+ * plan's val_src, grouped by owner rank), for one MPI_Alltoallv per call. */
+typedef struct rt_values {
+  int ready;                 /* 1 once set up */
+  int *send_cnt, *send_dsp;  /* [R] values this rank sends each rank (of its local matrix) */
+  int *recv_cnt, *recv_dsp;  /* [R] values it receives from each rank (for its own program) */
+  int64_t nsend, nrecv;      /* totals */
+  int64_t *give;             /* [nsend] the local nonzero each sent value is, by destination rank */
+  int64_t *take;             /* [nrecv] the forward entry (position in val) each received value goes to */
+} rt_values;
 
 struct shiro_ctx {
   shiro_plan *plan;          /* borrowed: must outlive the context */
@@ -55,6 +68,8 @@ struct shiro_ctx {
   int dir;                   /* the program the current call runs (backends' start/wait look here) */
   const void *val;           /* the plan's values in the context's type: pr.val (float64) or valf */
   float *valf;               /* float32 contexts: the values rounded once (owned), else NULL */
+  double *vald;              /* float64 contexts after shiro_ctx_set_values: the values (owned), else NULL */
+  rt_values xv;              /* shiro_ctx_set_values' exchange (values.c) */
   int64_t rows[PROG_NBUF];   /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
                                 the transposed program's extra receive rows (interp_prepare) */
   void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
@@ -90,6 +105,9 @@ typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
  * in program order (kernels and transport of c->be), finish. Allocates
  * nothing. Failures: c->error. */
 shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg);
+
+/* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
+void values_release(shiro_ctx *c);
 
 /* agree.c: agrees on a local status across comm (collective): returns st on a
  * rank that failed (its own message stays in msg), and on the others the

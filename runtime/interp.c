@@ -78,6 +78,7 @@ void interp_program_free(rt_program *p) {
   free(p->store.col);
   free(p->store.rows);
   free(p->store.val);
+  free(p->store.vsrc);
   free(p->store.xchg);
   memset(p, 0, sizeof *p);
 }

@@ -199,6 +199,27 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, const void *Y_local,
                                                              void *X_local);
 
+/* Installs new values for this rank's nonzeros: values[t] replaces the value
+ * of entry t of the rank's local matrix (shiro_plan_get_local_matrix's
+ * order; *nnz doubles, host memory for every backend; NULL only where the
+ * rank has no nonzeros). The pattern stays the plan's; a plan made from a
+ * pattern-only file works the same (its values, all 1, become the ones
+ * given). Every later shiro_spmm and shiro_spmm_transpose multiplies by the
+ * new values (float32 contexts: rounded once, here); the values are the
+ * context's: other contexts and the plan keep theirs. Values that other
+ * ranks multiply on this rank's behalf (partial rows of its C, and relays in
+ * two-tier plans) are shipped to them: the first call sets the exchange up
+ * (allocates; a few small collectives), and every call makes one
+ * MPI_Alltoallv of the values, no per-N buffers. shiro_spmm still allocates
+ * nothing. Collective: every rank calls it, and every rank gets the same
+ * status; on failure (message in shiro_ctx_last_error) SHIRO_ERR_ARG (ctx or
+ * values NULL), SHIRO_ERR_VERSION (a 2.0 plan: it does not record where each
+ * value is multiplied; plan the matrix again), SHIRO_ERR_NOMEM, SHIRO_ERR_MPI,
+ * or the backend's (CUDA: the upload); the context's values are then the old
+ * ones or, if the failure came in the backend's upload, unspecified until a
+ * call succeeds. Not while another call on ctx is in progress. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values(shiro_ctx *ctx, const double *values);
+
 /* The message of the last failed call on ctx ("" if none). Owned by ctx. */
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
 

@@ -189,6 +189,7 @@ static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, 
       const int64_t slot = cnt[f->col[e]]++;
       p->store.col[slot] = d;
       if (has_val) memcpy((char *)p->store.val + (size_t)slot * esz, (const char *)f->val + (size_t)e * esz, esz);
+      p->store.vsrc[slot] = has_val ? e : -1;  /* where shiro_ctx_set_values refreshes it from */
     }
   }
   memset(t, 0, sizeof *t);
@@ -296,9 +297,10 @@ shiro_status interp_transpose(shiro_ctx *c) {
   p->store.col = malloc((size_t)(nent + nrecv_rows + 1) * sizeof *p->store.col);
   p->store.rows = malloc((size_t)(nrows_t + 1) * sizeof *p->store.rows);
   p->store.val = malloc((size_t)(nent + 1) * c->esz);
+  p->store.vsrc = malloc((size_t)(nent + 1) * sizeof *p->store.vsrc);
   p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
   p->op = malloc((size_t)(f->nops + nrecv + nclear_max + 1) * sizeof *p->op);
-  int ok = cnt && body && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.xchg && p->op &&
+  int ok = cnt && body && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.vsrc && p->store.xchg && p->op &&
            count_contributors(pr, counts);
   for (int b = 0; ok && b < PROG_NBUF; b++) {
     w.row[b] = calloc((size_t)rows[b] + 1, 1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden plan files: the format's promises pinned by committed witnesses.
 
-    golden_check.py BUILD_ROOT [--regenerate]
+    golden_check.py BUILD_ROOT [--regenerate | --add]
 
 tests/data/golden/cases.tsv lists the cases (name, matrix in tests/data,
 shiro-plan options). For each NAME, tests/data/golden/ holds
@@ -9,6 +9,8 @@ shiro-plan options). For each NAME, tests/data/golden/ holds
     NAME.shiro.h5.gz      the plan shiro-plan wrote (gzip -n; gunzip -k to inspect it)
     NAME.dump.json        `shiro-plan-dump NAME.shiro.h5 --json`
     NAME.verify.json      `shiro-plan-dump NAME.shiro.h5 --verify --json --matrix MATRIX`
+    NAME.local.txt        (format 2.1 witnesses) `tests/test_local_matrix NAME.shiro.h5`: every
+                          rank's local matrix, after its check of the plan's val_src
 
 and this test checks, with the tools of BUILD_ROOT:
 
@@ -23,6 +25,9 @@ and this test checks, with the tools of BUILD_ROOT:
       aside: a newer minor writer writes its own version), so a renumbered
       OPF_/XF_/PROG_ field (format/program.h), a changed digest or a changed
       op or record layout fails here or in (a)/(b).
+
+The local matrices (NAME.local.txt, where it exists) are compared like the
+dump, in (a) and (c).
 
 The golden files are the witnesses of format 2.0 (PLAN_VERSION_MAJOR/MINOR
 in format/plan_file.h, and format/README.md's version policy): every 2.x
@@ -39,7 +44,12 @@ planner chose differently (other covers, another layout) for files of the
 same format; say so in the commit that regenerates. The metis case also
 depends on libmetis's partition (Debian 12's METIS 5.1.0, seed 1). When the
 minor version grows, keep these files and add golden files of the new minor
-beside them.
+beside them: a new line in cases.tsv, then
+
+    tests/golden_check.py BUILD_ROOT --add
+
+writes the files of the cases that have none, and only those (the v2.1-*
+cases are format 2.1's witnesses, added that way).
 """
 import argparse
 import gzip
@@ -93,6 +103,15 @@ def replan(tools, cwd, name, matrix, opts):
     return None if rc == 0 else f"shiro-plan exit {rc}: {err.strip()}"
 
 
+def local_matrices(build, cwd, name):
+    """test_local_matrix's report of cwd/NAME.shiro.h5, or (None, error)."""
+    exe = os.path.join(build, "tests", "test_local_matrix")
+    if not os.access(exe, os.X_OK):
+        return None, f"{exe}: not built"
+    rc, out, err = run([exe, name + ".shiro.h5"], cwd)
+    return (out, None) if rc == 0 else (None, f"test_local_matrix exit {rc}: {err.strip()} {out.strip()[-300:]}")
+
+
 def read_text(path):
     with open(path) as f:
         return f.read()
@@ -105,7 +124,7 @@ def without_version(text):
     return d
 
 
-def check(tools, work):
+def check(tools, work, only_missing=False):
     """(a), (b), (c) for every case; returns the list of failures."""
     fails = []
     for name, matrix, opts in cases():
@@ -117,6 +136,8 @@ def check(tools, work):
         if missing:
             fails.append(f"{name} (missing): no {', '.join(missing)} in {GOLDEN}")
             continue
+        local_path = os.path.join(GOLDEN, name + ".local.txt")
+        want_local = read_text(local_path) if os.path.exists(local_path) else None
         with gzip.open(os.path.join(GOLDEN, name + ".shiro.h5.gz"), "rb") as src, \
                 open(os.path.join(gdir, name + ".shiro.h5"), "wb") as dst:
             shutil.copyfileobj(src, dst)
@@ -126,6 +147,11 @@ def check(tools, work):
         if dump is not None and dump != want_dump:
             fails.append(f"{name} (a): the dump of the golden file differs from {name}.dump.json:\n"
                          f"  want {want_dump.strip()}\n  got  {dump.strip()}")
+        if want_local is not None:
+            got, lerr = local_matrices(os.path.dirname(tools), gdir, name)
+            if got != want_local:
+                fails.append(f"{name} (a): the local matrices of the golden file differ from {name}.local.txt: "
+                             f"{lerr or 'other rows, columns or values'}")
         if err:
             fails.append(f"{name} (a/b): golden file: {err}")
         elif ver != want_ver:
@@ -137,6 +163,11 @@ def check(tools, work):
         if err:
             fails.append(f"{name} (c): re-planned ({' '.join(opts)}): {err}")
             continue
+        if want_local is not None:
+            got, lerr = local_matrices(os.path.dirname(tools), ndir, name)
+            if got != want_local:
+                fails.append(f"{name} (c): re-planning gives other local matrices than {name}.local.txt: "
+                             f"{lerr or 'other rows, columns or values'}")
         if without_version(dump) != without_version(want_dump) or ver != want_ver:
             fails.append(f"{name} (c): re-planning {os.path.basename(matrix)} {' '.join(opts)} gives another plan:\n"
                          f"  golden dump   {want_dump.strip()}\n  re-planned    {dump.strip()}\n"
@@ -145,9 +176,12 @@ def check(tools, work):
     return fails
 
 
-def regenerate(tools, work):
-    """Rewrites every golden file from today's shiro-plan and shiro-plan-dump."""
+def regenerate(tools, work, only_missing=False):
+    """Rewrites every golden file from today's shiro-plan and shiro-plan-dump (only_missing: writes
+    the cases that have no files yet, with their local matrices, and leaves the others alone)."""
     for name, matrix, opts in cases():
+        if only_missing and os.path.exists(os.path.join(GOLDEN, name + ".shiro.h5.gz")):
+            continue
         d = os.path.join(work, "regen", name)
         os.makedirs(d)
         err = replan(tools, d, name, matrix, opts)
@@ -158,7 +192,13 @@ def regenerate(tools, work):
                 open(os.path.join(GOLDEN, name + ".shiro.h5.gz"), "wb") as raw, \
                 gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as dst:
             shutil.copyfileobj(src, dst)  # like gzip -n: no name, no time, the same bytes every run
-        for suffix, text in ((".dump.json", dump), (".verify.json", ver)):
+        outs = [(".dump.json", dump), (".verify.json", ver)]
+        if only_missing or os.path.exists(os.path.join(GOLDEN, name + ".local.txt")):
+            local, lerr = local_matrices(os.path.dirname(tools), d, name)
+            if lerr:
+                sys.exit(f"{name}: {lerr}")
+            outs.append((".local.txt", local))
+        for suffix, text in outs:
             with open(os.path.join(GOLDEN, name + suffix), "w") as f:
                 f.write(text)
         print(f"wrote {name}: {' '.join(opts)}")
@@ -169,6 +209,7 @@ def main():
     ap.add_argument("build", help="the Meson build directory (its tools/ are used)")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the golden files (a format change)")
     ap.add_argument("--force", action="store_true", help="with --regenerate: even if the committed files fail (a) or (b)")
+    ap.add_argument("--add", action="store_true", help="write the files of the cases that have none (a new minor's witnesses)")
     a = ap.parse_args()
     tools = os.path.join(a.build, "tools")
     for t in ("shiro-plan", "shiro-plan-dump"):
@@ -176,6 +217,9 @@ def main():
             sys.exit(f"golden_check: {os.path.join(tools, t)}: not built")
     with tempfile.TemporaryDirectory(prefix="shiro-golden-") as work:
         fails = check(tools, work)
+        if a.add:
+            regenerate(tools, work, only_missing=True)
+            return 0
         if a.regenerate:
             read_fails = [f for f in fails if " (c): " not in f and " (missing): " not in f]
             if read_fails and not a.force:

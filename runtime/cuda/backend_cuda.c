@@ -83,6 +83,19 @@ done:
   return st;
 }
 
+/* Program d's values changed (shiro_ctx_set_values): uploaded again, on the context's device, done
+ * when it returns. Local. */
+static shiro_status cuda_values(shiro_ctx *c, int d) {
+  shiro_status st = SHIRO_OK;
+  cuda_state *s = c->state;
+  int prev = enter_device(s->device);
+  if (s->compute) CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);  /* no call still reads them */
+  SHIRO_CHECK_GOTO(cuda_ops_values(&s->ops[d], c->prog[d].op, c->prog[d].nops, c->error), st);
+done:
+  leave_device(prev, s->device);
+  return st;
+}
+
 static shiro_status cuda_setup(shiro_ctx *c) {
   shiro_status st = SHIRO_OK;
   cuda_state *s = calloc(1, sizeof *s);
@@ -248,5 +261,6 @@ const backend cuda_backend = {
     .wait = cuda_wait,
     .begin = cuda_begin,
     .finish = cuda_finish,
+    .values = cuda_values,
     .destroy = cuda_destroy,
 };

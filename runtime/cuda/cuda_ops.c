@@ -156,6 +156,22 @@ done:
   return st;
 }
 
+shiro_status cuda_ops_values(cuda_ops *o, const rt_op *ops, int64_t nops, char *msg) {
+  shiro_status st = SHIRO_OK;
+  const size_t esz = o->is_double ? sizeof(double) : sizeof(float);
+  if (nops != o->nops) return cuda_notef(msg, SHIRO_ERR_INTERNAL, __FILE__, __LINE__, "%lld ops, %lld prepared", (long long)nops,
+                                         (long long)o->nops);
+  for (int64_t i = 0; i < nops; i++) {
+    cuda_op *op = &o->op[i];
+    if (op->how == CUDA_OP_NONE || !op->val || ops[i].kind != RT_MULTIPLY || op->nnz == 0) continue;
+    const char *host = (const char *)ops[i].val + (size_t)ops[i].ptr[0] * esz;  /* stage_op's slice */
+    CUDACHECKGOTO(cudaMemcpy(op->val, host, (size_t)op->nnz * esz, cudaMemcpyHostToDevice), st, msg);
+    op->prepared = 0;  /* cuSPARSE's preprocessing may have looked at the values */
+  }
+done:
+  return st;
+}
+
 /* Row `row` of buffer b for this op's value type, or NULL when the buffer is absent. */
 static void *row_addr(const cuda_ops *o, void *b, int64_t row) {
   const size_t esz = o->is_double ? sizeof(double) : sizeof(float);

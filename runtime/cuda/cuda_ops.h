@@ -71,6 +71,13 @@ typedef struct cuda_ops {
 shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_double, int64_t n, const int64_t buf_rows[PROG_NBUF],
                             cusparseHandle_t sparse, int use_sparse, char *msg);
 
+/* Uploads the values of every MULTIPLY op of ops[0 .. nops-1] again (the
+ * same program cuda_ops_setup prepared, whose values changed: its ops' val
+ * in the context's type), straight into the op's place in the arena, which
+ * its cuSPARSE descriptor points at; the next run of a cuSPARSE op
+ * preprocesses again. Synchronous (cudaMemcpy). The current device is used. */
+shiro_status cuda_ops_values(cuda_ops *o, const rt_op *ops, int64_t nops, char *msg);
+
 /* Enqueues op `idx` (a compute op) on stream with the buffers bufs[PROG_BUF_*]
  * (device pointers of B, C, S, R). Allocates nothing; the first run of a
  * cuSPARSE op also runs its preprocessing. */
