@@ -2,7 +2,9 @@
  * rejects tampered ones: a changed value, a nonzero counted twice, a missing
  * certificate pair, a certificate pair that is not a nonzero, a message whose
  * sizes disagree, two messages of one (stage, peer, direction, kind), a
- * damaged array (checksum). */
+ * damaged array (checksum); format 2.1's local matrices: a value named twice
+ * by val_src, a program value unlike its local matrix's, a local matrix
+ * unlike the matrix's row (values consistent in the plan itself). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +118,34 @@ int main(void) {
     EXPECT(verify(&plan, "message sizes disagree", &err) == SHIRO_ERR_FORMAT, "%s: mismatched message accepted", strategy_name(st));
     rec[XF_COUNT]++;
     EXPECT(verify(&plan, "restored", &err) == SHIRO_OK, "%s: restored plan rejected: %s", strategy_name(st), err.message);
+    /* val_src: one nonzero named by two value entries (and another by none) */
+    int64_t e1 = -1, e2 = -1;
+    for (int64_t x = 0; x < p1->nvalsrc && e2 < 0; x++)
+      if (p1->val_src[x] >= 0) *(e1 < 0 ? &e1 : &e2) = x;
+    EXPECT(e2 >= 0, "%s: rank 1 has fewer than two values", strategy_name(st));
+    if (e2 >= 0) {
+      int64_t keep = p1->val_src[e2];
+      p1->val_src[e2] = p1->val_src[e1];
+      EXPECT(verify(&plan, "a nonzero named twice by val_src", &err) == SHIRO_ERR_FORMAT && strstr(err.message, "twice"),
+             "%s: val_src duplicate: %s", strategy_name(st), err.message);
+      p1->val_src[e2] = keep;
+      /* the local matrix's value changed, the program's not */
+      int32_t q = 0;
+      int64_t id = p1->val_src[e1], base = 0;
+      while (base + plan.ranks[q].nacol <= id) base += plan.ranks[q++].nacol;
+      double a = plan.ranks[q].a_val[id - base];
+      plan.ranks[q].a_val[id - base] = a + 0.5;
+      EXPECT(verify(&plan, "local matrix value unlike the program's", &err) == SHIRO_ERR_FORMAT && strstr(err.message, "multiplies by"),
+             "%s: local value: %s", strategy_name(st), err.message);
+      /* both changed alike: the plan agrees with itself, not with the matrix */
+      double w = p1->val[e1];
+      p1->val[e1] = a + 0.5;
+      shiro_status vs = verify(&plan, "local matrix and program unlike the matrix", &err);
+      EXPECT(vs == SHIRO_ERR_MISMATCH || vs == SHIRO_ERR_FORMAT, "%s: changed matrix value accepted", strategy_name(st));
+      EXPECT(vs != SHIRO_ERR_MISMATCH || strstr(err.message, "local row"), "%s: %s", strategy_name(st), err.message);
+      p1->val[e1] = w;
+      plan.ranks[q].a_val[id - base] = a;
+    }
     /* a second message with the same stage, peer, direction and kind (R4) */
     int64_t *xs = realloc(p1->xchg, (size_t)(p1->nx + 1) * PROG_X_WIDTH * sizeof *xs);
     EXPECT(xs != NULL, "out of memory");

@@ -367,6 +367,54 @@ static void free_rows(vstate *v) {
   v->bufs = NULL;
 }
 
+/* Format 2.1's local matrices and val_src (none in a 2.0 plan: nothing to check): the ranks' local
+ * matrices hold the plan's nonzeros, every one of them is named by exactly one value entry of the
+ * programs (val_src), with its value there (1 where the file had none), and with A (the original
+ * matrix), each local row is A's row c_global[i] (or c_first + i): columns and values. */
+static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, shiro_error *err) {
+  int32_t R = meta->ranks, with = 0;
+  for (int32_t r = 0; r < R; r++) with += pr[r].naptr > 0;
+  if (!with) return SHIRO_OK;
+  if (with != R) return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: only %d of the %d ranks have a local matrix", with, R);
+  int64_t *first = malloc(((size_t)R + 1) * sizeof *first);
+  if (!first) return nomem(err);
+  first[0] = 0;
+  for (int32_t r = 0; r < R; r++) first[r + 1] = first[r] + pr[r].nacol;
+  shiro_status st = first[R] == meta->nnz ? SHIRO_OK
+                    : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the local matrices hold %lld nonzeros, the plan %lld",
+                                 (long long)first[R], (long long)meta->nnz);
+  uint8_t *used = st == SHIRO_OK ? calloc((size_t)meta->nnz + 1, 1) : NULL;
+  if (st == SHIRO_OK && !used) st = nomem(err);
+  for (int32_t q = 0; q < R && st == SHIRO_OK; q++)
+    for (int64_t e = 0; e < pr[q].nvalsrc && st == SHIRO_OK; e++) {
+      const int64_t id = pr[q].val_src[e];
+      if (id < 0) continue;
+      int32_t p = 0;
+      while (first[p + 1] <= id) p++;  /* R is small beside the entries: a walk is enough here */
+      const double want = pr[p].naval ? pr[p].a_val[id - first[p]] : 1.0;
+      if (used[id]++)
+        st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied twice (rank %d entry %lld)",
+                        (long long)id, q, (long long)e);
+      else if (pr[q].val[e] != want)
+        st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d entry %lld multiplies by %.17g, its nonzero %lld is %.17g", q,
+                        (long long)e, pr[q].val[e], (long long)id, want);
+    }
+  for (int64_t id = 0; st == SHIRO_OK && id < meta->nnz; id++)
+    if (!used[id]) st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied nowhere", (long long)id);
+  for (int32_t r = 0; A && r < R && st == SHIRO_OK; r++)
+    for (int64_t x = 0; x < pr[r].c_rows && st == SHIRO_OK; x++) {
+      const int64_t i = pr[r].ncglobal ? pr[r].c_global[x] : pr[r].c_first + x, t0 = pr[r].a_ptr[x];
+      int same = pr[r].a_ptr[x + 1] - t0 == A->Ap[i + 1] - A->Ap[i];
+      for (int64_t t = 0; same && t < A->Ap[i + 1] - A->Ap[i]; t++)
+        same = pr[r].a_col[t0 + t] == A->Aj[A->Ap[i] + t] && (!pr[r].naval || pr[r].a_val[t0 + t] == A->Ax[A->Ap[i] + t]);
+      if (!same) st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's local row %lld is not row %lld of the matrix", r, (long long)x,
+                                 (long long)i);
+    }
+  free(used);
+  free(first);
+  return st;
+}
+
 shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
                          shiro_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -389,6 +437,7 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
       if (plan_rows_digest(A, pr[r].ncglobal ? pr[r].c_global : NULL, pr[r].c_first, pr[r].c_rows) != pr[r].pattern_digest)
         st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", r);
   }
+  if (st == SHIRO_OK) st = check_local_matrices(meta, pr, A, err);
   if (st != SHIRO_OK) return st;
   sc_csr *Aperm = NULL;  /* row lists (metis, parts): the programs index the renumbered matrix */
   int clists = 0, blists = 0;  /* any rank's (a rank without rows has an empty list either way) */

@@ -88,6 +88,8 @@ done:
 static shiro_status cuda_values(shiro_ctx *c, int d) {
   shiro_status st = SHIRO_OK;
   cuda_state *s = c->state;
+  if (s->aborted)  /* a context that can only be destroyed (shiro.h: timeout_ms) */
+    return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "an earlier call aborted this context's NCCL communicator");
   int prev = enter_device(s->device);
   if (s->compute) CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);  /* no call still reads them */
   SHIRO_CHECK_GOTO(cuda_ops_values(&s->ops[d], c->prog[d].op, c->prog[d].nops, c->error), st);
