@@ -85,7 +85,8 @@ SHIRO_API shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_in
  * rowptr[c_rows + 1], colind[*nnz] and values[*nnz]; any of the three may be
  * NULL (not wanted). *has_values (may be NULL) is set to 1 when the plan
  * stores A's values, 0 when it was made from a pattern-only file: values is
- * then filled with 1.0, the values the plan multiplies by. The values are
+ * then filled with 1.0, the values the plan multiplies by (a rank without
+ * nonzeros cannot tell and reports 1). The values are
  * the plan file's: shiro_ctx_set_values changes a context, not the plan.
  * Local. The first call checks the checksums and bounds of the rank's
  * arrays (as shiro_ctx_create does, once per plan). Fails with
