@@ -139,7 +139,10 @@ def main():
 
         # tools/demo.sh says the strategy it wrote (the plan's, read back from the file).
         env = dict(os.environ, BUILD=build, DEMO_SKIP_SETUP="1")
-        for ranks, gpn, want in [("4", "2", "group"), ("2", "1", "joint")]:
+        # 1 < G < R: the default is auto, the strategy the cost model predicts fastest (--compare says which)
+        auto = run([exe["shiro-plan"], matrix, "--ranks", "4", "--gpus-per-node", "2", "--compare", "--json", "--quiet"])
+        auto = json.loads(auto.stdout)["strategy"] if auto.returncode == 0 else "?"
+        for ranks, gpn, want in [("4", "2", auto), ("2", "1", "joint")]:
             d = run([os.path.join(src, "tools", "demo.sh"), matrix, ranks, gpn], env=env)
             expect(d.returncode == 0 and f"== plan written with {want}:" in d.stdout and d.stdout.count(" ok") == 2,
                    f"demo.sh R {ranks} G {gpn}: 'plan written with {want}', replay checked", d)

@@ -19,7 +19,8 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 plan=$build/demo.shiro.h5
 echo "== shiro-plan: volumes of every strategy (--compare), and the plan"
 "$build/tools/shiro-plan" "$matrix" --ranks "$ranks" --gpus-per-node "$gpn" --compare -o "$plan"
-# The strategy written is the plan's own (shiro-plan picks group or joint from R and G).
+# The strategy written is the plan's own (shiro-plan's default: with 1 < G < R the one its cost
+# model predicts fastest on tsubame4-like links, else joint).
 strategy=$("$build/tools/shiro-plan-dump" "$plan" --json | sed -n 's/.*"strategy": "\([a-z]*\)".*/\1/p')
 echo "== plan written with $strategy: $plan"
 echo "== shiro-plan-dump"

@@ -15,6 +15,7 @@
 #include "huge_pages.h"
 #include "error.h"
 #include "csr_h5.h"
+#include "cost_plan.h"
 #include "mm_read.h"
 #include "partition.h"
 #include "permute.h"
@@ -55,8 +56,14 @@ static void usage(FILE *f) {
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
           "                     A: B rows block over the columns)\n"
-          "  --strategy S       block | col | row | joint | hier | group | cola (default: group\n"
-          "                     when 1 < G < R, else joint, which then moves the same rows)\n"
+          "  --strategy S       block | col | row | joint | hier | group | cola | auto (default: auto\n"
+          "                     when 1 < G < R, else joint: group and hier then move joint's rows)\n"
+          "                     auto: of col, joint, hier, group and cola, the plan predicted fastest\n"
+          "                     on --machine (the cost model, compiler/cost/README.md)\n"
+          "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
+          "                     tools/simulate.sh takes: every strategy evaluated gets its predicted\n"
+          "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
+          "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
           "                     'u v value' per line, '#'/'%%' comments) | csr-h5 (HDF5: /indptr,\n"
           "                     /indices, optional /data, optional root attribute shape)\n"
@@ -96,10 +103,23 @@ static int parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--threads")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 4096, &v)) return 0;
       o->threads = (int)v;
+    } else if (!strcmp(a, "--machine")) {
+      if (!(o->machine = cli_value(prog, argc, argv, &i))) return 0;
+    } else if (!strcmp(a, "--n")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &o->n)) return 0;
+    } else if (!strcmp(a, "--dtype")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strcmp(val, "float") && strcmp(val, "double")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+        return 0;
+      }
+      o->dbl = !strcmp(val, "double");
     } else if (!strcmp(a, "--strategy")) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
-      if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+      o->auto_strategy = !strcmp(val, "auto");
+      if (o->auto_strategy) o->strategy = STRAT_COUNT;
+      else if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
     } else if (!strcmp(a, "--format")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strcmp(val, "mtx") && strcmp(val, "edgelist") && strcmp(val, "csr-h5")) {
@@ -138,10 +158,15 @@ static int parse(int argc, char **argv, options *o) {
     fprintf(stderr, "%s: --base, --rows and --cols are for --format edgelist only\n", prog);
     return 0;
   }
-  /* Default: group when ranks span several nodes of more than one rank; otherwise
+  /* Default: auto when ranks span several nodes of more than one rank (whether
+   * two tiers pay depends on the messages: the cost model decides); otherwise
    * (one node, or one rank per node) group moves exactly what joint moves, and
    * joint does it in one stage instead of two. */
-  if (o->strategy == STRAT_COUNT) o->strategy = (o->gpn > 1 && o->gpn < o->ranks) ? STRAT_GROUP : STRAT_JOINT;
+  if (o->strategy == STRAT_COUNT && !o->auto_strategy) {
+    if (o->gpn > 1 && o->gpn < o->ranks) o->auto_strategy = 1;
+    else o->strategy = STRAT_JOINT;
+  }
+  if (!o->n) o->n = 64;
   return 1;
 }
 
@@ -159,7 +184,7 @@ static void warn_node_size(const options *o) {
  * else prints why and returns 0. */
 static int pair_tables_fit(const options *o, int write_plan) {
   uint64_t need = 0;
-  sc_strategy s = o->strategy;
+  sc_strategy s = o->auto_strategy ? STRAT_HIER : o->strategy;  /* auto: the two-tier candidates' tables */
   if (write_plan || strategy_is_two_tier(s)) need = plan_pair_table_bytes(o->ranks, o->gpn, s);
   if (o->compare && plan_pair_table_bytes(o->ranks, o->gpn, STRAT_HIER) > need) {  /* hier, group: built to count */
     s = STRAT_HIER;
@@ -238,6 +263,7 @@ typedef struct plan_out {
   int pattern;             /* 1: the file had no values (pattern): the plan stores none for the local matrices */
   uint64_t digest0;        /* metis: shiro_pattern_digest of A0 */
   sc_volumes *vol;         /* two-tier: volumes summed here; else NULL */
+  cost_model *cost;        /* priced here (--machine); else NULL */
   plan_writer *w;          /* open from rank 0 on */
   int32_t ranks;
   double write_s;          /* seconds spent writing */
@@ -264,6 +290,7 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
     pr->naval = 0;
   }
   if (po->vol) plan_rank_volumes(pr, po->vol);
+  if (po->cost) cost_add_rank(po->cost, pr);
   if (st == SHIRO_OK && po->path) {
     double t0 = cli_now();
     if (pr->rank == 0) {
@@ -282,16 +309,43 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   return st;
 }
 
-/* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan). */
+/* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan)
+ * and, on machine m (NULL: none), its predicted time in *pred (the plan built to be priced). */
 static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
-                             sc_strategy s, int32_t gpn, sc_volumes *v, shiro_error *err) {
+                             sc_strategy s, int32_t gpn, sc_volumes *v, const sc_machine *m, size_t row_bytes,
+                             cost_pred *pred, shiro_error *err) {
   shiro_status st = strategy_select(B, s, gpn, NULL, NULL, err);
   if (st != SHIRO_OK || !strategy_is_two_tier(s)) {
     if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
+    if (st == SHIRO_OK && m) st = cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, NULL, pred, err);
     return st;
   }
   memset(v, 0, sizeof *v);
+  if (m) return cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, v, pred, err);
   return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
+}
+
+/* The strategies auto chooses from. */
+static int auto_candidate(int s) {
+  return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA;
+}
+
+/* The machine predictions are for: --machine, or for auto without it tsubame4's links with
+ * the plan's G GPUs (and NICs) per node. Returns 0 (message printed) if it cannot be used. */
+static int load_machine(const options *o, sc_machine *m) {
+  shiro_error e = {{0}};
+  if (machine_load(o->machine ? o->machine : "tsubame4", m, &e) != SHIRO_OK) {
+    fprintf(stderr, "%s: %s\n", prog, e.message);
+    return 0;
+  }
+  if (!o->machine) {
+    m->gpus_per_node = m->nics_per_node = o->gpn;
+  } else if (m->gpus_per_node != o->gpn && !o->quiet) {
+    fprintf(stderr, "%s: note: machine %s has %d GPUs per node, the plan %d ranks per node: the prediction "
+            "takes the machine's nodes (as tools/simulate.sh does), not the plan's tiers\n", prog, m->name,
+            m->gpus_per_node, o->gpn);
+  }
+  return 1;
 }
 
 /* Row partitions of A/C and B; metis replaces *A by the permuted matrix (the
@@ -354,30 +408,52 @@ static double load_balance(const sc_csr *A, const sc_partition *Prow) {
 
 static void cover_progress(int64_t done, int64_t total, void *arg) { cli_progress((const char *)arg, done, total); }
 
-static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare) {
+/* What was predicted (--machine, or auto's machine): per strategy, if have[s]. */
+typedef struct predictions {
+  const sc_machine *m;          /* NULL: nothing predicted */
+  cost_pred pred[STRAT_COUNT];
+  int have[STRAT_COUNT];
+} predictions;
+
+static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare,
+                               const predictions *P) {
   printf("\"volumes\": {");
   int first = 1;
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (!(compare ? have[s] : s == (int)only)) continue;
-    printf("%s\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", first ? "" : ", ",
+    printf("%s\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld", first ? "" : ", ",
            strategy_name((sc_strategy)s), (long long)v[s].total_rows, (long long)v[s].inter_node_rows,
            (long long)v[s].intra_node_rows);
+    if (P->have[s]) {
+      printf(", \"predicted_time_s\": %.9g, \"predicted_stages_s\": [", P->pred[s].time_s);
+      for (int32_t k = 0; k < P->pred[s].nstages; k++) printf("%s%.9g", k ? ", " : "", P->pred[s].stage[k].time_s);
+      printf("]");
+    }
+    printf("}");
     first = 0;
   }
   printf("}");
 }
 
 static void report(const options *o, const sc_csr *A, const sc_blocks *B, const sc_volumes *v, const int *have,
-                   const timings *t, const char *out, double balance) {
+                   const timings *t, const char *out, double balance, const predictions *P) {
   int64_t covers = B ? B->n : 0;
   if (!o->quiet) {
     fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; %lld off-diagonal blocks\n",
             o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn, (long long)covers);
-    fprintf(stderr, "  %-8s %14s %16s %16s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows");
-    for (int s = 0; s < STRAT_COUNT; s++)
-      if (have[s])
-        fprintf(stderr, "  %-8s %14lld %16lld %16lld%s\n", strategy_name((sc_strategy)s), (long long)v[s].total_rows,
-                (long long)v[s].inter_node_rows, (long long)v[s].intra_node_rows, s == (int)o->strategy && out ? "  <- plan" : "");
+    fprintf(stderr, "  %-8s %14s %16s %16s%s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows",
+            P->m ? "  predicted ms" : "");
+    for (int s = 0; s < STRAT_COUNT; s++) {
+      if (!have[s]) continue;
+      char ms[32] = "";
+      if (P->have[s]) snprintf(ms, sizeof ms, "  %12.4f", P->pred[s].time_s * 1e3);
+      fprintf(stderr, "  %-8s %14lld %16lld %16lld%s%s\n", strategy_name((sc_strategy)s), (long long)v[s].total_rows,
+              (long long)v[s].inter_node_rows, (long long)v[s].intra_node_rows, ms, s == (int)o->strategy && out ? "  <- plan" : "");
+    }
+    if (P->m)
+      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
+              (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
+              o->auto_strategy ? strategy_name(o->strategy) : "");
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f\n", o->partition, balance);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
@@ -395,7 +471,10 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
-    print_volumes_json(v, have, o->strategy, o->compare);
+    print_volumes_json(v, have, o->strategy, o->compare, P);
+    printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : "given");
+    if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
+    if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
     printf("}\n");
   }
 }
@@ -415,11 +494,17 @@ int main(int argc, char **argv) {
   sc_blocks B = {0};
   sc_volumes vol[STRAT_COUNT] = {{0}};
   int have[STRAT_COUNT] = {0};
+  predictions P = {0};
+  sc_machine mach;
+  size_t row_bytes = (size_t)o.n * (o.dbl ? sizeof(double) : sizeof(float));
+  cost_model cm = {0};
   timings t = {0};
   char *out = NULL;
   int64_t *oldof = NULL;  /* metis: the planned matrix is permuted; oldof[new] = original row */
   sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
+  if ((o.machine || o.auto_strategy) && !load_machine(&o, &mach)) return 2;
+  if (o.machine || o.auto_strategy) P.m = &mach;
   if (!pair_tables_fit(&o, write_plan)) return 1;
   if (write_plan) {
     out = o.out ? strdup(o.out) : default_output(o.matrix);
@@ -439,11 +524,21 @@ int main(int argc, char **argv) {
   cli_progress("blocks", 0, 1);
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
   cli_progress("blocks", 1, 1);
-  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks. */
+  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
+   * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
   for (int s = 0; s < STRAT_COUNT; s++) {
-    if (s == (int)o.strategy || !o.compare) continue;
-    if (evaluate(A, &Prow, &Pcol, &B, (sc_strategy)s, o.gpn, &vol[s], &err) != SHIRO_OK) goto fail;
+    if (s == (int)o.strategy || !(o.compare || (o.auto_strategy && auto_candidate(s)))) continue;
+    /* priced: every strategy with --machine; auto's candidates without it */
+    int price = P.m && (o.machine || auto_candidate(s));
+    if (evaluate(A, &Prow, &Pcol, &B, (sc_strategy)s, o.gpn, &vol[s], price ? P.m : NULL, row_bytes, &P.pred[s],
+                 &err) != SHIRO_OK) goto fail;
     have[s] = 1;
+    P.have[s] = price;
+  }
+  if (o.auto_strategy) {
+    o.strategy = STRAT_JOINT;
+    for (int s = 0; s < STRAT_COUNT; s++)
+      if (auto_candidate(s) && P.pred[s].time_s < P.pred[o.strategy].time_s) o.strategy = (sc_strategy)s;
   }
   if (strategy_select(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
@@ -451,6 +546,11 @@ int main(int argc, char **argv) {
     plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof, .A = A,
                    .pattern = hdr.field == MM_PATTERN,
                    .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks};
+    if (po.vol) memset(po.vol, 0, sizeof *po.vol);  /* auto: counted once already */
+    if (P.m && !P.have[o.strategy]) {
+      if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
+      po.cost = &cm;
+    }
     if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
@@ -473,14 +573,21 @@ int main(int argc, char **argv) {
   }
   if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
   have[o.strategy] = 1;
+  if (P.m && !P.have[o.strategy]) {  /* priced as it was built, or (flat, not built) now */
+    shiro_status pst = cm.R ? cost_predict(&cm, &P.pred[o.strategy], &err)
+                              : cost_plan(A, &Prow, &Pcol, &B, o.strategy, o.gpn, P.m, row_bytes, NULL, &P.pred[o.strategy], &err);
+    if (pst != SHIRO_OK) goto fail;
+    P.have[o.strategy] = 1;
+  }
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
-  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow));
+  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow), &P);
   rc = 0;
   goto done;
 fail:
   cli_progress_enable(0);
   fprintf(stderr, "%s: %s\n", prog, err.message);
 done:
+  cost_free(&cm);
   blocks_free(&B);
   part_free(&Prow);
   part_free(&Pcol);

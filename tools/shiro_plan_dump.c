@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cost.h"
 #include "error.h"
 #include "mm_read.h"
 #include "plan_file.h"
@@ -158,14 +159,66 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
   return st == SHIRO_OK ? 0 : 1;
 }
 
+/* --machine: the cost model's prediction per call (compiler/cost/), every rank's sends priced
+ * on machine *mp for rows of n values of type dbl ? double : float; printed after the summary
+ * (json: as the "prediction" member, the caller has the object open). Returns the exit status. */
+static int predict(const char *path, const prog_meta *meta, const sc_machine *mp, int64_t n, int dbl, int json) {
+  shiro_error err = {{0}};
+  sc_machine m = *mp;
+  cost_model cm;
+  cost_pred pred;
+  if (cost_init(&cm, &m, meta->ranks, (size_t)n * (dbl ? sizeof(double) : sizeof(float)), &err) != SHIRO_OK) {
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    return 1;
+  }
+  int rc = 0;
+  for (int32_t r = 0; r < meta->ranks && !rc; r++) {
+    prog_rank pr;
+    plan_mapping map;
+    prog_meta m2;
+    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK)
+      rc = 1;
+    else cost_add_rank(&cm, &pr);
+    plan_file_unmap(&map);
+  }
+  if (!rc && cost_predict(&cm, &pred, &err) != SHIRO_OK) rc = 1;
+  cost_free(&cm);
+  if (rc) { fprintf(stderr, "%s: %s\n", prog, err.message); return rc; }
+  if (json) {
+    printf(", \"prediction\": {\"machine\": ");
+    cli_json_string(stdout, m.name);
+    printf(", \"machine_file\": ");
+    cli_json_string(stdout, m.path);
+    printf(", \"n\": %lld, \"dtype\": \"%s\", \"time_per_call_s\": %.9g, \"stages\": [", (long long)n,
+           dbl ? "double" : "float", pred.time_s);
+    for (int32_t t = 0; t < pred.nstages; t++)
+      printf("%s{\"stage\": %d, \"time_s\": %.9g, \"bottleneck_rank\": %d, \"bottleneck_link\": \"%s\", "
+             "\"link_bytes\": %lld, \"link_messages\": %lld, \"link_latency_s\": %.9g}", t ? ", " : "", t,
+             pred.stage[t].time_s, pred.stage[t].rank, cost_link_name(pred.stage[t].link),
+             (long long)pred.stage[t].bytes, (long long)pred.stage[t].messages, pred.stage[t].latency_s);
+    printf("]}");
+  } else {
+    printf("  predicted on %s (%s), N = %lld %s, communication only: %.4f ms per call\n", m.name, m.path,
+           (long long)n, dbl ? "double" : "float", pred.time_s * 1e3);
+    for (int32_t t = 0; t < pred.nstages; t++)
+      printf("    stage %d: %.4f ms, bottleneck rank %d %s (%lld bytes in %lld messages, latency %.2f us)\n", t,
+             pred.stage[t].time_s * 1e3, pred.stage[t].rank, cost_link_name(pred.stage[t].link),
+             (long long)pred.stage[t].bytes, (long long)pred.stage[t].messages, pred.stage[t].latency_s * 1e6);
+  }
+  return 0;
+}
+
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json]\n"
+          "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json] [--machine M [--n N] [--dtype T]]\n"
           "       shiro-plan-dump PLAN.h5 --verify [--matrix MATRIX.mtx] [--json]\n"
           "       shiro-plan-dump PLAN.h5 --heatmap OUT.svg [--heatmap-scale linear|log]\n"
           "  (no option)      header, per-rank summary (rows sent and received, nonzeros multiplied),\n"
           "                   volumes per tier and per stage, recomputed from the plan's arrays\n"
           "  --rank P         only rank P's line of the summary\n"
+          "  --machine M      also the predicted time per call on machine M (tsubame4, dgx-h100 or a JSON\n"
+          "                   machine file; the planner's cost model), per stage with its bottleneck rank\n"
+          "                   and link; --n N (default 64) and --dtype float|double (default float)\n"
           "  --json           one JSON object on stdout (summary or --verify verdict)\n"
           "  --verify         re-check the whole plan from its arrays: checksums, bounds, messages, every\n"
           "                   nonzero covered exactly once (symbolic execution), every cover proven\n"
@@ -219,8 +272,9 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg, hea
 static int dump_main(int argc, char **argv) {
   const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
   heatmap_scale scale = HEATMAP_LINEAR;
-  int json = 0, do_verify = 0;
-  int64_t only = -1;
+  int json = 0, do_verify = 0, dbl = 0;
+  int64_t only = -1, n = 64;
+  const char *machine = NULL;
   for (int i = 1; i < argc; i++) {
     const char *val;
     if (!strcmp(argv[i], "--json")) json = 1;
@@ -236,6 +290,18 @@ static int dump_main(int argc, char **argv) {
       }
     }
     else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
+    else if (!strcmp(argv[i], "--machine")) {
+      if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
+    } else if (!strcmp(argv[i], "--n")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
+    } else if (!strcmp(argv[i], "--dtype")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 2;
+      if (strcmp(val, "float") && strcmp(val, "double")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+        return 2;
+      }
+      dbl = !strcmp(val, "double");
+    }
     else if (!strcmp(argv[i], "--matrix")) {
       if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
     }
@@ -253,9 +319,12 @@ static int dump_main(int argc, char **argv) {
   if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
   if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
   if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
+  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
   shiro_error err = {{0}};
   prog_meta meta;
   if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  sc_machine mach;
+  if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 2; }
   if (svg) return heatmap(path, &meta, svg, scale);
   if (do_verify) return verify(path, &meta, matrix, json);
   if (only >= meta.ranks) {
@@ -342,7 +411,9 @@ static int dump_main(int argc, char **argv) {
     for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t] || t == 0); t++)
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
-    printf("]}\n");
+    printf("]");
+    if (machine && (rc = predict(path, &meta, &mach, n, dbl, 1)) != 0) return rc;
+    printf("}\n");
   } else {
     printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
            (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
@@ -356,6 +427,7 @@ static int dump_main(int argc, char **argv) {
            only >= 0 ? "" : same_volumes(&tot, &ttot) ? " (the forward's, per tier and per stage)" : " (NOT the forward's)");
     for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t]); t++)
       printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
+    if (machine) return predict(path, &meta, &mach, n, dbl, 0);
   }
   return 0;
 }

@@ -116,16 +116,10 @@ static void flow_alone(const cost_model *cm, const cost_flow *f, double *lat, do
  * link with others (0: the link runs at its full bandwidth however many
  * messages share it, as max-min sharing with per-message bounds would; 1:
  * every byte at its message's own factor). Fitted to tools/simulate.sh
- * --compute none on the shared matrices (README.md: 0 underestimates the
- * flat plans' many small messages by up to 45%, 1 overestimates the
- * medium ones by up to 23%; 0.5 keeps both within about 20%). */
-#define COST_SHARE_FACTOR 0.5
+ * --compute none (README.md: 0 underestimates the flat plans' many small
+ * messages by up to 45%, 1 overestimates medium ones by up to 23%). */
+#define COST_SHARE_FACTOR 0.8
 
-/* Time every stage costs besides its messages, seconds: what the smallest
- * plans of the shared matrices (bcsstk33, socfb-Haverford76, as-caida) take
- * under SMPI beyond their links, fitted; where SMPI spends it was not
- * identified (README.md). */
-#define COST_STAGE_S 3e-6
 
 /* A flow of a link, sorted by when it starts. */
 typedef struct link_flow {
@@ -227,9 +221,7 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
     if (f->bytes >= COST_RENDEZVOUS_BYTES && fin > ready[f->src]) ready[f->src] = fin;
   }
   for (int32_t r = 0; r < cm->R; r++) if (ready[r] > after) after = ready[r];
-  double extra = cm->m.ideal ? 0 : COST_STAGE_S;
-  for (int32_t r = 0; r < cm->R; r++) ready[r] += extra;
-  st->time_s = after - before + extra;
+  st->time_s = after - before;
 }
 
 shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err) {

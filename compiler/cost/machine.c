@@ -44,7 +44,7 @@ typedef struct jparser {
 
 static int line_of(const jparser *p) {
   int line = 1;
-  for (size_t k = 0; k < p->i && p->s[k]; k++) line += p->s[k] == '\n';
+  for (size_t k = 0; k < p->i; k++) line += p->s[k] == '\n';  /* strings were unescaped in place: NULs before i */
   return line;
 }
 
