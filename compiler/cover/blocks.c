@@ -105,22 +105,21 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
     NR += cr[q]; NE += ce[q];
   }
   /* 8-byte arrays first, then Gj, then the selections: every array aligned */
-  size_t bytes = (size_t)(2 * NR + nb + NE) * 8 + (size_t)NE * 4 + (size_t)NR;
+  size_t bytes = (size_t)(2 * NR + nb) * 8 + (size_t)NE * 4 + (size_t)NR;
   char *m = malloc(bytes ? bytes : 1);
   sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
   if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
   sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
   int64_t *rows = (int64_t *)m, *Gp = rows + NR;
-  double *Gx = (double *)(Gp + NR + nb);
-  int32_t *Gj = (int32_t *)(Gx + NE);
+  int32_t *Gj = (int32_t *)(Gp + NR + nb);
   uint8_t *rsel = (uint8_t *)(Gj + NE);
   memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
     if (s->slot[q] < 0) continue;
     sc_block *b = &blk[s->slot[q]];
     b->p = p; b->q = q; b->ne = ce[q]; b->mu = -1;
-    b->rows = rows; b->Gp = Gp; b->Gx = Gx; b->Gj = Gj; b->rsel = rsel;
-    rows += cr[q]; Gp += cr[q] + 1; Gx += ce[q]; Gj += ce[q]; rsel += cr[q];
+    b->rows = rows; b->Gp = Gp; b->Gj = Gj; b->rsel = rsel;
+    rows += cr[q]; Gp += cr[q] + 1; Gj += ce[q]; rsel += cr[q];
     cf[q] = 0;
   }
   *list = blk;
@@ -129,7 +128,7 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
   return SHIRO_OK;
 }
 
-/* Second pass: rows, and edges (values, column offsets), one run of the
+/* Second pass: rows, and edges (column offsets), one run of the
  * first pass at a time. */
 static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int64_t r0, int64_t r1, int32_t R,
                       bscratch *s, sc_block *blk) {
@@ -144,10 +143,7 @@ static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int
       int64_t e = cf[q];
       b->Gp[b->nr] = e;
       b->rows[b->nr++] = i;
-      for (int32_t k = 0; k < n; k++) {
-        b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
-        b->Gx[e + k] = A->Ax[t + k];
-      }
+      for (int32_t k = 0; k < n; k++) b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
       cf[q] = e + n;
       t += n;
     }

@@ -18,8 +18,6 @@ typedef struct sc_block {
   int64_t *cols;   /* [nc] global column ids, increasing */
   int64_t *Gp;     /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] */
   int32_t *Gj;     /* [ne] block column ids in [0, nc), increasing within a row */
-  double *Gx;      /* [ne] value of each edge (A's nonzero), so that programs read a block's
-                      values in order instead of gathering them from all over A */
   uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
   uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
   int64_t mu;      /* maximum matching size (= minimum cover size), -1 if not solved */
@@ -45,7 +43,7 @@ typedef struct sc_blocks {
   int64_t *cert_at;  /* [nodes² × (gpn + 1)]: pair y's pairs of rank N * gpn + x are
                         cert[y][cert_at[y * (gpn + 1) + x] .. cert_at[y * (gpn + 1) + x + 1]) */
   void **arena;      /* [2R] two allocations per destination rank p holding its blocks' arrays:
-                        arena[2p] rows, Gp, Gx, Gj, rsel; arena[2p+1] cols, csel */
+                        arena[2p] rows, Gp, Gj, rsel; arena[2p+1] cols, csel */
 } sc_blocks;
 
 /* Extracts every non-empty off-diagonal block, rsel and csel zeroed. Requires
@@ -54,7 +52,8 @@ typedef struct sc_blocks {
  * the widest part of Pcol (5 bytes a row) and the largest rank's nonzeros
  * (16 bytes each: distinct columns, runs) of scratch, sized once; two
  * allocations per rank.
- * Memory: 12 bytes per edge, 17 per block row, 9 per block column. */
+ * Memory: 4 bytes per edge (no values: a block row's edges are a run of A's row, whose
+ * values the programs read from A), 17 per block row, 9 per block column. */
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
 

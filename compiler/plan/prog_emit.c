@@ -61,7 +61,7 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
     for (int64_t e = e0; e < e1; e++) {
       int32_t j = k->Gj[e];
       cd[n] = (int32_t)(k->cols[j] - b_first);
-      vd[n] = k->Gx[e];
+      vd[n] = A->Ax[base + e];
       od[n] = base + e;
       n += !k->csel[j];
     }
@@ -69,7 +69,7 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
     return;
   }
   for (int64_t e = e0; e < e1; e++)
-    if (!k->csel[k->Gj[e]]) pb_entry_src(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), k->Gx[e], base + e);
+    if (!k->csel[k->Gj[e]]) pb_entry_src(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), A->Ax[base + e], base + e);
 }
 
 void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const sc_csr *A, int64_t t0,
