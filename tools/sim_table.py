@@ -9,10 +9,12 @@ usage: tools/sim_table.py [MATRIX...] [--ranks 32] [--gpn 4] [--n 64] [--dtype f
 Default matrices: every *.mtx / *.mtx.gz in ../shared/data/matrices.
 
 The table: per matrix, the simulated ms per call of each strategy (the
-fastest in bold), the inter-node MB it moves per call and, when shiro-plan
-knows a machine (--compare --json --machine gives "predicted_time_s"), the
-planner's predicted ms beside the simulated ones; until then that column is
-left out. With --compute model also the share of the compute inside stage 0
+fastest in bold), the inter-node MB it moves per call, the planner's
+predicted ms beside the simulated ones (shiro-plan --compare --json --machine's
+"predicted_time_s"), and what --strategy auto (shiro-plan's default when
+1 < G < R) chooses on the same machine: its simulated (predicted) ms and how it
+compares with the fastest of col, joint, hier and group. Under the table the
+geometric means, and auto's against col's. With --compute model also the share of the compute inside stage 0
 (the local multiply) that hides behind stage 0's messages, and how much the
 modelled compute adds to the call (ms, against communication only). Results are kept
 in --cache (default sim_table.cache.json in the current folder) and reused,
@@ -95,17 +97,20 @@ class Runner:
         return j
 
     def predicted(self, matrix, R):
-        """shiro-plan --compare --json --machine's predicted_time_s per strategy, or {} where it has none."""
+        """shiro-plan --compare --json --strategy auto --machine: (predicted_time_s per strategy, the
+        strategy auto chose), or ({}, None) where it has none."""
         p = subprocess.run([os.path.join(self.a.build, "tools", "shiro-plan"), matrix, "--ranks", str(R),
                             "--gpus-per-node", str(self.a.gpn), "--compare", "--json", "--quiet", "--machine",
-                            self.a.machine], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            self.a.machine, "--strategy", "auto", "--n", str(self.a.n), "--dtype", self.a.dtype],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
-            return {}
+            return {}, None
         try:
-            vols = json.loads(p.stdout)["volumes"]
+            j = json.loads(p.stdout)
+            vols = j["volumes"]
         except (json.JSONDecodeError, KeyError):
-            return {}
-        return {s: v["predicted_time_s"] for s, v in vols.items() if "predicted_time_s" in v}
+            return {}, None
+        return {s: v["predicted_time_s"] for s, v in vols.items() if "predicted_time_s" in v}, j.get("strategy")
 
     def run_all(self, jobs):
         """Runs (matrix, R, strategy) jobs, jobs.jobs at a time; returns {job: JSON or error string}."""
@@ -125,16 +130,23 @@ def table(a, r, mats):
     strategies = a.strategies.split(",")
     jobs = [(m, a.ranks, s) for m in mats for s in strategies]
     res = r.run_all(jobs)
-    pred = {m: r.predicted(m, a.ranks) for m in mats}
+    got = {m: r.predicted(m, a.ranks) for m in mats}
+    pred = {m: got[m][0] for m in mats}
+    auto = {m: got[m][1] for m in mats}
     with_pred = any(pred.values())
+    four = [s for s in ("col", "joint", "hier", "group") if s in strategies]
     print(f"R = {a.ranks}, G = {a.gpn}, N = {a.n} {a.dtype}, machine {a.machine}, compute {a.compute}: "
           f"simulated ms per call{' (predicted)' if with_pred else ''}; inter-node MB per call\n")
-    head = ["matrix", "nnz"] + [f"{s} ms" for s in strategies] + ["fastest"] + [f"{s} MB" for s in strategies]
+    head = ["matrix", "nnz"] + [f"{s} ms" for s in strategies] + ["fastest"]
+    if with_pred:
+        head += ["auto ms", "auto / fastest of " + "/".join(four)]
+    head += [f"{s} MB" for s in strategies]
     if a.compute == "model":
         head += [f"{s} hidden, +ms" for s in strategies]
     print("| " + " | ".join(head) + " |")
     print("|---|" + "---:|" * (len(head) - 1))
     logs = {s: [] for s in strategies}
+    ratios, auto_logs, col_logs = [], [], []
     for m in mats:
         js = {s: res[(m, a.ranks, s)] for s in strategies}
         ok = {s: j for s, j in js.items() if isinstance(j, dict)}
@@ -153,6 +165,18 @@ def table(a, r, mats):
             cells.append(f"**{t}**" if s == best else t)
             logs[s].append(math.log(ok[s]["time_per_call_s"]))
         cells.append(best)
+        if with_pred:
+            c = auto[m]
+            if c in ok and all(s in ok for s in four):
+                fastest = min(ok[s]["time_per_call_s"] for s in four)
+                ratio = ok[c]["time_per_call_s"] / fastest
+                ratios.append(ratio)
+                auto_logs.append(math.log(ok[c]["time_per_call_s"]))
+                if "col" in ok:
+                    col_logs.append(math.log(ok["col"]["time_per_call_s"]))
+                cells += [f"{c} {1e3 * ok[c]['time_per_call_s']:.3f} ({1e3 * pred[m][c]:.3f})", f"{ratio:.2f}"]
+            else:
+                cells += [f"{c} (not simulated)", ""]
         cells += [f"{ok[s]['inter_node_bytes_per_call'] / 1e6:.2f}" if s in ok else "" for s in strategies]
         if a.compute == "model":  # stage 0's compute hidden; what the compute adds to the call
             cells += [f"{100 * ok[s]['overlap']['hidden_fraction']:.0f}%, "
@@ -163,6 +187,11 @@ def table(a, r, mats):
         means = {s: math.exp(sum(v) / len(v)) for s, v in logs.items()}
         print(f"\ngeometric mean ms per call over {len(logs[strategies[0]])} matrices: " +
               ", ".join(f"{s} {1e3 * t:.4f}" for s, t in means.items()))
+    if ratios:
+        print(f"auto: <= 1.00x the fastest of {'/'.join(four)} on {sum(x <= 1.0 + 1e-9 for x in ratios)} of "
+              f"{len(ratios)}, <= 0.90x on {sum(x <= 0.9 for x in ratios)}; worst {max(ratios):.2f}x" +
+              (f"; geometric mean {math.exp((sum(col_logs) - sum(auto_logs)) / len(auto_logs)):.2f}x faster than col"
+               if len(col_logs) == len(auto_logs) else ""))
     return 0
 
 
