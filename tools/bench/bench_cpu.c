@@ -226,11 +226,18 @@ static double sample(bench *b, part what, int64_t calls, int *bad) {
   return tmax;
 }
 
-/* Calls per sample so that one takes about ms milliseconds (from a timed call; the same on every rank). */
+/* Calls per sample so that one takes about ms milliseconds (the same on every rank). Two untimed
+ * calls first, then as many calls as last 2 ms or more (doubled until they do): a first call is cold
+ * (caches, the transport's first messages), and a count taken from it makes samples short, which on
+ * a shared machine a preemption misses more often. The peers (peer_petsc.c, peer_graphblas.c) count
+ * the same way, so that the contenders' samples are equally long. */
 static int64_t calls_for(bench *b, part what, double ms, int *bad) {
-  double t = sample(b, what, 1, bad);
-  int64_t k = t > 0 ? (int64_t)(ms * 1e-3 / t) : 1000;
-  return k < 1 ? 1 : k > 100000 ? 100000 : k;
+  (void)sample(b, what, 2, bad);
+  int64_t k = 1;
+  double t = sample(b, what, k, bad);
+  while (t * (double)k < 2e-3 && k < 100000 && !*bad) t = sample(b, what, k *= 2, bad);
+  int64_t calls = t > 0 ? (int64_t)(ms * 1e-3 / t) : 1000;
+  return calls < 1 ? 1 : calls > 100000 ? 100000 : calls;
 }
 
 /* The least of v[0 .. n-1]. */

@@ -53,6 +53,16 @@ static int list(const char *s, long lo, long hi, long *v) {
   return k;
 }
 
+/* The mean time of `calls` calls of C (accum)= A·B, each waited for. */
+static double mean_call(GrB_Matrix C, GrB_BinaryOp accum, GrB_Semiring sr, GrB_Matrix A, GrB_Matrix B, int64_t calls) {
+  double t = now();
+  for (int64_t i = 0; i < calls; i++) {
+    OK(GrB_mxm(C, NULL, accum, sr, A, B, NULL));
+    OK(GrB_Matrix_wait(C, GrB_MATERIALIZE));
+  }
+  return (now() - t) / (double)calls;
+}
+
 /* Best times per call of GrB_mxm for one (type, N, threads): best[0] C = A·B, best[1] C += A·B. */
 static void bench(const mtx_csr *M, int is_double, int64_t n, int threads, int reps, double ms, double best[2]) {
   const GrB_Type type = is_double ? GrB_FP64 : GrB_FP32;
@@ -89,10 +99,12 @@ static void bench(const mtx_csr *M, int is_double, int64_t n, int threads, int r
       OK(GrB_Matrix_assign_FP64(C, NULL, NULL, 0.0, GrB_ALL, (GrB_Index)M->m, GrB_ALL, (GrB_Index)n, NULL));
       OK(GrB_Matrix_wait(C, GrB_MATERIALIZE));
     }
-    double t = now();
-    OK(GrB_mxm(C, NULL, accum, sr, A, B, NULL));
-    OK(GrB_Matrix_wait(C, GrB_MATERIALIZE));
-    t = now() - t;
+    /* calls per sample: two untimed calls (the first is cold), then as many as last 2 ms or more,
+     * doubled until they do (as shiro-bench-cpu counts: samples of the same length) */
+    (void)mean_call(C, accum, sr, A, B, 2);
+    int64_t k = 1;
+    double t = mean_call(C, accum, sr, A, B, k);
+    while (t * (double)k < 2e-3 && k < 100000) t = mean_call(C, accum, sr, A, B, k *= 2);
     int64_t calls = t > 0 ? (int64_t)(ms * 1e-3 / t) : 1000;
     if (calls < 1) calls = 1;
     best[v] = 1e300;
