@@ -19,8 +19,12 @@
  * its rows in increasing order and each row's entries in the forward row
  * order, so the result is deterministic. Whether an op assigns or adds is
  * decided once, by following which rows are already written; rows whose first
- * use would read or add to nothing are cleared at the start of the call
- * (clear ops: no entries, assign). */
+ * use would read or add to nothing are cleared at the start of the call (one
+ * clear op per buffer: no entries, assign, its rows listed). An op that writes
+ * X covers every row of X, those without entries too (contiguous rows: the
+ * first one assigns all of X in one pass, zeros included, as the forward
+ * local multiply does C; listed rows and a clear op per range of empty rows
+ * cost R-MAT s18 at R = 2 some 33,000 calls per product). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +144,15 @@ void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]) {
   free(counts[PROG_BUF_R]);
 }
 
-/* Sizes of the transposed operators: entries (= the forward ones) and rows (distinct source rows). */
-static void count_transposed(const rt_program *f, int64_t *nent, int64_t *nrows, int64_t *span_max) {
+/* The rows an op of f's transposed program covers when it writes X: all of them (x_rows less its
+ * offset), so that the first op that writes X assigns every row, zeros included, in one contiguous
+ * pass (as the forward local multiply does C), rather than through listed rows and a clear op for
+ * the rest. 0 for ops writing S or R: those cover only the rows their entries reach. */
+static int64_t full_rows(const rt_op *f, int64_t x_rows) { return f->src_buf == PROG_BUF_B ? x_rows - f->src_off : 0; }
+
+/* Sizes of the transposed operators: entries (= the forward ones) and rows (distinct source rows,
+ * or full_rows). */
+static void count_transposed(const rt_program *f, int64_t x_rows, int64_t *nent, int64_t *nrows, int64_t *span_max) {
   *nent = *nrows = *span_max = 0;
   for (int64_t o = 0; o < f->nops; o++) {
     const rt_op *op = &f->op[o];
@@ -150,7 +161,7 @@ static void count_transposed(const rt_program *f, int64_t *nent, int64_t *nrows,
     for (int64_t e = op->ptr[0]; e < op->ptr[op->nrows]; e++)
       if (op->col[e] + 1 > span) span = op->col[e] + 1;
     *nent += op->ptr[op->nrows] - op->ptr[0];
-    *nrows += span;  /* at most span rows have entries */
+    *nrows += span > full_rows(op, x_rows) ? span : full_rows(op, x_rows);  /* at most span rows have entries */
     if (span > *span_max) *span_max = span;
   }
 }
@@ -158,7 +169,7 @@ static void count_transposed(const rt_program *f, int64_t *nent, int64_t *nrows,
 /* Builds Mᵀ of forward op f into t, appending to the store at *ent (entries), *row (rows) and
  * *at_ptr (row pointers: each op takes its rows + 1). cnt: scratch of span_max + 2 counters. */
 static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, int64_t *row, int64_t *at_ptr, int64_t *cnt,
-                         size_t esz) {
+                         size_t esz, int64_t full) {
   const int64_t e0 = f->ptr[0], e1 = f->ptr[f->nrows];
   int64_t span = 0;
   for (int64_t e = e0; e < e1; e++)
@@ -168,19 +179,22 @@ static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, 
   /* the rows of Mᵀ: the source rows that have entries, increasing */
   int64_t *ptr = p->store.ptr + *at_ptr;
   int32_t *rows = p->store.rows + *row;
+  /* (full: every row 0 .. max(span, full)-1, contiguous, those without entries too) */
+  const int64_t nr = full > span ? full : span;
   int64_t n = 0, at = *ent;
-  for (int64_t s = 0; s < span; s++) {
-    if (!cnt[s + 1]) continue;
-    rows[n] = (int32_t)s;
+  for (int64_t s = 0; s < nr; s++) {
+    const int64_t c = s < span ? cnt[s + 1] : 0;
+    if (!c && !full) continue;
+    if (!full) rows[n] = (int32_t)s;
     ptr[n] = at;
-    at += cnt[s + 1];
+    at += c;
     n++;
   }
   ptr[n] = at;
   /* place the entries: cnt[s] becomes the next free slot of row s */
   for (int64_t k = 0, s = 0; k < n; k++) {
-    s = rows[k];
-    cnt[s] = ptr[k];
+    s = full ? k : rows[k];
+    if (s < span) cnt[s] = ptr[k];
   }
   const int has_val = f->kind == RT_MULTIPLY;
   for (int64_t i = 0; i < f->nrows; i++) {
@@ -203,9 +217,9 @@ static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, 
   t->ptr = ptr;
   t->col = p->store.col;
   t->val = has_val ? p->store.val : NULL;
-  t->rows = rows;
+  t->rows = full ? NULL : rows;
   *ent = at;
-  *row += n;
+  *row += full ? 0 : n;
   *at_ptr += n + 1;
 }
 
@@ -275,7 +289,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   shiro_status st = check_forward(c, rows, c->error);
   if (st != SHIRO_OK) return st;
   int64_t nent, nrows_t, span_max, ncompute = 0, nrecv = 0, nrecv_rows = 0;
-  count_transposed(f, &nent, &nrows_t, &span_max);
+  count_transposed(f, rows[PROG_BUF_B], &nent, &nrows_t, &span_max);
   for (int64_t o = 0; o < f->nops; o++) ncompute += f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT;
   for (int64_t x = 0; x < pr->nx; x++)
     if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0) {
@@ -295,7 +309,8 @@ shiro_status interp_transpose(shiro_ctx *c) {
   rt_op *body = malloc((size_t)(f->nops + nrecv + 1) * sizeof *body);
   p->store.ptr = calloc((size_t)(nptr_ops + nptr_spare + maxrows + 2), sizeof *p->store.ptr);
   p->store.col = malloc((size_t)(nent + nrecv_rows + 1) * sizeof *p->store.col);
-  p->store.rows = malloc((size_t)(nrows_t + 1) * sizeof *p->store.rows);
+  /* rows: the transposed operators', then the clear ops' lists (at most every row of B, S, R) */
+  p->store.rows = malloc((size_t)(nrows_t + rows[PROG_BUF_B] + rows[PROG_BUF_S] + rows[PROG_BUF_R] + 1) * sizeof *p->store.rows);
   p->store.val = malloc((size_t)(nent + 1) * c->esz);
   p->store.vsrc = malloc((size_t)(nent + 1) * sizeof *p->store.vsrc);
   p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
@@ -346,7 +361,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
       continue;
     }
     if (fo->nrows == 0) continue;
-    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz);
+    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full_rows(fo, rows[PROG_BUF_B]));
   }
   /* 3. assign or add, and which rows must start from zero: follow the writes in program order.
    *    A WAIT of the transposed program completes its stage's receives: they write their rows. */
@@ -374,18 +389,25 @@ shiro_status interp_transpose(shiro_ctx *c) {
   }
   for (int64_t r = 0; r < rows[PROG_BUF_B]; r++)  /* X rows nothing writes: zero */
     if (!w.row[PROG_BUF_B][r]) clear[PROG_BUF_B][r] = 1;
-  /* 4. the program: clear ops (ranges of cleared rows), then the body */
+  /* 4. the program: one clear op per buffer (its cleared rows, listed unless they are one range:
+   *    a clear op per range was one call per range, tens of thousands of them where X has many
+   *    rows without local entries), then the body */
   p->nops = 0;
   const int bufs[3] = {PROG_BUF_B, PROG_BUF_S, PROG_BUF_R};
   for (int k = 0; k < 3; k++) {
     const int b = bufs[k];
-    for (int64_t r = 0; r < rows[b];) {
-      if (!clear[b][r]) { r++; continue; }
-      int64_t e = r;
-      while (e < rows[b] && clear[b][e]) e++;
-      p->op[p->nops++] = clear_op(b, r, e - r, zeros);
-      r = e;
+    int32_t *list = p->store.rows + row;
+    int64_t n = 0;
+    for (int64_t r = 0; r < rows[b]; r++)
+      if (clear[b][r]) list[n++] = (int32_t)r;
+    if (!n) continue;
+    rt_op op = clear_op(b, list[0], n, zeros);
+    if (list[n - 1] - list[0] + 1 != n) {  /* not one range: the listed rows */
+      op.dst_off = 0;
+      op.rows = list;
+      row += n;
     }
+    p->op[p->nops++] = op;
   }
   for (int64_t k = 0; k < nb; k++) p->op[p->nops++] = body[k];
   for (int64_t o = 0; o < p->nops; o++) p->op[o].index = o;

@@ -83,7 +83,23 @@ static int64_t entries(const prog_rank *p, const int64_t *op) {
   return ptr[op[OPF_NROWS]] - ptr[0];
 }
 static int with_values(const prog_rank *p, const int64_t *op) { return op[OPF_HAS_VAL] && entries(p, op) > 0; }
-static int adds(const prog_rank *p, const int64_t *op) { return op[OPF_ACCUM] && entries(p, op) > 0; }
+/* 1 if an op before op (in p's order) has an entry in row r of buffer b. */
+static int written_before(const prog_rank *p, const int64_t *op, int64_t b, int64_t r) {
+  for (const int64_t *q = p->ops; q < op; q += PROG_OP_WIDTH) {
+    if (q[OPF_KIND] != PROG_OP_MUL || q[OPF_DST_BUF] != b) continue;
+    const int64_t *ptr = p->ptr + q[OPF_PTR_OFF];
+    for (int64_t i = 0; i < q[OPF_NROWS]; i++)
+      if (ptr[i + 1] > ptr[i] && q[OPF_DST_OFF] + (q[OPF_ROWS_OFF] >= 0 ? p->rows[q[OPF_ROWS_OFF] + i] : i) == r) return 1;
+  }
+  return 0;
+}
+/* an add into X rows that an earlier op gave a term: as an assignment it loses that term */
+static int adds(const prog_rank *p, const int64_t *op) {
+  if (!op[OPF_ACCUM] || op[OPF_DST_BUF] != PROG_BUF_B || entries(p, op) == 0) return 0;
+  for (int64_t i = 0; i < op[OPF_NROWS]; i++)
+    if (written_before(p, op, PROG_BUF_B, op[OPF_DST_OFF] + (op[OPF_ROWS_OFF] >= 0 ? p->rows[op[OPF_ROWS_OFF] + i] : i))) return 1;
+  return 0;
+}
 static int clears(const prog_rank *p, const int64_t *op) { return !op[OPF_ACCUM] && op[OPF_NROWS] > 0 && entries(p, op) == 0; }
 /* an op with a row of two entries from different source rows */
 static int two_sources(const prog_rank *p, const int64_t *op) {
@@ -134,7 +150,7 @@ static void perturb(const sc_plan *plan, const char *name, int *applied) {
     }
     if (what) {
       applied[kind]++;
-      char label[96];
+      char label[256];
       snprintf(label, sizeof label, "%s: %s", name, what);
       EXPECT(prove(plan, tp, label) == SHIRO_ERR_FORMAT, "%s: accepted", label);
     }
