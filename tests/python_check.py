@@ -335,6 +335,12 @@ def local_worker(build, src):
         raises(lambda: plan.context(4, dtype="int32"), "int32", what="context of dtype int32")
         raises(lambda: plan.context(0), status=1, what="context with N = 0")
         raises(lambda: plan.context(4, backend="tpu"), "tpu", what="context of backend tpu")
+        try:  # no device here (SHIRO_ERR_CUDA) or a build without CUDA (SHIRO_ERR_UNSUPPORTED): the library's word
+            plan.context(4, backend="cuda").close()
+            print("note: backend cuda: a device answered (the CUDA path is the GPU suite's to test)")
+        except shiro.Error as e:
+            expect(e.status in (9, 10) and "cuda" in str(e).lower(), f"context of backend cuda without a device: "
+                   f"shiro.Error({e.status} {e.status_name}): {e}")
         with plan.context(4, dtype="float32") as ctx:
             good = np.zeros((34, 4), np.float32)
             raises(lambda: ctx.spmm(np.zeros((33, 4), np.float32)), "(33, 4)", "(34, 4)", what="spmm of 33 rows")
@@ -348,6 +354,11 @@ def local_worker(build, src):
             raises(lambda: ctx.spmm(good, out=ro), "read-only", what="spmm into a read-only out")
             raises(lambda: ctx.spmm(good, out=good), "overlap", what="spmm with out = B (the library refuses)")
             raises(lambda: ctx.spmm_t(np.zeros((34, 5), np.float32)), "(34, 5)", what="spmm_t of 5 columns")
+
+            class DeviceArray:  # what CuPy or Numba arrays show: a device pointer, no host memory
+                __cuda_array_interface__ = {"shape": (34, 4), "typestr": "<f4", "data": (0, False), "version": 3}
+            raises(lambda: ctx.spmm(DeviceArray()), "cuda array", "cpu arrays",
+                   what="a __cuda_array_interface__ array on the cpu backend")
         raises(lambda: ctx.spmm(good), "closed", what="spmm on a closed context")
     raises(lambda: plan.context(4), "closed", what="context of a closed plan")
     raises(lambda: shiro.plan_matrix(np.arange(5), ranks=2, out=os.path.join(tmp, "x.shiro.h5")), "edge_index",

@@ -256,6 +256,9 @@ class Context:
         if out is None:
             if kind == "numpy":
                 return np.empty((rows, self.n), self.np_dtype)
+            if kind == "cuda":
+                raise Error(f"{what}: give out= for a __cuda_array_interface__ array (only numpy arrays and torch "
+                            "tensors get a result allocated)")
             import torch
             return torch.empty((rows, self.n), dtype=like.dtype, device=like.device)
         self._check(out, rows, what + " out")
