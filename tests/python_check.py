@@ -179,6 +179,10 @@ def ops_worker(build, src, gpn):
                     shiro.plan_matrix(A, ranks=R, gpus_per_node=gpn, strategy=strategy, partition=partition,
                                       out=path, comm=comm)
                 except shiro.Error as e:
+                    if part == "metis" and "built without METIS" in str(e):  # as replay-metis-skipped says
+                        if rank == 0:
+                            print(f"note {tag}: {e}")
+                        continue
                     expect(False, f"{tag}: plan_matrix: {e}")
                     continue
                 with shiro.Plan(path, comm) as plan:
@@ -192,6 +196,18 @@ def ops_worker(build, src, gpn):
                             run_case(plan, A, absA, maxnnz, ci, bi, dtype, n, tag, expect, close)
                             if failures == failures_before and rank == 0:
                                 print(f"ok {tag} {dtype} N={n}", flush=True)
+    if R == 4:  # a communicator of mpi4py's own making: two halves, each running a 2-rank plan of its own
+        sub = comm.Split(rank % 2, rank)
+        A = scipy.io.mmread(os.path.join(data, "west0067.mtx")).tocsr()
+        path = os.path.join(tmp, f"half{rank % 2}.shiro.h5")
+        shiro.plan_matrix(A, ranks=2, out=path, comm=sub)
+        with shiro.Plan(path, sub) as plan, plan.context(3) as ctx:
+            B = np.arange(A.shape[1] * 3, dtype=np.float64).reshape(-1, 3) * (1 + rank % 2)
+            ref = (A @ B)[plan.c_global]
+            got = ctx.spmm(np.ascontiguousarray(B[plan.b_global]))
+            expect(plan.rank == sub.Get_rank() and np.allclose(got, ref, rtol=1e-13, atol=0),
+                   f"west0067 on half {rank % 2} of COMM_WORLD (comm.Split): rank {plan.rank} of {plan.ranks}")
+        sub.Free()
     comm.Barrier()
     if rank == 0:
         import shutil
