@@ -155,6 +155,46 @@ static void link_finish(const cost_model *cm, const link_flow *order, link_use *
   u->bytes = bytes;
 }
 
+/* A message on a link, for ps_finish. */
+typedef struct ps_flow {
+  double eff;         /* its bytes as the link pays them (alpha of its factor) */
+  double start, lat, alone;
+  int64_t i;
+} ps_flow;
+
+static int by_eff(const void *a, const void *b) {  /* size, then index: deterministic */
+  const ps_flow *x = a, *y = b;
+  if (x->eff != y->eff) return x->eff < y->eff ? -1 : 1;
+  return x->i < y->i ? -1 : 1;
+}
+
+/* When each message of link u is through, the link shared equally among the
+ * messages still in flight (processor sharing): a message of e bytes ends
+ * after its latency and Σ min(e_j, e) over the link's messages at its
+ * bandwidth, never before it would alone nor after the link is through.
+ * Raises fin[i] of each to at least that. ps: u->n entries of scratch. */
+static void ps_finish(const cost_model *cm, const link_flow *order, const link_use *u, double bw, ps_flow *ps,
+                      double *fin) {
+  for (int64_t k = 0; k < u->n; k++) {
+    const cost_flow *f = &cm->flow[order[u->first + k].i];
+    double bwf, latf;
+    factors(&cm->m, f->bytes, &bwf, &latf);
+    ps[k].eff = f->bytes / (1 - COST_SHARE_FACTOR * (1 - bwf));
+    ps[k].start = order[u->first + k].start;
+    ps[k].i = order[u->first + k].i;
+    flow_alone(cm, f, &ps[k].lat, &ps[k].alone);
+  }
+  qsort(ps, (size_t)u->n, sizeof *ps, by_eff);
+  double below = 0;  /* Σ e_j over the smaller messages */
+  for (int64_t k = 0; k < u->n; k++) {
+    double t = ps[k].start + ps[k].lat + (below + (double)(u->n - k) * ps[k].eff) / bw;
+    if (ps[k].start + ps[k].alone > t) t = ps[k].start + ps[k].alone;
+    if (t > u->finish) t = u->finish;
+    if (t > fin[ps[k].i]) fin[ps[k].i] = t;
+    below += ps[k].eff;
+  }
+}
+
 /* Link index li as (rank, kind) for the report. */
 static void link_where(const cost_model *cm, int64_t li, int32_t *rank, cost_link *kind) {
   int64_t R = cm->R;
@@ -171,7 +211,8 @@ static void link_where(const cost_model *cm, int64_t li, int32_t *rank, cost_lin
 
 /* Prices stage s: its flows start when their ranks are ready (ready[r]: the
  * end of r's previous stage), and each rank is ready for the next stage when
- * its receives (and rendezvous sends) are through. Fills *st; ready[] updated. */
+ * its receives (and rendezvous sends) are through (ps_finish). Fills *st;
+ * ready[] and done[] (each flow's end) updated; order and ps are scratch. */
 /* When flow f can start: when its sender is ready, and for a rendezvous its receiver too. */
 static double flow_start(const cost_flow *f, const double *ready) {
   double t = ready[f->src];
@@ -179,7 +220,8 @@ static double flow_start(const cost_flow *f, const double *ready) {
   return t;
 }
 
-static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use *use, link_flow *order, cost_stage *st) {
+static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use *use, link_flow *order, ps_flow *ps,
+                        double *done, cost_stage *st) {
   int64_t L = cm->nlinks;
   memset(use, 0, (size_t)L * sizeof *use);
   for (int64_t i = 0; i < cm->nflow; i++) {
@@ -203,7 +245,9 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
   for (int64_t li = 0; li < L; li++) {
     if (!use[li].n) continue;
     qsort(order + use[li].first, (size_t)use[li].n, sizeof *order, by_start);
-    link_finish(cm, order, &use[li], li < 2 * (int64_t)cm->R ? cm->m.nvlink_Bps : cm->m.nic_Bps);
+    double bw = li < 2 * (int64_t)cm->R ? cm->m.nvlink_Bps : cm->m.nic_Bps;
+    link_finish(cm, order, &use[li], bw);
+    ps_finish(cm, order, &use[li], bw, ps, done);
     if (use[li].finish > worst) {  /* ties: the lowest link index, so the report is deterministic */
       worst = use[li].finish;
       st->latency_s = use[li].latency;
@@ -215,8 +259,7 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
   for (int64_t i = 0; i < cm->nflow; i++) {
     const cost_flow *f = &cm->flow[i];
     if (f->stage != s) continue;
-    double fin = use[link_of(cm, f, 0)].finish, down = use[link_of(cm, f, 1)].finish;
-    if (down > fin) fin = down;
+    double fin = done[i];  /* the message's own end (processor sharing), at most its links' */
     if (fin > ready[f->dst]) ready[f->dst] = fin;
     if (f->bytes >= COST_RENDEZVOUS_BYTES && fin > ready[f->src]) ready[f->src] = fin;
   }
@@ -231,16 +274,20 @@ shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err
   double *ready = calloc((size_t)cm->R, sizeof *ready);
   link_use *use = malloc((size_t)cm->nlinks * sizeof *use);
   link_flow *order = malloc((size_t)(2 * cm->nflow + 1) * sizeof *order);
+  ps_flow *ps = malloc((size_t)(cm->nflow + 1) * sizeof *ps);
+  double *fin = calloc((size_t)(cm->nflow + 1), sizeof *fin);
   shiro_status st = SHIRO_OK;
-  if (cm->failed || !ready || !use || !order) st = shiro_fail(err, SHIRO_ERR_NOMEM, "cost model: out of memory (%lld messages)", (long long)cm->nflow);
+  if (cm->failed || !ready || !use || !order || !ps || !fin) st = shiro_fail(err, SHIRO_ERR_NOMEM, "cost model: out of memory (%lld messages)", (long long)cm->nflow);
   out->nstages = cm->nstages;
   for (int32_t s = 0; s < cm->nstages && st == SHIRO_OK; s++) {
-    price_stage(cm, s, ready, use, order, &out->stage[s]);
+    price_stage(cm, s, ready, use, order, ps, fin, &out->stage[s]);
     out->time_s += out->stage[s].time_s;
   }
   free(ready);
   free(use);
   free(order);
+  free(ps);
+  free(fin);
   return st;
 }
 
