@@ -430,9 +430,24 @@ def local_worker(build, src):
     expect(np.allclose(ctx.spmm(B), A @ B), "a context keeps its plan alive when the plan object is dropped")
     del ctx
     expect(len(shiro._live) == 0, f"nothing left open after del: {list(shiro._live)}")
-    # left open at exit: released by the atexit hook before MPI_Finalize
-    leak_plan = shiro.Plan(path)
-    leak_ctx = leak_plan.context(2)  # noqa: F841 - left open on purpose
+    # left open at exit: released by shiro's atexit hook, while MPI is still up (a fresh interpreter; its
+    # own hook, registered before shiro's, runs after it)
+    script = f"""import atexit
+state = {{}}
+atexit.register(lambda: print("closed", state["ctx"].closed, state["plan"]._h.value is None, "finalized", state["fin"]))
+import shiro
+from mpi4py import MPI
+close = shiro.Context.close
+def spy(self):
+    state.setdefault("fin", MPI.Is_finalized())
+    close(self)
+shiro.Context.close = spy
+state["plan"] = shiro.Plan({path!r})
+state["ctx"] = state["plan"].context(2)
+"""
+    p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    expect(p.returncode == 0 and p.stdout.strip() == "closed True True finalized False",
+           f"what is left open is released at exit before MPI_Finalize: {p.stdout.strip()!r}")
 
     # plan_matrix from an edge_index (A[ei[0], ei[1]] = 1) and from a torch edge_index
     coo = A.tocoo()
