@@ -459,6 +459,8 @@ state["ctx"] = state["plan"].context(2)
             ref = sp.csr_matrix((np.ones(coo.nnz), (coo.row, coo.col)), shape=(40, 40)) @ Bb
             expect((plan.m, plan.nnz) == (40, A.nnz) and np.array_equal(ctx.spmm(Bb), ref),
                    f"plan_matrix of a {kind} edge_index, num_nodes 40")
+            expect(not plan.has_values and np.array_equal(plan.local_matrix()[2], np.ones(A.nnz)),
+                   "an edge_index plan has no values: local_matrix() gives 1.0")
     expect(shiro.library_path() == os.environ["SHIRO_LIBRARY"], f"library from $SHIRO_LIBRARY: {shiro.library_path()}")
     import shutil
     shutil.rmtree(tmp, ignore_errors=True)

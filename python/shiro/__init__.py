@@ -122,22 +122,32 @@ class Plan:
                                              values.ctypes.data_as(P(ctypes.c_double)), ctypes.byref(err))
         if st != _lib.OK:
             raise Error(err.message.decode(errors="replace"), st)
-        self.has_values = bool(hv.value)
+        self._nnz, self._has_values = nnz.value, bool(hv.value)
         return indptr, indices, values
 
-    def local_nnz(self):
-        """The number of this rank's nonzeros of A (entries of local_matrix()). Local."""
+    def _local_counts(self):
+        """Fills self._nnz and self._has_values from shiro_plan_get_local_matrix (counts only). Local."""
         if getattr(self, "_nnz", None) is None:
             if not _lib.has("shiro_plan_get_local_matrix"):
                 raise Error(f"{_lib.path()} has no shiro_plan_get_local_matrix (an older libshiro)", 9)
             err = _lib.shiro_error()
-            nnz = ctypes.c_int64()
-            st = _lib.load().shiro_plan_get_local_matrix(self.handle(), ctypes.byref(nnz), None, None, None, None,
-                                                         ctypes.byref(err))
+            nnz, hv = ctypes.c_int64(), ctypes.c_int()
+            st = _lib.load().shiro_plan_get_local_matrix(self.handle(), ctypes.byref(nnz), ctypes.byref(hv), None,
+                                                         None, None, ctypes.byref(err))
             if st != _lib.OK:
                 raise Error(err.message.decode(errors="replace"), st)
-            self._nnz = nnz.value
+            self._nnz, self._has_values = nnz.value, bool(hv.value)
+
+    def local_nnz(self):
+        """The number of this rank's nonzeros of A (entries of local_matrix()). Local."""
+        self._local_counts()
         return self._nnz
+
+    @property
+    def has_values(self):
+        """False when the plan was made from a pattern-only file (local_matrix() then gives 1.0 values)."""
+        self._local_counts()
+        return self._has_values
 
     def _forget(self, ctx):
         self._contexts.discard(ctx)
