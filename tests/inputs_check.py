@@ -8,7 +8,8 @@ With the tools of BUILD_ROOT:
     several strategies and partitions, and the same --compare volumes;
   * bad command lines exit 2 naming the argument; bad files exit 1 naming the
     file and line (edge list) or dataset (csr-h5), and leave no plan behind;
-  * shiro-gen --format csr-h5 refuses stdout and real values (exit 2).
+  * shiro-gen --format csr-h5 writes the same bytes on any number of threads,
+    and refuses stdout and real values (exit 2).
 Exit status 0 if all pass; each failure is printed."""
 import filecmp
 import json
@@ -61,6 +62,10 @@ def main():
         check(r.returncode == 0, f"shiro-gen mtx: {r.stderr}")
         r = run([gen, "rmat", "--scale", "10", "--edge-factor", "8", "--format", "csr-h5", "-o", h5])
         check(r.returncode == 0, f"shiro-gen csr-h5: {r.stderr}")
+        h5b = os.path.join(d, "g1.h5")
+        r = run([gen, "rmat", "--scale", "10", "--edge-factor", "8", "--format", "csr-h5", "--threads", "1", "-o", h5b])
+        check(r.returncode == 0 and filecmp.cmp(h5, h5b, shallow=False),
+              f"shiro-gen --format csr-h5: not the same bytes on 1 thread: {r.stderr}")
         mtx_to_edgelist(mtx, el0, 0, True)
         mtx_to_edgelist(mtx, el1, 1, False)
         inputs = {"mtx": [mtx], "csr-h5": [h5, "--format", "csr-h5"],

@@ -16,8 +16,9 @@
  * once read (duplicates summed). Written to path + ".tmp" first and
  * renamed into place, so a failure leaves no file at path. Returns
  * SHIRO_ERR_ARG (not pattern R-MAT), SHIRO_ERR_NOMEM, SHIRO_ERR_IO (err
- * names the file). Counts rows on `threads` OpenMP threads (<= 0: OpenMP's
- * number); the file does not depend on it. */
+ * names the file). Makes the edges on `threads` OpenMP threads (<= 0:
+ * OpenMP's number); the file, byte for byte, does not depend on it (nor on
+ * the time: HDF5's object times are not recorded). */
 shiro_status gen_write_csr_h5(const gen_spec *g, const char *path, int threads, shiro_error *err);
 
 #endif
