@@ -259,6 +259,10 @@ def run_case(plan, A, absA, maxnnz, ci, bi, dtype, n, tag, expect, close):
         (H * torch.from_numpy(Yl)).sum().backward()
         close(Bt.grad.numpy(), Xref[bi], Xabs[bi], maxnnz, dtype, f"{what}: shiro.torch.spmm backward")
         check_values(plan, ctx, A, ci, bi, B, Y, npdt, dtype, maxnnz, what, expect, close)
+        t = ctx.traffic()
+        sent, received = plan.comm.allreduce(t["rows_sent"]), plan.comm.allreduce(t["rows_received"])
+        expect(sent == received and t["bytes_sent"] == t["rows_sent"] * n * npdt().itemsize
+               and (plan.ranks > 1 or sent == 0), f"{what}: traffic {t}, {sent} rows sent in all, {received} received")
 
 
 def check_values(plan, ctx, A, ci, bi, B, Y, npdt, dtype, maxnnz, what, expect, close):
