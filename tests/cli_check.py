@@ -13,25 +13,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-failures = 0
-
-
-def expect(cond, what, proc=None):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if proc is not None:
-            print(f"     exit {proc.returncode}\n     stdout: {proc.stdout[-2000:]}\n     stderr: {proc.stderr[-2000:]}")
+import checklib
+from checklib import expect
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240, **kw)
+    return checklib.run(cmd, timeout=240, **kw)
 
 
 def config(build, name):
@@ -149,8 +140,8 @@ def main():
         demo_plan = os.path.join(build, "demo.shiro.h5")
         if os.path.exists(demo_plan):
             os.unlink(demo_plan)
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    print(f"{checklib.failures} failure(s)")
+    return 1 if checklib.failures else 0
 
 
 if __name__ == "__main__":

@@ -19,11 +19,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-failures = 0
+import checklib
+from checklib import expect
+
+
+def run(cmd, **kw):
+    return checklib.run(cmd, timeout=240, **kw)
+
 
 APP = r"""
 #include <stdio.h>
@@ -75,20 +80,6 @@ SUBPROJECT = """project('shiro_meson_user', 'c')
 subproject('shiro', default_options: ['cuda=disabled'])
 executable('app', 'app.c', dependencies: dependency('shiro'))
 """
-
-
-def expect(cond, what, proc=None):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if proc is not None:
-            print(f"     exit {proc.returncode}\n     stdout: {proc.stdout[-3000:]}\n     stderr: {proc.stderr[-3000:]}")
-    return cond
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240, **kw)
 
 
 def main():
@@ -203,8 +194,8 @@ def main():
             expect(not left, f"as a subproject, no tests or benchmarks are built ({left})")
             tests = json.loads(run([meson, "introspect", os.path.join(sdir, "b"), "--tests"]).stdout)
             expect(not tests, f"as a subproject, no tests are registered ({len(tests)})")
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    print(f"{checklib.failures} failure(s)")
+    return 1 if checklib.failures else 0
 
 
 if __name__ == "__main__":

@@ -16,24 +16,11 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def expect(cond, what, proc=None):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if proc is not None:
-            print(f"     exit {proc.returncode}\n     stdout: {proc.stdout[-2000:]}\n     stderr: {proc.stderr[-2000:]}")
-
-
-def run(cmd):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+import checklib
+from checklib import expect, run
 
 
 def shape(matrix):
@@ -120,8 +107,8 @@ def main():
                "a missing file: exit 1, named", p)
         p = run([plan_exe, square, "--ranks", "4", "--partition", "parts:", "-o", plan, "--quiet"])
         expect(p.returncode == 2 and "--partition parts:FILE: no file named" in p.stderr, "parts: without a file: exit 2", p)
-    print(f"{failures} failures")
-    return 1 if failures else 0
+    print(f"{checklib.failures} failures")
+    return 1 if checklib.failures else 0
 
 
 if __name__ == "__main__":

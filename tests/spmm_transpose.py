@@ -11,24 +11,11 @@ usage: spmm_transpose.py BUILD_DIR SQUARE.mtx RECTANGULAR.mtx   (needs mpirun, t
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def expect(cond, what, proc=None):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if proc is not None:
-            print(f"     exit {proc.returncode}\n     stdout: {proc.stdout[-2000:]}\n     stderr: {proc.stderr[-2000:]}")
-
-
-def run(cmd):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+import checklib
+from checklib import expect, run
 
 
 def changed_value(src, dst):
@@ -104,8 +91,8 @@ def main():
         s = run([mpirun, "-np", "3", spmm, plan, "--direction", "sideways"])
         expect(s.returncode == 2 and s.stderr.count("--direction: expected forward, transpose or both, found 'sideways'") == 1,
                "--direction sideways: refused once, exit 2", s)
-    print(f"{failures} failures")
-    return 1 if failures else 0
+    print(f"{checklib.failures} failures")
+    return 1 if checklib.failures else 0
 
 
 if __name__ == "__main__":
