@@ -47,7 +47,21 @@ def _mpi_alive():
     return MPI.Is_initialized() and not MPI.Is_finalized()
 
 
-class Plan:
+class _Closable:
+    """`with` and garbage collection both end in close(), which the class defines (idempotent)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            self.close()
+
+
+class Plan(_Closable):
     """This rank's part of a plan file (shiro_plan_open: local, reads metadata only).
 
     Attributes (copied at open): ranks, gpus_per_node, rank, m, k, nnz, c_rows, b_rows, strategy,
@@ -165,16 +179,6 @@ class Plan:
         if not self._contexts:
             self._release()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_h", None):
-            self.close()
-
 
 def _array_info(a, what):
     """(kind, pointer, shape, numpy dtype, device) of a numpy array, a torch tensor or an object with
@@ -203,7 +207,7 @@ def _array_info(a, what):
     raise Error(f"{what}: expected a numpy array or a torch tensor, found {type(a).__name__}")
 
 
-class Context:
+class Context(_Closable):
     """A plan replayed over a communicator for N columns of one value type (shiro_ctx_create).
 
     spmm(B) -> C = A·B and spmm_t(Y) -> X = Aᵀ·Y on this rank's rows; set_values(v) installs new values
@@ -338,13 +342,3 @@ class Context:
             self._h = ctypes.c_void_p()
             _live.discard(self)
             self.plan._forget(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_h", None):
-            self.close()
