@@ -28,12 +28,11 @@
 
 #include "mm_read.h"
 #include "shiro.h"
+#include "spmm_ref.h"
 #include "test_util.h"
 
 static int rank, nranks;
 
-static double b_value(int64_t g, int64_t c) { return (double)((g * 5 + c) % 9) - 4.0; }
-static double y_value(int64_t g, int64_t c) { return (double)((g * 7 + c * 3) % 11) - 5.0 + 0.25 * (double)(c % 3); }
 
 /* The value of A'(i, j) in round r (0: the file's value v). Never 0, mixed signs, not integers. */
 static double a_value(int64_t i, int64_t j, int r, double v) {
@@ -45,65 +44,8 @@ static double a_value(int64_t i, int64_t j, int r, double v) {
   return ((double)(h % 2001) - 1000.0) / 256.0 + (h & 1 ? 0.125 : -0.125);
 }
 
-static double get(const void *a, int64_t i, shiro_dtype dt) {
-  return dt == SHIRO_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-static void put(void *a, int64_t i, shiro_dtype dt, double v) {
-  if (dt == SHIRO_FLOAT32) ((float *)a)[i] = (float)v;
-  else ((double *)a)[i] = v;
-}
-static double rnd(double x, shiro_dtype dt) { return dt == SHIRO_FLOAT32 ? (double)(float)x : x; }
-
-/* Worst |C − A'·B| / bound over this rank's C rows. */
-static double check_c(const sc_csr *A, const shiro_plan_info *in, int r, shiro_dtype dt, int64_t n, const void *C) {
-  const double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
-  double worst = 0;
-  for (int64_t l = 0; l < in->c_rows; l++) {
-    const int64_t g = in->c_global[l];
-    for (int64_t c = 0; c < n; c++) {
-      double ref = 0, bound = 0;
-      for (int64_t t = A->Ap[g]; t < A->Ap[g + 1]; t++) {
-        const double a = rnd(a_value(g, A->Aj[t], r, A->Ax[t]), dt), b = rnd(b_value(A->Aj[t], c), dt);
-        ref += a * b;
-        bound += fabs(a * b);
-      }
-      const double tol = (double)(A->Ap[g + 1] - A->Ap[g] + 3) * u * bound * 1.01 + 1e-300;
-      const double e = fabs(get(C, l * n + c, dt) - ref) / tol;
-      if (!(e <= worst)) worst = e;
-    }
-  }
-  return worst;
-}
-
-/* Worst |X − A'ᵀ·Y| / bound over this rank's X rows. */
-static double check_x(const sc_csr *A, const shiro_plan_info *in, int r, shiro_dtype dt, int64_t n, const void *X) {
-  const double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
-  double *ref = calloc((size_t)(A->k * n + 1), sizeof *ref), *bound = calloc((size_t)(A->k * n + 1), sizeof *bound);
-  int64_t *terms = calloc((size_t)A->k + 1, sizeof *terms);
-  for (int64_t i = 0; i < A->m; i++)
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-      const int64_t j = A->Aj[t];
-      const double a = rnd(a_value(i, j, r, A->Ax[t]), dt);
-      terms[j]++;
-      for (int64_t c = 0; c < n; c++) {
-        ref[j * n + c] += a * rnd(y_value(i, c), dt);
-        bound[j * n + c] += fabs(a * rnd(y_value(i, c), dt));
-      }
-    }
-  double worst = 0;
-  for (int64_t l = 0; l < in->b_rows; l++) {
-    const int64_t j = in->b_global[l];
-    for (int64_t c = 0; c < n; c++) {
-      const double tol = (double)(terms[j] + 3) * u * bound[j * n + c] * 1.01 + 1e-300;
-      const double e = fabs(get(X, l * n + c, dt) - ref[j * n + c]) / tol;
-      if (!(e <= worst)) worst = e;
-    }
-  }
-  free(ref);
-  free(bound);
-  free(terms);
-  return worst;
-}
+/* a_value as spmm_ref.h's callback; arg points to the round. */
+static double round_value(int64_t i, int64_t j, double v, const void *arg) { return a_value(i, j, *(const int *)arg, v); }
 
 /* This rank's values of round r, in local-matrix order. */
 static void round_values(const shiro_plan_info *in, const int64_t *rp, const int64_t *cj, const double *v0, int r, double *v) {
@@ -129,7 +71,7 @@ static void products(shiro_ctx *ctx, const sc_csr *A, const shiro_plan_info *in,
     EXPECT(!memcmp(b->C, b->C2, (size_t)(in->c_rows * n) * esz) && !memcmp(b->X, b->X2, (size_t)(in->b_rows * n) * esz),
            "rank %d %s: two calls differ", rank, what);
   }
-  const double wc = check_c(A, in, r, dt, n, b->C), wx = check_x(A, in, r, dt, n, b->X);
+  const double wc = ref_worst_c(A, in, round_value, &r, dt, n, b->C), wx = ref_worst_x(A, in, round_value, &r, dt, n, b->X);
   EXPECT(wc <= 1, "rank %d %s %s N=%lld: A'·B off: max error/bound %.3g", rank, what, dt == SHIRO_FLOAT32 ? "float" : "double",
          (long long)n, wc);
   EXPECT(wx <= 1, "rank %d %s %s N=%lld: A'ᵀ·Y off: max error/bound %.3g", rank, what, dt == SHIRO_FLOAT32 ? "float" : "double",
@@ -148,9 +90,9 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
             malloc((size_t)(in->c_rows * n + 1) * esz), malloc((size_t)(in->c_rows * n + 1) * esz),
             malloc((size_t)(in->b_rows * n + 1) * esz), malloc((size_t)(in->b_rows * n + 1) * esz)};
   for (int64_t l = 0; l < in->b_rows; l++)
-    for (int64_t c = 0; c < n; c++) put(b.B, l * n + c, dt, b_value(in->b_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(b.B, l * n + c, dt, ref_b_value(in->b_global[l], c));
   for (int64_t l = 0; l < in->c_rows; l++)
-    for (int64_t c = 0; c < n; c++) put(b.Y, l * n + c, dt, y_value(in->c_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(b.Y, l * n + c, dt, ref_y_value(in->c_global[l], c));
   shiro_ctx_options o = shiro_ctx_options_default();
   o.n = n;
   o.dtype = dt;

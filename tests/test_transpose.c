@@ -18,71 +18,10 @@
 
 #include "mm_read.h"
 #include "shiro.h"
+#include "spmm_ref.h"
 #include "test_util.h"
 
 static int rank;
-
-static double y_value(int64_t g, int64_t c) { return (double)((g * 7 + c * 3) % 11) - 5.0 + 0.25 * (double)(c % 3); }
-static double b_value(int64_t g, int64_t c) { return (double)((g * 5 + c) % 9) - 4.0; }
-
-static double get(const void *a, int64_t i, shiro_dtype dt) {
-  return dt == SHIRO_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-static void put(void *a, int64_t i, shiro_dtype dt, double v) {
-  if (dt == SHIRO_FLOAT32) ((float *)a)[i] = (float)v;
-  else ((double *)a)[i] = v;
-}
-
-/* Worst |X − Xref| / bound over this rank's X rows (> 1: failed). Xref[j] = Σ_i A_ij Y_i, j global. */
-static double check_x(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *X) {
-  const double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
-  double *ref = calloc((size_t)A->k * (size_t)n + 1, sizeof *ref), *bound = calloc((size_t)A->k * (size_t)n + 1, sizeof *bound);
-  int64_t *terms = calloc((size_t)A->k + 1, sizeof *terms);
-  for (int64_t i = 0; i < A->m; i++)
-    for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++) {
-      const int64_t j = A->Aj[t];
-      terms[j]++;
-      for (int64_t c = 0; c < n; c++) {
-        const double y = dt == SHIRO_FLOAT32 ? (double)(float)y_value(i, c) : y_value(i, c);
-        const double a = dt == SHIRO_FLOAT32 ? (double)(float)A->Ax[t] : A->Ax[t];
-        ref[j * n + c] += a * y;
-        bound[j * n + c] += fabs(a * y);
-      }
-    }
-  double worst = 0;
-  for (int64_t l = 0; l < in->b_rows; l++) {
-    const int64_t j = in->b_global[l];
-    for (int64_t c = 0; c < n; c++) {
-      const double tol = (double)(terms[j] + 3) * u * bound[j * n + c] * 1.01 + 1e-300;
-      const double r = fabs(get(X, l * n + c, dt) - ref[j * n + c]) / tol;
-      if (!(r <= worst)) worst = r;
-    }
-  }
-  free(ref);
-  free(bound);
-  free(terms);
-  return worst;
-}
-
-/* Worst |C − Cref| / bound over this rank's C rows. */
-static double check_c(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *C) {
-  const double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
-  double worst = 0;
-  for (int64_t l = 0; l < in->c_rows; l++) {
-    const int64_t g = in->c_global[l];
-    for (int64_t c = 0; c < n; c++) {
-      double ref = 0, bound = 0;
-      for (int64_t t = A->Ap[g]; t < A->Ap[g + 1]; t++) {
-        ref += A->Ax[t] * b_value(A->Aj[t], c);
-        bound += fabs(A->Ax[t] * b_value(A->Aj[t], c));
-      }
-      const double tol = (double)(A->Ap[g + 1] - A->Ap[g] + 3) * u * bound * 1.01 + 1e-300;
-      const double r = fabs(get(C, l * n + c, dt) - ref) / tol;
-      if (!(r <= worst)) worst = r;
-    }
-  }
-  return worst;
-}
 
 static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, shiro_dtype dt, int64_t n) {
   const char *tn = dt == SHIRO_FLOAT32 ? "float" : "double";
@@ -98,19 +37,19 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   void *X2 = malloc((size_t)(in->b_rows * n + 1) * esz), *B = malloc((size_t)(in->b_rows * n + 1) * esz);
   void *C = malloc((size_t)(in->c_rows * n + 1) * esz);
   for (int64_t l = 0; l < in->c_rows; l++)
-    for (int64_t c = 0; c < n; c++) put(Y, l * n + c, dt, y_value(in->c_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(Y, l * n + c, dt, ref_y_value(in->c_global[l], c));
   for (int64_t l = 0; l < in->b_rows; l++)
-    for (int64_t c = 0; c < n; c++) put(B, l * n + c, dt, b_value(in->b_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(B, l * n + c, dt, ref_b_value(in->b_global[l], c));
   memset(X, 0xff, (size_t)(in->b_rows * n + 1) * esz);  /* NaN poison: every X entry must be written */
   EXPECT(shiro_spmm(ctx, B, C) == SHIRO_OK, "rank %d spmm: %s", rank, shiro_ctx_last_error(ctx));
   EXPECT(shiro_spmm_transpose(ctx, Y, X) == SHIRO_OK, "rank %d transpose: %s", rank, shiro_ctx_last_error(ctx));
   memset(X2, 0x7f, (size_t)(in->b_rows * n + 1) * esz);
   EXPECT(shiro_spmm_transpose(ctx, Y, X2) == SHIRO_OK, "rank %d transpose again: %s", rank, shiro_ctx_last_error(ctx));
   EXPECT(!memcmp(X, X2, (size_t)(in->b_rows * n) * esz), "rank %d %s N=%lld: two transposed calls differ", rank, tn, (long long)n);
-  double wx = check_x(A, in, dt, n, X), wc = check_c(A, in, dt, n, C);
+  double wx = ref_worst_x(A, in, NULL, NULL, dt, n, X), wc = ref_worst_c(A, in, NULL, NULL, dt, n, C);
   memset(C, 0xff, (size_t)(in->c_rows * n + 1) * esz);
   EXPECT(shiro_spmm(ctx, B, C) == SHIRO_OK, "rank %d spmm after: %s", rank, shiro_ctx_last_error(ctx));
-  double wc2 = check_c(A, in, dt, n, C), worst = fmax(wx, fmax(wc, wc2)), all = 0;
+  double wc2 = ref_worst_c(A, in, NULL, NULL, dt, n, C), worst = fmax(wx, fmax(wc, wc2)), all = 0;
   if (!(worst <= 1e300)) worst = 1e300;
   MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   EXPECT(wx <= 1, "rank %d %s N=%lld: Aᵀ·Y off: max error/bound %.3g", rank, tn, (long long)n, wx);
