@@ -300,7 +300,7 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
     w.slot = w.at ? w.at + 2 * R : NULL;
     w.blk = w.at ? w.at + 3 * R : NULL;
     for (int32_t q = 0; w.blk && q < R; q++) w.blk[q] = -1;
-#pragma omp for ordered schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1)  /* increasing order: plan_deliver_rank's queue */
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
@@ -308,8 +308,7 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
         rst = build_rank(&f, r, &pr, &w);
         if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
-#pragma omp ordered
-      plan_deliver_rank(dv, &pr, rst);
+plan_deliver_rank(dv, r, &pr, rst);
     }
     free(w.at); free(w.add_li); free(w.add_pos);
   }

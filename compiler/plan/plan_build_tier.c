@@ -605,7 +605,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     rank_scratch ls = {0};
     coll_init(&ls.c);
     ls.idx = malloc(((size_t)t->widest + 1) * sizeof *ls.idx);
-#pragma omp for ordered schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1)  /* increasing order: plan_deliver_rank's queue */
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
@@ -613,8 +613,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
         rst = ls.idx ? build_rank(t, r, &pr, &ls) : SHIRO_ERR_NOMEM;
         if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
-#pragma omp ordered
-      plan_deliver_rank(dv, &pr, rst);
+plan_deliver_rank(dv, r, &pr, rst);
     }
     coll_free(&ls.c);
     free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val); free(ls.later_src);

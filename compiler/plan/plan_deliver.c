@@ -38,6 +38,15 @@ shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_parti
   strncpy(dv->meta.partition, "block", sizeof dv->meta.partition - 1);
   dv->digest = malloc((size_t)R * sizeof *dv->digest);
   if (!dv->digest) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  if (pthread_mutex_init(&dv->turn, NULL) != 0) {
+    free(dv->digest);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: cannot create a mutex");
+  }
+  if (pthread_cond_init(&dv->turn_cv, NULL) != 0) {
+    pthread_mutex_destroy(&dv->turn);
+    free(dv->digest);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: cannot create a condition variable");
+  }
   pattern_digests(dv);
   return SHIRO_OK;
 }
@@ -95,7 +104,8 @@ static void deliver_fail(plan_deliver *dv, shiro_status st) {
   dv->stop = 1;
 }
 
-void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st) {
+/* Delivers or drops pr; the caller holds the turn. */
+static void deliver_one(plan_deliver *dv, prog_rank *pr, shiro_status st) {
   if (dv->st == SHIRO_OK) {  /* the first failure names itself */
     if (st == SHIRO_ERR_NOMEM)
       st = shiro_fail(dv->err, st, "plan: out of memory");
@@ -112,7 +122,20 @@ void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st) {
   deliver_fail(dv, dv->sink(dv->arg, &dv->meta, pr, dv->err));  /* the sink takes pr; it fills err on failure */
 }
 
+void plan_deliver_rank(plan_deliver *dv, int32_t r, prog_rank *pr, shiro_status st) {
+  pthread_mutex_lock(&dv->turn);
+  while (dv->next != r) pthread_cond_wait(&dv->turn_cv, &dv->turn);
+  pthread_mutex_unlock(&dv->turn);
+  deliver_one(dv, pr, st);  /* alone: every other thread waits for a later turn */
+  pthread_mutex_lock(&dv->turn);
+  dv->next = r + 1;
+  pthread_cond_broadcast(&dv->turn_cv);
+  pthread_mutex_unlock(&dv->turn);
+}
+
 shiro_status plan_deliver_done(plan_deliver *dv) {
+  pthread_cond_destroy(&dv->turn_cv);
+  pthread_mutex_destroy(&dv->turn);
   free(dv->digest);
   dv->digest = NULL;
   return dv->st;
