@@ -320,12 +320,11 @@ done:
 }
 
 uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s) {
-  uint64_t pairs = (uint64_t)R * (uint64_t)R;
-  if (!strategy_is_two_tier(s)) return pairs * (sizeof(int64_t) + sizeof(seg));  /* flat_ctx: blk, sg */
-  int32_t G = gpn < R ? gpn : R, nodes = (R + G - 1) / G;
-  /* tier: blk, fwd_from_r and cnt, off_s, off_r per message kind; U, nU, V, nV per (rank, node) */
-  return pairs * (2 + 3 * PROG_MSG_KINDS) * sizeof(int64_t) +
-         (uint64_t)R * (uint64_t)nodes * 2 * (sizeof(int64_t *) + sizeof(int64_t));
+  if (!strategy_is_two_tier(s)) return (uint64_t)R * 64;  /* nent, qfirst, per thread walk */
+  int32_t G = gpn < R ? gpn : R;
+  uint64_t nodes = (uint64_t)((R + G - 1) / G);
+  /* tier: first-index arrays, rows, nent, recv_map per thread; group: cert, cert_at per node pair */
+  return (uint64_t)R * 128 + nodes * nodes * 8 * ((uint64_t)G + 2);
 }
 
 shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const char *than, shiro_error *err) {
@@ -334,7 +333,7 @@ shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const c
   int u = 0;
   while (v >= 1000 && u < 6) v /= 1000, u++;
   int two = strategy_is_two_tier(s);
-  return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the R x R rank-pair tables of a %s plan "
-                    "(%d bytes per pair), more than %s; plan for fewer ranks", R, v, unit[u], two ? "two-tier" : "flat",
-                    two ? 136 : 40, than ? than : "could be allocated");
+  return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the per-rank%s tables of a %s plan, more than %s; "
+                    "plan for fewer ranks%s", R, v, unit[u], two ? " and node-pair" : "", two ? "two-tier" : "flat",
+                    than ? than : "could be allocated", two ? " or more per node" : "");
 }
