@@ -73,7 +73,9 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
   int64_t n = 0;
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;
-  for (int32_t H = 0; H < nodes; H++) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
+  const int64_t *const *cert = nodes ? (const int64_t *const *)B->cert + (int64_t)(p / G) * nodes : NULL;
+  for (int32_t H = 0; H < nodes; H++)  /* a pair without a matching has no cert (and zeros in cert_at) */
+    if (cert[H]) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
   if (!n) return SHIRO_OK;
   pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
   if (!pr->cert) return SHIRO_ERR_NOMEM;
@@ -87,6 +89,7 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
       }
   }
   for (int32_t H = 0; H < nodes; H++) {
+    if (!cert[H]) continue;
     int64_t lo = at[H * (G + 1)], hi = at[H * (G + 1) + 1];
     if (hi > lo) memcpy(pr->cert + 2 * pr->ncert, B->cert[(int64_t)(p / G) * nodes + H] + 2 * lo,
                         (size_t)(hi - lo) * 2 * sizeof *pr->cert);
