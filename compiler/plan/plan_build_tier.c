@@ -52,6 +52,7 @@ typedef struct tmsg {
  * some block links the rank to. */
 typedef struct tunion {
   int32_t node;   /* N or H */
+  int32_t rank;   /* q or p */
   int64_t n;      /* ids */
   int64_t *ids;   /* [n + 1] */
   int64_t lo, hi; /* its blocks: U: qblk[lo .. hi), V: B->b[lo .. hi) */
@@ -69,6 +70,8 @@ typedef struct tier {
                                 how many selected come before it, counted as the block is walked) */
   tunion *U, *V;             /* [nU], [nV]: rank r's unions are U[ufirst[r] .. ufirst[r+1]), node increasing */
   int64_t *ufirst, *vfirst;  /* [R+1] each */
+  int64_t *vnfirst, *vnidx;  /* [nodes+1], [nV]: the unions V(p, H) of node H, p increasing, are
+                                V[vnidx[vnfirst[H] .. vnfirst[H+1])]: whom H's aggregators sum for */
   int64_t nU, nV;
   tmsg *msg;                 /* [nmsg] the messages (cap: 3 per block + 1 per union) */
   int64_t nmsg;
@@ -231,7 +234,7 @@ static int64_t list_unions(const tier *t, int32_t r, int64_t lo, int64_t hi, con
       y++;
     }
     if (N != node_of(t, r)) {
-      if (u) u[n] = (tunion){.node = N, .lo = x, .hi = y};
+      if (u) u[n] = (tunion){.node = N, .rank = r, .lo = x, .hi = y};
       n++;
     }
     x = y;
@@ -267,6 +270,14 @@ static shiro_status selections(tier *t) {
     list_unions(t, r, t->qfirst[r], t->qfirst[r + 1], t->qblk, 1, t->U + t->ufirst[r]);
     list_unions(t, r, B->first_p[r], B->first_p[r + 1], NULL, 0, t->V + t->vfirst[r]);
   }
+  t->vnfirst = calloc((size_t)t->nodes + 1, sizeof *t->vnfirst);
+  t->vnidx = malloc((size_t)(t->nV ? t->nV : 1) * sizeof *t->vnidx);
+  if (!t->vnfirst || !t->vnidx) return SHIRO_ERR_NOMEM;
+  for (int64_t e = 0; e < t->nV; e++) t->vnfirst[t->V[e].node + 1]++;
+  for (int32_t N = 0; N < t->nodes; N++) t->vnfirst[N + 1] += t->vnfirst[N];
+  for (int64_t e = 0; e < t->nV; e++) t->vnidx[t->vnfirst[t->V[e].node]++] = e;  /* e in (p, H) order: p increasing */
+  for (int32_t N = t->nodes; N > 0; N--) t->vnfirst[N] = t->vnfirst[N - 1];
+  t->vnfirst[0] = 0;
   int64_t width = 1;  /* the widest part of rows or columns: the range of a U or V */
   for (int32_t r = 0; r < t->R; r++) {
     int64_t wc = t->Pcol->first[r + 1] - t->Pcol->first[r], wr = t->Prow->first[r + 1] - t->Prow->first[r];
@@ -429,6 +440,16 @@ static shiro_status layout(tier *t) {
   return SHIRO_OK;
 }
 
+/* The next of node me's unions V(p, me) from position *x on whose aggregator
+ * rail(me, p) is r, NULL when none is left; *x moves past it. */
+static const tunion *next_aggregated(const tier *t, int32_t me, int32_t r, int64_t *x) {
+  for (; *x < t->vnfirst[me + 1]; (*x)++) {
+    const tunion *v = &t->V[t->vnidx[*x]];
+    if (rail(t, me, v->rank) == r) { (*x)++; return v; }
+  }
+  return NULL;
+}
+
 /* Stage-0 sends: B rows gathered, partial rows computed (and own sums started). */
 static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx) {
   const sc_blocks *B = t->B;
@@ -451,16 +472,20 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   }
   pb_mul_end(pb);
   pb_mul_begin(pb, PROG_TAG_PARTIAL_C, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 1, 0);
-  int64_t xq = t->qfirst[r];  /* the blocks (p, r), p increasing: a cursor along p */
-  for (int32_t p = 0; p < t->R; p++) {
-    while (xq < t->qfirst[r + 1] && B->b[t->qblk[xq]].p < p) xq++;
-    int64_t b = xq < t->qfirst[r + 1] && B->b[t->qblk[xq]].p == p ? t->qblk[xq] : -1;
-    if (p == r) continue;
+  /* the p that put anything here, increasing: those of the blocks (p, r), and those whose V(p, me)
+   * r aggregates (a p of neither sends nothing: no block, or no union r sums) */
+  int64_t xq = t->qfirst[r], xv = t->vnfirst[me];
+  const tunion *vnext = next_aggregated(t, me, r, &xv);
+  for (;;) {
+    int32_t pb_ = xq < t->qfirst[r + 1] ? B->b[t->qblk[xq]].p : t->R, pv = vnext ? vnext->rank : t->R;
+    int32_t p = pb_ < pv ? pb_ : pv;
+    if (p >= t->R) break;
+    int64_t b = pb_ == p ? t->qblk[xq++] : -1;
+    const tunion *v = pv == p ? vnext : NULL;
+    if (v) vnext = next_aggregated(t, me, r, &xv);
     int inter = node_of(t, p) != me;
-    if (!inter && b < 0) continue;
     int32_t agg = rail(t, me, p);
     if (inter && agg == r) {  /* r sums V(p, me): every slot, own partial or zero */
-      const tunion *v = union_of(t->V, t->vfirst, p, me);
       int64_t base = msg_off_s(t, PROG_MSG_AGG_C, r, p), nv = v ? v->n : 0;
       const sc_block *k = b >= 0 ? &B->b[b] : NULL;
       int32_t i = 0;
@@ -505,10 +530,9 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
   }
   pb_mul_end(pb);
   coll_begin(c, t->s_rows[r]);
-  for (int32_t p = 0; p < t->R; p++) {
-    if (node_of(t, p) == me || rail(t, me, p) != r) continue;
-    const tunion *v = union_of(t->V, t->vfirst, p, me);
-    if (!v) continue;  /* no block (p, q) with q in this node */
+  int64_t xv = t->vnfirst[me];
+  for (const tunion *v; (v = next_aggregated(t, me, r, &xv));) {  /* p increasing, rail(me, p) = r */
+    int32_t p = v->rank;
     int64_t dst = msg_off_s(t, PROG_MSG_AGG_C, r, p);
     for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
       int64_t b = q == r ? -1 : blk_of(t, p, q);
@@ -755,7 +779,7 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, rank_scr
 static void tier_free(tier *t) {
   for (int64_t x = 0; t->U && x < t->nU; x++) free(t->U[x].ids);
   for (int64_t x = 0; t->V && x < t->nV; x++) free(t->V[x].ids);
-  free(t->U); free(t->V); free(t->ufirst); free(t->vfirst); free(t->qfirst); free(t->qblk);
+  free(t->U); free(t->V); free(t->ufirst); free(t->vfirst); free(t->vnfirst); free(t->vnidx); free(t->qfirst); free(t->qblk);
   free(t->ncsel); free(t->nrsel); free(t->msg); free(t->hkey); free(t->hval);
   free(t->sfirst); free(t->sidx); free(t->rfirst); free(t->ridx);
   free(t->secA); free(t->secF); free(t->s_rows); free(t->r_rows);
