@@ -26,7 +26,8 @@
 #                    s22 take minutes each and ~1.5 / 3 GiB)
 #          --no-rmat  the shared matrices only in part 1, no part 2
 # Environment: BUILD, OUT, MATRICES, RANKS, STRATEGIES, GPN, THREADS, TIMEOUT,
-# RMAT_SCALES, BPN_SCALES, BPN_RANKS, BPN_GPN.
+# RMAT_SCALES, BPN_SCALES, BPN_RANKS, BPN_GPN (MATRICES, RMAT_SCALES, BPN_SCALES set
+# empty: none of them).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,15 +66,15 @@ BPN_GPN=${BPN_GPN:-4}
 if [ "$quick" = 1 ]; then
   RANKS=${RANKS:-"128 1024"}
   STRATEGIES=${STRATEGIES:-"joint"}
-  RMAT_SCALES=${RMAT_SCALES:-"18"}
-  BPN_SCALES=${BPN_SCALES:-"19"}
+  RMAT_SCALES=${RMAT_SCALES-"18"}
+  BPN_SCALES=${BPN_SCALES-"19"}
 else
   RANKS=${RANKS:-"128 1024 4096 16384"}
   STRATEGIES=${STRATEGIES:-"auto joint"}
-  RMAT_SCALES=${RMAT_SCALES:-"18 19 20"}
-  BPN_SCALES=${BPN_SCALES:-$(seq -s ' ' 19 "$max_scale")}
+  RMAT_SCALES=${RMAT_SCALES-"18 19 20"}
+  BPN_SCALES=${BPN_SCALES-$(seq -s ' ' 19 "$max_scale")}
 fi
-MATRICES=${MATRICES:-"$data/email-Enron.mtx.gz $data/cit-HepTh.mtx.gz"}
+MATRICES=${MATRICES-"$data/email-Enron.mtx.gz $data/cit-HepTh.mtx.gz"}
 [ "$rmat" = 1 ] || { RMAT_SCALES=""; BPN_SCALES=""; }
 plan=$BUILD/tools/shiro-plan
 gen=$BUILD/tools/gen/shiro-gen
