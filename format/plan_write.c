@@ -171,6 +171,7 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
   w->f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                 H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) >= 0 &&
                  H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
              ? H5Fcreate(out_file_temp(w->out), H5F_ACC_TRUNC, fcpl, w->fapl)
              : -1;

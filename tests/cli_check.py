@@ -102,22 +102,24 @@ def main():
         p = run([exe["shiro-plan"], matrix, "--ranks", "4", "--gpus-per-node", "2", "-o", plan, "--quiet"])
         expect(p.returncode == 0 and "warning" not in p.stderr, "R 4, G 2: no warning", p)
 
-        # An R whose R x R tables cannot fit: refused at once, named, nothing written.
+        # An R whose per-rank and node-pair tables cannot fit: refused at once, named, nothing written.
+        # (The builders' tables are sparse over the rank pairs; group's node-pair index is nodes².)
         big = os.path.join(tmp, "big.shiro.h5")
         t0 = time.time()
-        p = run([exe["shiro-plan"], matrix, "--ranks", "1048576", "-o", big])
+        p = run([exe["shiro-plan"], matrix, "--ranks", "1048576", "--gpus-per-node", "2", "-o", big])
         took = time.time() - t0
-        expect(p.returncode == 1 and "R = 1048576 needs 44 TB for the R x R rank-pair tables" in p.stderr
+        expect(p.returncode == 1 and "R = 1048576 needs 8.8 TB for the per-rank and node-pair tables" in p.stderr
                and "memory" in p.stderr and not os.path.exists(big) and took < 10,
-               f"--ranks 1048576: refused in {took:.1f} s with what needs how much", p)
+               f"--ranks 1048576 -G 2: refused in {took:.1f} s with what needs how much", p)
         mem = int(re.search(r"MemTotal:\s+(\d+) kB", open("/proc/meminfo").read()).group(1)) * 1024
-        if mem < 400e9:
-            p = run([exe["shiro-plan"], matrix, "--ranks", "100000", "-o", big])
-            expect(p.returncode == 1 and "R = 100000 needs 400 GB" in p.stderr and not os.path.exists(big),
-                   "--ranks 100000 (joint): needs 400 GB, said up front", p)
-            p = run([exe["shiro-plan"], matrix, "--ranks", "100000", "--gpus-per-node", "4", "--compare"])
-            expect(p.returncode == 1 and "R = 100000 needs 1.44 TB" in p.stderr and "two-tier" in p.stderr,
-                   "--compare counts the two-tier tables (1.44 TB)", p)
+        if mem < 80e9:
+            p = run([exe["shiro-plan"], matrix, "--ranks", "100000", "--gpus-per-node", "2", "-o", big])
+            expect(p.returncode == 1 and "R = 100000 needs 80 GB" in p.stderr and "two-tier" in p.stderr
+                   and not os.path.exists(big), "--ranks 100000 -G 2 (auto): needs 80 GB, said up front", p)
+            p = run([exe["shiro-plan"], matrix, "--ranks", "100000", "--gpus-per-node", "2", "--strategy", "joint",
+                     "--compare"])
+            expect(p.returncode == 1 and "R = 100000 needs 80 GB" in p.stderr and "two-tier" in p.stderr,
+                   "--compare counts the two-tier tables (80 GB)", p)
         else:
             print(f"skip --ranks 100000: this machine has {mem / 1e9:.0f} GB, the tables would fit")
 

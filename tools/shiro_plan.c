@@ -76,8 +76,8 @@ static void usage(FILE *f) {
           "  --quiet            no summary on stderr\n"
           "  --help, --version  this text / the version and the plan format written (exit 0)\n"
           "Warnings (stderr, the plan is still written): ranks that own no rows (R above the\n"
-          "matrix's rows), G > R (one node: no inter-node traffic). An R whose R x R tables\n"
-          "alone exceed this machine's memory is refused before the matrix is read.\n");
+          "matrix's rows), G > R (one node: no inter-node traffic). An R whose per-rank and\n"
+          "node-pair tables alone exceed this machine's memory is refused before the matrix is read.\n");
 }
 
 static int parse(int argc, char **argv, options *o) {
@@ -178,8 +178,8 @@ static void warn_node_size(const options *o) {
             prog, o->gpn, o->ranks, o->ranks);
 }
 
-/* Refuses up front, before the matrix is read, a rank count whose R x R
- * tables alone (plan_pair_table_bytes: the builders', for the strategies
+/* Refuses up front, before the matrix is read, a rank count whose per-rank
+ * and node-pair tables alone (plan_pair_table_bytes: for the strategies
  * this run builds) exceed the machine's memory. Returns 1 if it fits,
  * else prints why and returns 0. */
 static int pair_tables_fit(const options *o, int write_plan) {

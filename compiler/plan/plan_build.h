@@ -57,16 +57,19 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
  * records (every hop counted): summed over the ranks, a plan's volumes. */
 void plan_rank_volumes(const prog_rank *pr, sc_volumes *v);
 
-/* Bytes of the rank-pair tables (R x R entries) plan_build_each allocates
- * for strategy s on R ranks, gpn per node, before it looks at a nonzero:
- * what R alone costs (flat: 40 bytes a pair; two-tier: 136 bytes a pair and
- * 32 per (rank, node)). Lets a caller refuse a rank count up front. */
+/* Bytes of the tables plan_build_each (and, for the two-tier strategies,
+ * the group cover that auto and --compare run) allocate for R ranks, gpn
+ * per node, before they look at a nonzero: what R alone costs. The
+ * builders' tables are sparse over the non-empty rank pairs, so this is
+ * per rank (flat: 64 bytes; two-tier: 128) plus, two-tier, group's
+ * node-pair certificate index (8 (G + 2) bytes per node pair, nodes²).
+ * Lets a caller refuse a rank count up front. */
 uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s);
 
-/* Fills err with "plan: R = R needs N GB for the R x R rank-pair tables ...,
- * more than THAN" (plan_pair_table_bytes; than NULL: "could be allocated")
- * and returns SHIRO_ERR_NOMEM: the builders' message when those tables
- * cannot be allocated, and a caller's when it refuses R up front. */
+/* Fills err with "plan: R = R needs N GB for its per-rank and node-pair
+ * tables ..., more than THAN" (plan_pair_table_bytes; than NULL: "could be
+ * allocated") and returns SHIRO_ERR_NOMEM: a caller's message when it
+ * refuses R up front. */
 shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const char *than, shiro_error *err);
 
 /* Frees every program of a plan built in memory. NULL is a no-op. */

@@ -36,8 +36,10 @@ typedef struct flat_ctx {
   const sc_blocks *B;
   sc_strategy s;
   int32_t R, gpn;
-  int64_t *blk;   /* [R*R] block index of (p,q), or -1 */
-  seg *sg;        /* [R*R] segment of pair (p,q) (p destination, q source) */
+  seg *sg;        /* [n blocks] segment of block t's pair (p,q) (p destination, q source); the block
+                     strategy's segments are computed (seg_at), every pair moving all of q's B rows */
+  int64_t *qfirst, *qblk; /* [R+1], [n blocks]: the blocks of source q, p increasing, are
+                     qblk[qfirst[q] .. qfirst[q+1]) (the transpose of B->first_p) */
   int32_t **cpos; /* [n blocks] position of each selected column within its B part, or -1 (into cpool) */
   int32_t *cpool; /* [Σ nc] the storage of cpos */
   sc_owner_index own; /* owners of B rows (Pcol) */
@@ -47,10 +49,21 @@ typedef struct flat_ctx {
 
 static int64_t brows_of(const flat_ctx *f, int32_t q) { return f->Pcol->first[q + 1] - f->Pcol->first[q]; }
 
-/* Counts what each pair moves and lays out the S and R buffers. */
+/* The segment of pair (p, q), p != q, whose block is t (-1: none). The block
+ * strategy sends every pair all of q's B rows and no partial rows, so its
+ * offsets follow from the partition: in q's S, destinations o != q before p
+ * each take brows(q); in p's R, sources o != p before q take brows(o). */
+static seg seg_at(const flat_ctx *f, int32_t p, int32_t q, int64_t t) {
+  if (f->s == STRAT_BLOCK) {
+    int64_t bq = brows_of(f, q), before = f->Pcol->first[q] - f->Pcol->first[0] - (q > p ? brows_of(f, p) : 0);
+    return (seg){.nb = bq, .nc = 0, .s_off = (int64_t)(p - (p > q)) * bq, .r_off = before};
+  }
+  return t >= 0 ? f->sg[t] : (seg){0};
+}
+
+/* Counts what each pair moves and lays out the S and R buffers: O(blocks + R). */
 static shiro_status layout(flat_ctx *f) {
   int32_t R = f->R;
-  for (int64_t t = 0; t < (int64_t)R * R; t++) f->blk[t] = -1;
   int64_t total = 0;
   for (int64_t t = 0; t < f->B->n; t++) total += f->B->b[t].nc;
   f->cpool = malloc((size_t)(total ? total : 1) * sizeof *f->cpool);
@@ -58,30 +71,31 @@ static shiro_status layout(flat_ctx *f) {
   total = 0;
   for (int64_t t = 0; t < f->B->n; t++) {
     const sc_block *b = &f->B->b[t];
-    f->blk[(int64_t)b->p * R + b->q] = t;
     int32_t *cpos = f->cpool + total;
     total += b->nc;
     f->cpos[t] = cpos;
-    seg *g = &f->sg[(int64_t)b->p * R + b->q];
+    seg *g = &f->sg[t];
     for (int32_t j = 0; j < b->nc; j++) {
       if (f->s == STRAT_BLOCK) cpos[j] = (int32_t)(b->cols[j] - f->Pcol->first[b->q]);
       else cpos[j] = b->csel[j] ? (int32_t)g->nb++ : -1;
     }
     for (int32_t i = 0; i < b->nr; i++) g->nc += b->rsel[i] && f->s != STRAT_BLOCK;
   }
-  if (f->s == STRAT_BLOCK)
-    for (int32_t p = 0; p < R; p++)
-      for (int32_t q = 0; q < R; q++)
-        if (p != q) f->sg[(int64_t)p * R + q].nb = brows_of(f, q);
   prog_emit_block_entries(f->B, f->nent);  /* the block strategy's counts: every edge is a REMOTE_B entry */
-  for (int32_t r = 0; r < R; r++) {
+  for (int64_t t = 0; t < f->B->n; t++) f->qfirst[f->B->b[t].q + 1]++;
+  for (int32_t q = 0; q < R; q++) f->qfirst[q + 1] += f->qfirst[q];
+  for (int64_t t = 0; t < f->B->n; t++) f->qblk[f->qfirst[f->B->b[t].q]++] = t;  /* t in (p, q) order: p increasing */
+  for (int32_t q = R; q > 0; q--) f->qfirst[q] = f->qfirst[q - 1];
+  f->qfirst[0] = 0;
+  for (int32_t r = 0; r < R; r++) {  /* pairs without a block move nothing: their offsets are never read */
     int64_t s_off = 0, r_off = 0;
-    for (int32_t o = 0; o < R; o++) {
-      if (o == r) continue;
-      seg *out = &f->sg[(int64_t)o * R + r];  /* r sends to o */
+    for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1]; x++) {  /* r sends to o = p, increasing */
+      seg *out = &f->sg[f->qblk[x]];
       out->s_off = s_off;
       s_off += out->nb + out->nc;
-      seg *in = &f->sg[(int64_t)r * R + o];   /* r receives from o */
+    }
+    for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) {  /* r receives from o = q, increasing */
+      seg *in = &f->sg[t];
       in->r_off = r_off;
       r_off += in->nb + in->nc;
     }
@@ -93,28 +107,27 @@ static shiro_status layout(flat_ctx *f) {
 static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
   int64_t b_first = f->Pcol->first[r];
   pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
-  for (int32_t p = 0; p < f->R; p++) {
+  for (int32_t p = 0; p < f->R && f->s == STRAT_BLOCK; p++) {
     if (p == r) continue;
-    const seg *g = &f->sg[(int64_t)p * f->R + r];
-    int64_t t = f->blk[(int64_t)p * f->R + r];
-    if (f->s == STRAT_BLOCK) {
-      for (int64_t j = 0; j < g->nb; j++) { pb_row(pb, (int32_t)(g->s_off + j)); pb_entry(pb, (int32_t)j, 1.0); }
-    } else if (t >= 0) {
-      const sc_block *b = &f->B->b[t];
-      for (int32_t j = 0; j < b->nc; j++)
-        if (b->csel[j]) {
-          pb_row(pb, (int32_t)(g->s_off + f->cpos[t][j]));
-          pb_entry(pb, (int32_t)(b->cols[j] - b_first), 1.0);
-        }
-    }
+    seg g = seg_at(f, p, r, -1);
+    for (int64_t j = 0; j < g.nb; j++) { pb_row(pb, (int32_t)(g.s_off + j)); pb_entry(pb, (int32_t)j, 1.0); }
+  }
+  for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1] && f->s != STRAT_BLOCK; x++) {  /* blocks (p, r), p increasing */
+    int64_t t = f->qblk[x];
+    const sc_block *b = &f->B->b[t];
+    const seg *g = &f->sg[t];
+    for (int32_t j = 0; j < b->nc; j++)
+      if (b->csel[j]) {
+        pb_row(pb, (int32_t)(g->s_off + f->cpos[t][j]));
+        pb_entry(pb, (int32_t)(b->cols[j] - b_first), 1.0);
+      }
   }
   pb_mul_end(pb);
   pb_mul_begin(pb, PROG_TAG_PARTIAL_C, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 1, 0);
-  for (int32_t p = 0; p < f->R && f->s != STRAT_BLOCK; p++) {
-    int64_t t = f->blk[(int64_t)p * f->R + r];
-    if (p == r || t < 0) continue;
+  for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1] && f->s != STRAT_BLOCK; x++) {
+    int64_t t = f->qblk[x];
     const sc_block *b = &f->B->b[t];
-    const seg *g = &f->sg[(int64_t)p * f->R + r];
+    const seg *g = &f->sg[t];
     int64_t slot = g->s_off + g->nb;
     for (int32_t i = 0; i < b->nr; i++) {
       if (!b->rsel[i]) continue;
@@ -125,20 +138,29 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
   pb_mul_end(pb);
 }
 
-/* One message per peer and direction, sends first, peers in increasing order. */
+/* The message of rank r with peer o in direction dir (0: r sends), if it moves anything. */
+static void emit_message(const flat_ctx *f, int32_t r, int32_t o, int dir, seg g, prog_builder *pb) {
+  if (g.nb + g.nc == 0) return;
+  pb_xchg(pb, 0, o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, dir == 0 ? g.s_off : g.r_off, g.nb + g.nc,
+          (o / f->gpn) != (r / f->gpn), g.nb, PROG_MSG_DIRECT);
+}
+
+/* One message per peer and direction, sends first, peers in increasing order:
+ * every peer for the block strategy, else the peers r shares a block with. */
 static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
-  for (int dir = 0; dir < 2; dir++)
-    for (int32_t o = 0; o < f->R; o++) {
-      if (o == r) continue;
-      const seg *g = dir == 0 ? &f->sg[(int64_t)o * f->R + r] : &f->sg[(int64_t)r * f->R + o];
-      if (g->nb + g->nc == 0) continue;
-      pb_xchg(pb, 0, o, dir, dir == 0 ? PROG_BUF_S : PROG_BUF_R, dir == 0 ? g->s_off : g->r_off,
-              g->nb + g->nc, (o / f->gpn) != (r / f->gpn), g->nb, PROG_MSG_DIRECT);
-    }
+  if (f->s == STRAT_BLOCK) {
+    for (int dir = 0; dir < 2; dir++)
+      for (int32_t o = 0; o < f->R; o++)
+        if (o != r) emit_message(f, r, o, dir, dir == 0 ? seg_at(f, o, r, -1) : seg_at(f, r, o, -1), pb);
+    return;
+  }
+  for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1]; x++) emit_message(f, r, f->B->b[f->qblk[x]].p, 0, f->sg[f->qblk[x]], pb);
+  for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) emit_message(f, r, f->B->b[t].q, 1, f->sg[t], pb);
 }
 
 /* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
 typedef struct walk {
+  int64_t *blk;     /* [R] per source q: the block (r, q), -1 if none (set for one rank at a time) */
   int64_t *at;      /* [R] per source q: the block row reached (index into rows) */
   int64_t *edge;    /* [R] per source q: the next edge of the block */
   int64_t *slot;    /* [R] per source q: the R row of the next partial row */
@@ -164,14 +186,15 @@ static int receives_b(const flat_ctx *f, int32_t r) {
 static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, walk *w) {
   const sc_csr *A = f->A;
   int64_t c_first = f->Prow->first[r], c_rows = f->Prow->first[r + 1] - c_first, nadd = 0;
-  const int64_t *blk = f->blk + (int64_t)r * f->R;
-  for (int32_t q = 0; q < f->R; q++) {
-    if (blk[q] < 0) continue;
-    const seg *g = &f->sg[(int64_t)r * f->R + q];
+  const int64_t *blk = w->blk;
+  for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) {
+    int32_t q = f->B->b[t].q;
+    seg g = seg_at(f, r, q, t);
+    w->blk[q] = t;
     w->at[q] = 0;
     w->edge[q] = 0;
-    w->slot[q] = g->r_off + g->nb;
-    nadd += f->B->b[blk[q]].nr;
+    w->slot[q] = g.r_off + g.nb;
+    nadd += f->B->b[t].nr;
   }
   if (nadd > w->cap) {
     free(w->add_li); free(w->add_pos);
@@ -199,7 +222,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
         w->add_pos[nadd++] = (int32_t)w->slot[q]++;
       }
       const int32_t *gj = b->Gj + w->edge[q], *cpos = f->cpos[blk[q]];
-      int64_t r_off = f->sg[(int64_t)r * f->R + q].r_off, t0 = t;
+      int64_t r_off = seg_at(f, r, q, blk[q]).r_off, t0 = t;
       while (t < end && A->Aj[t] < lim) t++;
       prog_emit_run(pb, gj, cpos, (int32_t)r_off, A, t0, t - t0);
       w->edge[q] += t - t0;
@@ -217,22 +240,27 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
 
 static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk *w) {
   prog_emit_rank_init(pr, r, f->Prow, f->Pcol);
-  for (int32_t o = 0; o < f->R; o++) {
-    if (o == r) continue;
-    pr->s_rows += f->sg[(int64_t)o * f->R + r].nb + f->sg[(int64_t)o * f->R + r].nc;
-    pr->r_rows += f->sg[(int64_t)r * f->R + o].nb + f->sg[(int64_t)r * f->R + o].nc;
-  }
-  prog_builder pb;
-  pb_init(&pb, pr);
   /* the exact entries: gathered rows, partial rows, the local op (r's
    * nonzeros outside its blocks), REMOTE_B, one per partial row received */
   int64_t gather = 0, sent_c = 0, recv_c = 0, local = f->A->Ap[pr->c_first + pr->c_rows] - f->A->Ap[pr->c_first];
-  for (int32_t o = 0; o < f->R; o++) {
-    if (o == r) continue;
-    gather += f->sg[(int64_t)o * f->R + r].nb;
-    sent_c += f->sg[(int64_t)o * f->R + r].nc;
-    recv_c += f->sg[(int64_t)r * f->R + o].nc;
+  if (f->s == STRAT_BLOCK) {  /* all of r's B rows to every peer, all of every peer's from them */
+    int64_t bq = brows_of(f, r), all = f->Pcol->first[f->R] - f->Pcol->first[0];
+    pr->s_rows = gather = (int64_t)(f->R - 1) * bq;
+    pr->r_rows = all - bq;
+  } else {
+    for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1]; x++) {
+      const seg *g = &f->sg[f->qblk[x]];
+      pr->s_rows += g->nb + g->nc;
+      gather += g->nb;
+      sent_c += g->nc;
+    }
+    for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) {
+      pr->r_rows += f->sg[t].nb + f->sg[t].nc;
+      recv_c += f->sg[t].nc;
+    }
   }
+  prog_builder pb;
+  pb_init(&pb, pr);
   for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) local -= f->B->b[t].ne;
   pb_reserve(&pb, 2 * pr->c_rows + pr->s_rows + recv_c + 5,
              gather + f->nent[r] + local + f->nent[f->R + r] + recv_c, gather + sent_c + recv_c, 1);
@@ -241,6 +269,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
   prog_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
   pb_sync(&pb, PROG_OP_WAIT, 0);
   shiro_status st = emit_remote(f, r, &pb, w);
+  for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) w->blk[f->B->b[t].q] = -1;
   emit_exchange(f, r, &pb);
   return st != SHIRO_OK ? st : pb_status(&pb);
 }
@@ -254,24 +283,24 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
   for (int32_t p = 0; p < R; p++)
     if (Prow->first[p + 1] - Prow->first[p] > INT32_MAX || Pcol->first[p + 1] - Pcol->first[p] > INT32_MAX)
       return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d owns more than 2^31-1 rows; use more ranks", p);
-  f.blk = malloc((size_t)R * R * sizeof *f.blk);
-  f.sg = calloc((size_t)R * R, sizeof *f.sg);
-  if (!f.blk || !f.sg) {  /* what R alone costs: say how much */
-    free(f.blk); free(f.sg);
-    return plan_pair_table_fail(R, gpn, s, NULL, err);
-  }
-  f.cpos = calloc((size_t)(B->n ? B->n : 1), sizeof *f.cpos);
+  size_t nb = (size_t)(B->n ? B->n : 1);
+  f.sg = calloc(nb, sizeof *f.sg);
+  f.qfirst = calloc((size_t)R + 1, sizeof *f.qfirst);
+  f.qblk = malloc(nb * sizeof *f.qblk);
+  f.cpos = calloc(nb, sizeof *f.cpos);
   f.nent = calloc((size_t)R * 2, sizeof *f.nent);
-  if (!f.blk || !f.sg || !f.cpos || !f.nent) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (!f.sg || !f.qfirst || !f.qblk || !f.cpos || !f.nent) { st = SHIRO_ERR_NOMEM; goto done; }
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &f.own, NULL), st);
   SHIRO_CHECK_GOTO(layout(&f), st);
 #pragma omp parallel
   {
     walk w = {0};
-    w.at = malloc((size_t)R * 3 * sizeof *w.at);
+    w.at = malloc((size_t)R * 4 * sizeof *w.at);
     w.edge = w.at ? w.at + R : NULL;
     w.slot = w.at ? w.at + 2 * R : NULL;
-#pragma omp for ordered schedule(dynamic, 1)
+    w.blk = w.at ? w.at + 3 * R : NULL;
+    for (int32_t q = 0; w.blk && q < R; q++) w.blk[q] = -1;
+#pragma omp for schedule(dynamic, 1)  /* increasing order: plan_deliver_rank's queue */
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
@@ -279,25 +308,23 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
         rst = build_rank(&f, r, &pr, &w);
         if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
-#pragma omp ordered
-      plan_deliver_rank(dv, &pr, rst);
+plan_deliver_rank(dv, r, &pr, rst);
     }
     free(w.at); free(w.add_li); free(w.add_pos);
   }
 done:
-  free(f.cpool); free(f.cpos); free(f.nent); free(f.blk); free(f.sg);
+  free(f.cpool); free(f.cpos); free(f.nent); free(f.sg); free(f.qfirst); free(f.qblk);
   part_owner_index_free(&f.own);
   if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
 }
 
 uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s) {
-  uint64_t pairs = (uint64_t)R * (uint64_t)R;
-  if (!strategy_is_two_tier(s)) return pairs * (sizeof(int64_t) + sizeof(seg));  /* flat_ctx: blk, sg */
-  int32_t G = gpn < R ? gpn : R, nodes = (R + G - 1) / G;
-  /* tier: blk, fwd_from_r and cnt, off_s, off_r per message kind; U, nU, V, nV per (rank, node) */
-  return pairs * (2 + 3 * PROG_MSG_KINDS) * sizeof(int64_t) +
-         (uint64_t)R * (uint64_t)nodes * 2 * (sizeof(int64_t *) + sizeof(int64_t));
+  if (!strategy_is_two_tier(s)) return (uint64_t)R * 64;  /* nent, qfirst, per thread walk */
+  int32_t G = gpn < R ? gpn : R;
+  uint64_t nodes = (uint64_t)((R + G - 1) / G);
+  /* tier: first-index arrays, rows, nent, recv_map per thread; group: cert, cert_at per node pair */
+  return (uint64_t)R * 128 + nodes * nodes * 8 * ((uint64_t)G + 2);
 }
 
 shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const char *than, shiro_error *err) {
@@ -306,7 +333,7 @@ shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const c
   int u = 0;
   while (v >= 1000 && u < 6) v /= 1000, u++;
   int two = strategy_is_two_tier(s);
-  return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the R x R rank-pair tables of a %s plan "
-                    "(%d bytes per pair), more than %s; plan for fewer ranks", R, v, unit[u], two ? "two-tier" : "flat",
-                    two ? 136 : 40, than ? than : "could be allocated");
+  return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the per-rank%s tables of a %s plan, more than %s; "
+                    "plan for fewer ranks%s", R, v, unit[u], two ? " and node-pair" : "", two ? "two-tier" : "flat",
+                    than ? than : "could be allocated", two ? " or more per node" : "");
 }

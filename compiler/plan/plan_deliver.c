@@ -38,6 +38,15 @@ shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_parti
   strncpy(dv->meta.partition, "block", sizeof dv->meta.partition - 1);
   dv->digest = malloc((size_t)R * sizeof *dv->digest);
   if (!dv->digest) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
+  if (pthread_mutex_init(&dv->turn, NULL) != 0) {
+    free(dv->digest);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: cannot create a mutex");
+  }
+  if (pthread_cond_init(&dv->turn_cv, NULL) != 0) {
+    pthread_mutex_destroy(&dv->turn);
+    free(dv->digest);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: cannot create a condition variable");
+  }
   pattern_digests(dv);
   return SHIRO_OK;
 }
@@ -64,7 +73,9 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
   int64_t n = 0;
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;
-  for (int32_t H = 0; H < nodes; H++) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
+  const int64_t *const *cert = nodes ? (const int64_t *const *)B->cert + (int64_t)(p / G) * nodes : NULL;
+  for (int32_t H = 0; H < nodes; H++)  /* a pair without a matching has no cert (and zeros in cert_at) */
+    if (cert[H]) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
   if (!n) return SHIRO_OK;
   pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
   if (!pr->cert) return SHIRO_ERR_NOMEM;
@@ -78,6 +89,7 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
       }
   }
   for (int32_t H = 0; H < nodes; H++) {
+    if (!cert[H]) continue;
     int64_t lo = at[H * (G + 1)], hi = at[H * (G + 1) + 1];
     if (hi > lo) memcpy(pr->cert + 2 * pr->ncert, B->cert[(int64_t)(p / G) * nodes + H] + 2 * lo,
                         (size_t)(hi - lo) * 2 * sizeof *pr->cert);
@@ -95,7 +107,8 @@ static void deliver_fail(plan_deliver *dv, shiro_status st) {
   dv->stop = 1;
 }
 
-void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st) {
+/* Delivers or drops pr; the caller holds the turn. */
+static void deliver_one(plan_deliver *dv, prog_rank *pr, shiro_status st) {
   if (dv->st == SHIRO_OK) {  /* the first failure names itself */
     if (st == SHIRO_ERR_NOMEM)
       st = shiro_fail(dv->err, st, "plan: out of memory");
@@ -112,7 +125,20 @@ void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st) {
   deliver_fail(dv, dv->sink(dv->arg, &dv->meta, pr, dv->err));  /* the sink takes pr; it fills err on failure */
 }
 
+void plan_deliver_rank(plan_deliver *dv, int32_t r, prog_rank *pr, shiro_status st) {
+  pthread_mutex_lock(&dv->turn);
+  while (dv->next != r) pthread_cond_wait(&dv->turn_cv, &dv->turn);
+  pthread_mutex_unlock(&dv->turn);
+  deliver_one(dv, pr, st);  /* alone: every other thread waits for a later turn */
+  pthread_mutex_lock(&dv->turn);
+  dv->next = r + 1;
+  pthread_cond_broadcast(&dv->turn_cv);
+  pthread_mutex_unlock(&dv->turn);
+}
+
 shiro_status plan_deliver_done(plan_deliver *dv) {
+  pthread_cond_destroy(&dv->turn_cv);
+  pthread_mutex_destroy(&dv->turn);
   free(dv->digest);
   dv->digest = NULL;
   return dv->st;

@@ -6,6 +6,8 @@
 #ifndef SHIRO_PLAN_DELIVER_H
 #define SHIRO_PLAN_DELIVER_H
 
+#include <pthread.h>
+
 #include "plan_build.h"
 
 typedef struct plan_deliver {
@@ -19,6 +21,11 @@ typedef struct plan_deliver {
   shiro_error *err;
   shiro_status st;      /* the first failure (a builder's, a rank's, or the sink's); later ranks are dropped */
   int stop;             /* st != SHIRO_OK, read by every thread (atomic) */
+  int32_t next;         /* the rank whose turn it is to be delivered (under turn) */
+  pthread_mutex_t turn; /* with turn_cv: the builders' queue for delivery in rank order; a thread
+                           waiting for its turn sleeps (an OpenMP ordered region spins, and on a
+                           busy machine the spinning takes the writer's core) */
+  pthread_cond_t turn_cv;
 } plan_deliver;
 
 /* Sets up the delivery for strategy s: the meta and the digests of A (one
@@ -32,10 +39,13 @@ int plan_deliver_stopped(const plan_deliver *dv);
 /* Adds rank pr->rank's certificate and digest. Thread-safe: any order. */
 shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr);
 
-/* Delivers a finished program (st: how building it went) to the sink.
- * Called once per rank, in rank order, one thread at a time (an OpenMP
- * ordered region). Takes *pr: it is the sink's, or freed on failure. */
-void plan_deliver_rank(plan_deliver *dv, prog_rank *pr, shiro_status st);
+/* Delivers rank r's finished program (st: how building it went) to the
+ * sink, in rank order: called once per rank from any thread, it waits
+ * (asleep) until ranks 0..r-1 are delivered. The callers hand ranks out in
+ * increasing order (an OpenMP dynamic schedule), so every rank below r is
+ * held by a thread that does not wait for r. Takes *pr: it is the sink's,
+ * or freed on failure. */
+void plan_deliver_rank(plan_deliver *dv, int32_t r, prog_rank *pr, shiro_status st);
 
 /* Frees the delivery; returns the first failure recorded (err filled), or SHIRO_OK. */
 shiro_status plan_deliver_done(plan_deliver *dv);
