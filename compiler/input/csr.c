@@ -38,7 +38,37 @@ void sc_csr_free(sc_csr *A) {
   free(A->Ap);
   free(A->Aj);
   free(A->Ax);
+  free(A->Xbit);
+  free(A->Xrank);
+  free(A->Xv);
   free(A);
+}
+
+int sc_csr_compact_values(sc_csr *A) {
+  if (!A || !A->Ax) return 0;
+  const int64_t nnz = A->nnz, words = nnz / 64 + 1;
+  int64_t flagged = 0;
+  for (int64_t t = 0; t < nnz; t++) flagged += A->Ax[t] != 1.0;
+  if (flagged > nnz / 16) return 0;
+  uint64_t *bit = calloc((size_t)words, sizeof *bit);
+  int64_t *rank = malloc((size_t)words * sizeof *rank);
+  double *xv = malloc((size_t)(flagged ? flagged : 1) * sizeof *xv);
+  if (!bit || !rank || !xv) { free(bit); free(rank); free(xv); return 0; }
+  int64_t n = 0;
+  for (int64_t w = 0; w < words; w++) {
+    rank[w] = n;
+    for (int64_t t = w * 64, end = t + 64 < nnz ? t + 64 : nnz; t < end; t++)
+      if (A->Ax[t] != 1.0) {  /* -0.0, NaN and every other value kept as they are */
+        bit[w] |= (uint64_t)1 << (t & 63);
+        xv[n++] = A->Ax[t];
+      }
+  }
+  free(A->Ax);
+  A->Ax = NULL;
+  A->Xbit = bit;
+  A->Xrank = rank;
+  A->Xv = xv;
+  return 1;
 }
 
 /* Rows up to this length are sorted by insertion; longer ones by merging

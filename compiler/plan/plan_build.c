@@ -39,7 +39,7 @@ shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_
   for (int64_t x = 0, at = 0; x < pr->c_rows; x++) {
     const int64_t i = list ? list[x] : first + x, len = A->Ap[i + 1] - A->Ap[i];
     memcpy(pr->a_col + at, A->Aj + A->Ap[i], (size_t)len * sizeof *pr->a_col);
-    memcpy(pr->a_val + at, A->Ax + A->Ap[i], (size_t)len * sizeof *pr->a_val);
+    for (int64_t t = 0; t < len; t++) pr->a_val[at + t] = sc_csr_val(A, A->Ap[i] + t);
     at += len;
     pr->a_ptr[x + 1] = at;
   }

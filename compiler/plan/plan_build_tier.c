@@ -431,14 +431,13 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
       while (e < end && A->Aj[e] < lim) e++;
       if (q == r) continue;
       const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *map = M->col[q];
-      const double *x = A->Ax + e0;
       M->edge[q] += e - e0;
       if (M->stage[q] == 0) {
         if (now) prog_emit_run(pb, gj, map, 0, A, e0, e - e0);
         continue;
       }
       if (later)
-        held += prog_run_entries(gj, map, 0, x, e0, e - e0, ls->later_col + held, ls->later_val + held, ls->later_src + held);
+        held += prog_run_entries(gj, map, 0, A, e0, e - e0, ls->later_col + held, ls->later_val + held, ls->later_src + held);
     }
     if (later) ls->later_n[li] = (int32_t)(held - row_held);
   }
