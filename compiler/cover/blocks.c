@@ -104,14 +104,14 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
     s->slot[q] = ce[q] ? nb++ : -1;
     NR += cr[q]; NE += ce[q];
   }
-  /* 8-byte arrays first, then Gj, then the selections: every array aligned */
-  size_t bytes = (size_t)(2 * NR + nb) * 8 + (size_t)NE * 4 + (size_t)NR;
+  /* 8-byte arrays first, then the 4-byte ones, then the selections: every array aligned */
+  size_t bytes = (size_t)(NR + nb) * 8 + (size_t)NR * 4 + (size_t)NE * 4 + (size_t)NR;
   char *m = malloc(bytes ? bytes : 1);
   sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
   if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
   sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
-  int64_t *rows = (int64_t *)m, *Gp = rows + NR;
-  int32_t *Gj = (int32_t *)(Gp + NR + nb);
+  int64_t *Gp = (int64_t *)m;
+  int32_t *rows = (int32_t *)(Gp + NR + nb), *Gj = rows + NR;
   uint8_t *rsel = (uint8_t *)(Gj + NE);
   memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
@@ -142,7 +142,7 @@ static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int
       sc_block *b = &blk[s->slot[q]];
       int64_t e = cf[q];
       b->Gp[b->nr] = e;
-      b->rows[b->nr++] = i;
+      b->rows[b->nr++] = (int32_t)i;  /* m <= INT32_MAX (blocks_build) */
       for (int32_t k = 0; k < n; k++) b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
       cf[q] = e + n;
       t += n;
@@ -159,10 +159,10 @@ static shiro_status columns_rank(const sc_partition *Pcol, bscratch *s, sc_block
     b->nc = renumber_block(b, first, Pcol->first[b->q + 1] - first, s, s->uniq + NC);
     NC += b->nc;
   }
-  int64_t *cols = malloc((size_t)NC * 8 + (size_t)NC + 1);
+  int32_t *cols = malloc((size_t)NC * 4 + (size_t)NC + 1);
   if (!cols) return SHIRO_ERR_NOMEM;
-  sc_big_populate(cols, 0, (size_t)NC * 9);
-  memcpy(cols, s->uniq, (size_t)NC * sizeof *cols);
+  sc_big_populate(cols, 0, (size_t)NC * 5);
+  for (int64_t x = 0; x < NC; x++) cols[x] = (int32_t)s->uniq[x];  /* k <= INT32_MAX (blocks_build) */
   uint8_t *csel = (uint8_t *)(cols + NC);
   memset(csel, 0, (size_t)NC);
   for (int64_t x = 0; x < nb; x++) {
@@ -229,8 +229,9 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   if (part_owner_index(Pcol, &own, err) != SHIRO_OK) { st = SHIRO_ERR_NOMEM; goto done; }
   int64_t cap, kq_max;
   scratch_sizes(A, Prow, Pcol, &cap, &kq_max);
-  if (kq_max > INT32_MAX) {  /* edges hold column offsets in 32 bits */
-    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a rank owns more than 2^31-1 rows of B; use more ranks");
+  if (A->m > INT32_MAX || A->k > INT32_MAX) {  /* block rows and columns are held in 32 bits */
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: the matrix is %lld x %lld; at most 2^31-1 rows and columns are supported",
+                    (long long)A->m, (long long)A->k);
     goto done;
   }
   int failed = 0;

@@ -96,7 +96,7 @@ static int64_t count_selected(const uint8_t *sel, int32_t n) {
 /* Appends to out the ids[x] whose sel[x] is 1, in order; returns how many.
  * out needs room for one more than that: every id is stored, and the count
  * advances over the selected ones only (no branch on the selection). */
-static int64_t gather_selected(const int64_t *ids, const uint8_t *sel, int32_t n, int64_t *out) {
+static int64_t gather_selected(const int32_t *ids, const uint8_t *sel, int32_t n, int64_t *out) {
   int64_t m = 0;
   for (int32_t x = 0; x < n; x++) {
     out[m] = ids[x];
