@@ -232,9 +232,14 @@ static void test_sizes(void) {
             A->Aj[0] == 2 && A->Ap[2] == 1,
         "given size: %s", err.message);
   sc_csr_free(A), A = NULL;
-  o.el_rows = 4, o.el_cols = (int64_t)1 << 33; /* 64-bit indices */
+  o.el_rows = 4, o.el_cols = SC_CSR_MAX_COLS; /* the widest matrix: 32-bit column indices */
   CHECK(mm_read_ex(path, &o, &A, NULL, &err) == SHIRO_OK && A->k == o.el_cols && A->nnz == 1 && A->Aj[0] == 2,
-        "64-bit size: %s", err.message);
+        "widest size: %s", err.message);
+  sc_csr_free(A), A = NULL;
+  o.el_cols = (int64_t)1 << 33; /* wider: refused, saying why */
+  CHECK(mm_read_ex(path, &o, &A, NULL, &err) == SHIRO_ERR_UNSUPPORTED && A == NULL &&
+            strstr(err.message, "8589934592 columns") && strstr(err.message, "32-bit"),
+        "2^33 columns: expected a refusal naming the size, got: %s", err.message);
   sc_csr_free(A), A = NULL;
   unlink(path);
   tmp_path(path, sizeof path, "s.h5");

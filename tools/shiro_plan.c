@@ -555,7 +555,7 @@ int main(int argc, char **argv) {
       if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
       po.cost = &cm;
     }
-    if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
+    if (oldof) po.digest0 = plan_rows_digest(A0, NULL, 0, A0->m);  /* = shiro_pattern_digest of A0 */
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
     if (write_plan) cli_remove_temps_on_signals();

@@ -1,4 +1,5 @@
-/* csr.h — the sparse matrix of the compiler: compressed sparse rows, 64-bit. */
+/* csr.h — the sparse matrix of the compiler: compressed sparse rows, 64-bit
+ * row pointers and 32-bit column indices (at most 2^31-1 columns). */
 #ifndef SHIRO_CSR_H
 #define SHIRO_CSR_H
 
@@ -8,10 +9,10 @@
 
 typedef struct sc_csr {
   int64_t m;    /* rows */
-  int64_t k;    /* columns */
+  int64_t k;    /* columns, at most SC_CSR_MAX_COLS */
   int64_t nnz;  /* stored entries (after symmetric expansion and summing duplicates) */
   int64_t *Ap;  /* [m+1] row pointers, Ap[0] = 0, Ap[m] = nnz */
-  int64_t *Aj;  /* [nnz] column indices in [0,k), strictly increasing within a row */
+  int32_t *Aj;  /* [nnz] column indices in [0,k), strictly increasing within a row */
   double *Ax;   /* [nnz] values (1.0 for pattern matrices), or NULL when compacted (below) */
   /* Compacted values (sc_csr_compact_values), set only when Ax is NULL: most
    * entries are 1.0 (a pattern file's, but for summed duplicates), so only
@@ -37,6 +38,16 @@ static inline double sc_csr_val(const sc_csr *A, int64_t t) {
  * Code that reads A->Ax directly must not be given a compacted matrix.
  * Returns 1 if A was compacted. Local. */
 int sc_csr_compact_values(sc_csr *A);
+
+/* The most columns a matrix may have: its column indices are 32-bit (half the
+ * memory of 64-bit ones, 4 bytes per nonzero). Wider matrices are refused with
+ * SHIRO_ERR_UNSUPPORTED. */
+#define SC_CSR_MAX_COLS ((int64_t)INT32_MAX)
+
+/* Narrows the n 64-bit column indices wide[0..n-1] (each in [0, 2^31)) to
+ * 32 bits in place, in the front of the same block, and shrinks the block;
+ * returns it as int32_t[n] (the block itself if shrinking fails). Local. */
+int32_t *sc_csr_narrow_cols(int64_t *wide, int64_t n);
 
 /* Frees A and its arrays; NULL is a no-op. */
 void sc_csr_free(sc_csr *A);
