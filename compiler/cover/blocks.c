@@ -96,22 +96,23 @@ static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, in
     }
 }
 
-/* Carves rank p's blocks (all but their columns) out of one allocation *arena. */
+/* Carves rank p's blocks (all but their columns) out of one allocation *arena.
+ * SHIRO_ERR_UNSUPPORTED: a block of 2^31 nonzeros or more (Gp is 32-bit). */
 static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **list, int64_t *nlist, void **arena) {
   int64_t *ce = s->cnt, *cr = s->cnt + R, *cf = s->cnt + 2 * R;
   int64_t nb = 0, NR = 0, NE = 0;
   for (int32_t q = 0; q < R; q++) {
+    if (ce[q] > INT32_MAX) return SHIRO_ERR_UNSUPPORTED;
     s->slot[q] = ce[q] ? nb++ : -1;
     NR += cr[q]; NE += ce[q];
   }
-  /* 8-byte arrays first, then the 4-byte ones, then the selections: every array aligned */
-  size_t bytes = (size_t)(NR + nb) * 8 + (size_t)NR * 4 + (size_t)NE * 4 + (size_t)NR;
+  /* the 4-byte arrays, then the selections: every array aligned */
+  size_t bytes = (size_t)(NR + nb) * 4 + (size_t)NR * 4 + (size_t)NE * 4 + (size_t)NR;
   char *m = malloc(bytes ? bytes : 1);
   sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
   if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
   sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
-  int64_t *Gp = (int64_t *)m;
-  int32_t *rows = (int32_t *)(Gp + NR + nb), *Gj = rows + NR;
+  int32_t *Gp = (int32_t *)m, *rows = Gp + NR + nb, *Gj = rows + NR;
   uint8_t *rsel = (uint8_t *)(Gj + NE);
   memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
@@ -141,7 +142,7 @@ static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int
       int64_t first = own->first[q];
       sc_block *b = &blk[s->slot[q]];
       int64_t e = cf[q];
-      b->Gp[b->nr] = e;
+      b->Gp[b->nr] = (int32_t)e;  /* a block's edges: below 2^31 (carve_rank) */
       b->rows[b->nr++] = (int32_t)i;  /* m <= INT32_MAX (blocks_build) */
       for (int32_t k = 0; k < n; k++) b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
       cf[q] = e + n;
@@ -154,7 +155,7 @@ static shiro_status columns_rank(const sc_partition *Pcol, bscratch *s, sc_block
   int64_t NC = 0;
   for (int64_t x = 0; x < nb; x++) {
     sc_block *b = &blk[x];
-    b->Gp[b->nr] = b->ne;
+    b->Gp[b->nr] = (int32_t)b->ne;
     int64_t first = Pcol->first[b->q];
     b->nc = renumber_block(b, first, Pcol->first[b->q + 1] - first, s, s->uniq + NC);
     NC += b->nc;
@@ -241,8 +242,15 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
     failed = scratch_alloc(&s, kq_max, R, cap) != SHIRO_OK;
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < R; p++)
-      if (!failed) failed = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]) != SHIRO_OK;
+      if (!failed) {
+        shiro_status bs = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]);
+        failed = bs == SHIRO_OK ? 0 : bs == SHIRO_ERR_UNSUPPORTED ? 2 : 1;
+      }
     scratch_free(&s);
+  }
+  if (failed & 2) {
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a block A(p, q) has 2^31 nonzeros or more; use more ranks");
+    goto done;
   }
   if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
   st = gather_lists(lists, counts, R, out);
