@@ -158,8 +158,13 @@ static shiro_status selections(tier *t) {
         if (bv >= 0) nv += gather_selected(B->b[bv].rows, B->b[bv].rsel, B->b[bv].nr, v + nv);
       }
       int64_t c0 = t->Pcol->first[r], r0 = t->Prow->first[r];
-      t->U[x] = u; t->nU[x] = sc_sort_unique_range(u, nu, c0, t->Pcol->first[r + 1] - c0, bits);
-      t->V[x] = v; t->nV[x] = sc_sort_unique_range(v, nv, r0, t->Prow->first[r + 1] - r0, bits);
+      t->nU[x] = sc_sort_unique_range(u, nu, c0, t->Pcol->first[r + 1] - c0, bits);
+      t->nV[x] = sc_sort_unique_range(v, nv, r0, t->Prow->first[r + 1] - r0, bits);
+      /* sized exactly: the union is often much smaller than the lists it merged (rows that
+       * several ranks of the node need); they live until the rank's programs are built */
+      int64_t *u2 = realloc(u, (size_t)(t->nU[x] + 1) * sizeof *u), *v2 = realloc(v, (size_t)(t->nV[x] + 1) * sizeof *v);
+      t->U[x] = u2 ? u2 : u;
+      t->V[x] = v2 ? v2 : v;
     }
     free(bits);
   }
