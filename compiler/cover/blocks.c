@@ -219,6 +219,9 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   memset(out, 0, sizeof *out);
   if (A->m != Prow->n || A->k != Pcol->n || Prow->parts != Pcol->parts)
     return shiro_fail(err, SHIRO_ERR_ARG, "blocks: partitions do not match the matrix");
+  if (A->m > INT32_MAX || A->k > INT32_MAX)  /* block rows and columns are held in 32 bits */
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: the matrix is %lld x %lld; at most 2^31-1 rows and columns "
+                      "are supported", (long long)A->m, (long long)A->k);
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
   sc_owner_index own = {0};
@@ -230,11 +233,6 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   if (part_owner_index(Pcol, &own, err) != SHIRO_OK) { st = SHIRO_ERR_NOMEM; goto done; }
   int64_t cap, kq_max;
   scratch_sizes(A, Prow, Pcol, &cap, &kq_max);
-  if (A->m > INT32_MAX || A->k > INT32_MAX) {  /* block rows and columns are held in 32 bits */
-    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: the matrix is %lld x %lld; at most 2^31-1 rows and columns are supported",
-                    (long long)A->m, (long long)A->k);
-    goto done;
-  }
   int failed = 0;
 #pragma omp parallel reduction(| : failed)
   {
