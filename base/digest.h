@@ -46,6 +46,14 @@ static inline void pattern_digest_row(digest64 *d, int nd, int64_t len, const in
     for (int j = 0; j < nd; j++) digest_add(&d[j], cols[t]);
 }
 
+/* pattern_digest_row for 32-bit column indices (the compiler's CSR): the
+ * same digest as of the same columns held in 64 bits. */
+static inline void pattern_digest_row32(digest64 *d, int nd, int64_t len, const int32_t *cols) {
+  for (int j = 0; j < nd; j++) digest_add(&d[j], len);
+  for (int64_t t = 0; t < len; t++)
+    for (int j = 0; j < nd; j++) digest_add(&d[j], cols[t]);
+}
+
 /* The public digest of a CSR pattern (declared for applications in shiro.h,
  * with this same prototype; defined in digest.c): pattern_digest_begin, then
  * pattern_digest_row over rows 0 .. nrows-1. Local. */

@@ -150,7 +150,9 @@ static void seal_crcs(uint8_t *img, size_t size, uint64_t ub, uint64_t n) {
   put_le(img + OFF_BLOCK, block_crc(img, ub), 4);
 }
 
-bool plan_envelope_seal_image(uint8_t *img, size_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n) {
+/* Writes the envelope's header and extent table into the user block blk[0..ub), CRCs zero, and
+ * checks them (parse reads nothing past the user block). false: they do not fit or are bad. */
+static bool fill_block(uint8_t *img, size_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n) {
   if (ub < 512 || (ub & (ub - 1)) != 0 || ub > size || n > (ub - PLAN_ENVELOPE_HEADER) / 16) return false;
   memset(img, 0, (size_t)ub);
   memcpy(img, PLAN_ENVELOPE_MAGIC, 8);
@@ -165,7 +167,11 @@ bool plan_envelope_seal_image(uint8_t *img, size_t size, uint64_t ub, const uint
   }
   uint64_t ub2, n2;
   shiro_error e;
-  if (parse(img, size, "", &ub2, &n2, &e) != SHIRO_OK) return false; /* extents not sorted, disjoint, inside */
+  return parse(img, size, "", &ub2, &n2, &e) == SHIRO_OK; /* extents not sorted, disjoint, inside */
+}
+
+bool plan_envelope_seal_image(uint8_t *img, size_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n) {
+  if (!fill_block(img, size, ub, extents, n)) return false;
   seal_crcs(img, size, ub, n);
   return true;
 }
@@ -236,6 +242,55 @@ static shiro_status list_extents(const char *path, uint64_t *ub, extent_list *L,
   return SHIRO_OK;
 }
 
+/* crc32c continued over bytes [off, off + len) of fd, read through buf (cap bytes). 0: a read failed. */
+static int crc_fd(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t cap, uint32_t *c) {
+  while (len > 0) {
+    size_t want = len < cap ? (size_t)len : cap;
+    ssize_t got = pread(fd, buf, want, (off_t)off);
+    if (got <= 0) return 0;
+    *c = crc32c(*c, buf, (size_t)got);
+    off += (uint64_t)got;
+    len -= (uint64_t)got;
+  }
+  return 1;
+}
+
+/* plan_envelope_seal_image's bytes, written into the file fd of `size` bytes: the user block is
+ * built in memory, the metadata CRC read through a small buffer (pread: the file's pages stay in
+ * the page cache, out of this process's memory; a mapping of the whole file made them count in
+ * its resident set, tens of MiB on a large plan), then the block is written at offset 0. */
+static shiro_status seal_fd(int fd, uint64_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n,
+                            const char *path, shiro_error *err) {
+  enum { CAP = 1 << 20 };
+  const int fits = ub <= size && ub <= ((uint64_t)1 << 30);  /* a writer's user block: KiBs to MiBs */
+  uint8_t *blk = fits ? malloc((size_t)ub) : NULL, *buf = fits ? malloc(CAP) : NULL;
+  shiro_status st = SHIRO_OK;
+  if (fits && (!blk || !buf)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory sealing", path);
+  else if (!fits || !fill_block(blk, (size_t)size, ub, extents, n))
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot seal: no user block of %llu bytes for %zu extents", path,
+                    (unsigned long long)ub, n);
+  uint32_t c = 0;
+  uint64_t pos = ub;
+  for (size_t i = 0; st == SHIRO_OK && i < n; i++) {  /* as meta_crc: every byte after the block outside the extents */
+    if (!crc_fd(fd, pos, extents[i][0] - pos, buf, CAP, &c)) st = shiro_fail(err, SHIRO_ERR_IO, "%s: read failed sealing: %s", path, strerror(errno));
+    pos = extents[i][0] + extents[i][1];
+  }
+  if (st == SHIRO_OK && !crc_fd(fd, pos, size - pos, buf, CAP, &c))
+    st = shiro_fail(err, SHIRO_ERR_IO, "%s: read failed sealing: %s", path, strerror(errno));
+  if (st == SHIRO_OK) {
+    put_le(blk + OFF_META, c, 4);
+    put_le(blk + OFF_BLOCK, block_crc(blk, ub), 4);
+    for (uint64_t done = 0; st == SHIRO_OK && done < ub;) {
+      ssize_t w = pwrite(fd, blk + done, (size_t)(ub - done), (off_t)done);
+      if (w <= 0) st = shiro_fail(err, SHIRO_ERR_IO, "%s: write failed sealing: %s", path, strerror(errno));
+      else done += (uint64_t)w;
+    }
+  }
+  free(blk);
+  free(buf);
+  return st;
+}
+
 shiro_status plan_envelope_seal(const char *path, shiro_error *err) {
   extent_list L = {0};
   uint64_t ub = 0;
@@ -244,13 +299,8 @@ shiro_status plan_envelope_seal(const char *path, shiro_error *err) {
   struct stat sb;
   if (st == SHIRO_OK && (fd < 0 || fstat(fd, &sb) != 0))
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
-  void *img = MAP_FAILED;
-  if (st == SHIRO_OK && (img = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
-  if (st == SHIRO_OK && !plan_envelope_seal_image(img, (size_t)sb.st_size, ub, (const uint64_t(*)[2])L.e, L.n))
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot seal: no user block of %llu bytes for %zu extents", path,
-                    (unsigned long long)ub, L.n);
-  if (img != MAP_FAILED) munmap(img, (size_t)sb.st_size); /* the page cache has it: no msync (no fsync before either) */
+  /* no msync or fsync here: the caller fsyncs before the rename */
+  if (st == SHIRO_OK) st = seal_fd(fd, (uint64_t)sb.st_size, ub, (const uint64_t(*)[2])L.e, L.n, path, err);
   if (fd >= 0) close(fd);
   free(L.e);
   return st;

@@ -232,9 +232,14 @@ static void test_sizes(void) {
             A->Aj[0] == 2 && A->Ap[2] == 1,
         "given size: %s", err.message);
   sc_csr_free(A), A = NULL;
-  o.el_rows = 4, o.el_cols = (int64_t)1 << 33; /* 64-bit indices */
+  o.el_rows = 4, o.el_cols = SC_CSR_MAX_COLS; /* the widest matrix: 32-bit column indices */
   CHECK(mm_read_ex(path, &o, &A, NULL, &err) == SHIRO_OK && A->k == o.el_cols && A->nnz == 1 && A->Aj[0] == 2,
-        "64-bit size: %s", err.message);
+        "widest size: %s", err.message);
+  sc_csr_free(A), A = NULL;
+  o.el_cols = (int64_t)1 << 33; /* wider: refused, saying why */
+  CHECK(mm_read_ex(path, &o, &A, NULL, &err) == SHIRO_ERR_UNSUPPORTED && A == NULL &&
+            strstr(err.message, "8589934592 columns") && strstr(err.message, "32-bit"),
+        "2^33 columns: expected a refusal naming the size, got: %s", err.message);
   sc_csr_free(A), A = NULL;
   unlink(path);
   tmp_path(path, sizeof path, "s.h5");
@@ -375,6 +380,10 @@ static void test_h5_errors(void) {
       {"attribute shape says 2 rows but /indptr has 2 entries", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0,
        2, {2, 2}},
       {"attribute shape is negative (1, -1)", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 2, {1, -1}},
+      {"the matrix has 8589934592 columns; at most 2147483647 are supported (32-bit column indices)",
+       SHIRO_ERR_UNSUPPORTED, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 2, {1, (int64_t)1 << 33}},
+      {"the matrix has 2147483648 columns; at most 2147483647", SHIRO_ERR_UNSUPPORTED, 2, {0, 1}, 0, 0, 1,
+       {2147483647}, -1, {0}, 0, 0, {0}},
   };
   char path[512];
   tmp_path(path, sizeof path, "bad.h5");
@@ -396,6 +405,40 @@ static void test_h5_errors(void) {
   unlink(path);
 }
 
+/* sc_csr_compact_values: every value read back through sc_csr_val, bit for bit
+ * (-0.0, 2.0 and a NaN among ones, across word boundaries); a matrix with too
+ * many values other than 1.0 is left as it was. */
+static void test_compact_values(void) {
+  enum { N = 1000 };
+  sc_csr *A = calloc(1, sizeof *A);
+  double *want = malloc(N * sizeof *want);
+  CHECK(A && want, "out of memory");
+  if (!A || !want) { free(A); free(want); return; }
+  A->m = 1, A->k = N, A->nnz = N;
+  A->Ax = malloc(N * sizeof *A->Ax);
+  CHECK(A->Ax != NULL, "out of memory");
+  for (int64_t t = 0; A->Ax && t < N; t++) A->Ax[t] = t == 63 ? -0.0 : t == 64 ? NAN : t % 97 == 5 ? 2.0 + t : 1.0;
+  if (A->Ax) memcpy(want, A->Ax, N * sizeof *want);
+  CHECK(A->Ax && sc_csr_compact_values(A) == 1 && A->Ax == NULL, "compacted: %d of %d values are not 1.0", 12, N);
+  int bad = 0;
+  for (int64_t t = 0; !A->Ax && t < N; t++) {
+    double v = sc_csr_val(A, t);
+    bad += memcmp(&v, &want[t], sizeof v) != 0;
+  }
+  CHECK(bad == 0, "compacted values: %d of %d differ", bad, N);
+  CHECK(sc_csr_compact_values(A) == 0, "compacting twice: a no-op");
+  sc_csr_free(A);
+  A = calloc(1, sizeof *A);
+  if (!A) { free(want); return; }
+  A->m = 1, A->k = N, A->nnz = N;  /* every tenth value not 1.0: more than one in 16 */
+  A->Ax = malloc(N * sizeof *A->Ax);
+  for (int64_t t = 0; A->Ax && t < N; t++) A->Ax[t] = t % 10 ? 1.0 : 0.5;
+  CHECK(A->Ax && sc_csr_compact_values(A) == 0 && A->Ax != NULL && sc_csr_val(A, 10) == 0.5 && sc_csr_val(A, 11) == 1.0,
+        "a matrix of many values is left as an array");
+  sc_csr_free(A);
+  free(want);
+}
+
 int main(void) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the mangled files' writes need not print */
   rng_seed(0x5eed);
@@ -404,6 +447,7 @@ int main(void) {
   test_sizes();
   test_el_errors();
   test_h5_errors();
+  test_compact_values();
   rmdir(tmpdir);
   printf("%d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;

@@ -431,7 +431,7 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
   if (st == SHIRO_OK && A) {
     if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
-        shiro_pattern_digest(A->m, A->k, A->Ap, A->Aj) != meta->matrix_digest)
+        plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)  /* = shiro_pattern_digest of A */
       st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
     for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
       if (plan_rows_digest(A, pr[r].ncglobal ? pr[r].c_global : NULL, pr[r].c_first, pr[r].c_rows) != pr[r].pattern_digest)

@@ -3,6 +3,7 @@
  *   shiro-plan matrix.mtx --ranks R [--gpus-per-node G] [--strategy S] [-o FILE]
  *              [--threads T] [--compare] [--json] [--quiet]
  */
+#include <hdf5.h>
 #include <omp.h>
 #include <sys/sysinfo.h>
 #include <stdio.h>
@@ -265,6 +266,8 @@ typedef struct plan_out {
   sc_volumes *vol;         /* two-tier: volumes summed here; else NULL */
   cost_model *cost;        /* priced here (--machine); else NULL */
   plan_writer *w;          /* open from rank 0 on */
+  sc_blocks *B;            /* the blocks built from: once rank p's program holds its certificate,
+                              the matchings of p's blocks (rmatch) are freed; NULL: kept */
   int32_t ranks;
   double write_s;          /* seconds spent writing */
 } plan_out;
@@ -278,6 +281,17 @@ static shiro_status set_c_rows(prog_rank *pr, const int64_t *oldof, shiro_error 
   for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
   pr->ncglobal = pr->c_rows;
   return SHIRO_OK;
+}
+
+/* Frees the matchings (rmatch) of destination p's blocks: the plan_sink of rank p runs once p's
+ * program holds them as its certificate (plan_deliver_finish), and nothing after the last build
+ * reads them; the builders of other ranks never do. mu stays. 4 bytes per block row, freed as the
+ * programs go out rather than at the end (the peak is at the end of the build). */
+static void release_certs(sc_blocks *B, int32_t p) {
+  for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
+    free(B->b[t].rmatch);
+    B->b[t].rmatch = NULL;
+  }
 }
 
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
@@ -304,6 +318,7 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
     po->write_s += cli_now() - t0;
   }
   int32_t done = pr->rank + 1;
+  if (po->B) release_certs(po->B, pr->rank);
   prog_rank_free(pr);
   cli_progress("programs", done, po->ranks);
   return st;
@@ -484,6 +499,10 @@ int main(int argc, char **argv) {
   huge_pages_restart(argv);
   plan_file_exit_quietly();  /* a failed write must end in its message, not a crash at exit */
   if (!parse(argc, argv, &o)) return 2;
+  /* HDF5 keeps what it frees on free lists, unbounded by default: writing a plan's thousands
+   * of datasets left ~13 MiB there (massif, R-MAT s16 at R = 128), a fixed cost the smaller
+   * matrices feel. 1 MiB per kind in all, 64 KiB per list: the rest goes back to malloc. */
+  H5set_free_list_limits(1 << 20, 64 << 10, 1 << 20, 64 << 10, 1 << 20, 64 << 10);
   warn_node_size(&o);
   if (o.threads) omp_set_num_threads(o.threads);
   cli_progress_enable(!o.quiet);
@@ -519,6 +538,10 @@ int main(int argc, char **argv) {
   sc_csr *read = A;
   if (partition(&o, &A, &oldof, &Prow, &Pcol, &err) != SHIRO_OK) goto fail;
   if (A != read) A0 = read;  /* metis: A is now the permuted matrix; the original is kept for the digests */
+  /* Mostly ones (pattern files): the values shrink from 8 bytes an entry to about 2 bits; the
+   * planner reads them through sc_csr_val, so the plan is the same. */
+  sc_csr_compact_values(A);
+  if (A0) sc_csr_compact_values(A0);
   warn_empty_ranks(&o, A, &Prow, &Pcol);
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   cli_progress("blocks", 0, 1);
@@ -545,13 +568,14 @@ int main(int argc, char **argv) {
   if (write_plan || strategy_is_two_tier(o.strategy)) {
     plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof, .A = A,
                    .pattern = hdr.field == MM_PATTERN,
-                   .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks};
+                   .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks,
+                   .B = &B};  /* the last build: the certificates are not needed after it */
     if (po.vol) memset(po.vol, 0, sizeof *po.vol);  /* auto: counted once already */
     if (P.m && !P.have[o.strategy]) {
       if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
       po.cost = &cm;
     }
-    if (oldof) po.digest0 = shiro_pattern_digest(A0->m, A0->k, A0->Ap, A0->Aj);
+    if (oldof) po.digest0 = plan_rows_digest(A0, NULL, 0, A0->m);  /* = shiro_pattern_digest of A0 */
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
     if (write_plan) cli_remove_temps_on_signals();

@@ -193,7 +193,7 @@ static uint64_t rows_digest(const sc_csr *A, const shiro_plan_info *in) {
   pattern_digest_begin(&d, in->c_rows, A->k);
   for (int64_t i = 0; i < in->c_rows; i++) {
     const int64_t g = in->c_global[i];
-    pattern_digest_row(&d, 1, A->Ap[g + 1] - A->Ap[g], A->Aj + A->Ap[g]);
+    pattern_digest_row32(&d, 1, A->Ap[g + 1] - A->Ap[g], A->Aj + A->Ap[g]);
   }
   return d.h;
 }

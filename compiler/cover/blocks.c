@@ -96,22 +96,23 @@ static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, in
     }
 }
 
-/* Carves rank p's blocks (all but their columns) out of one allocation *arena. */
+/* Carves rank p's blocks (all but their columns) out of one allocation *arena.
+ * SHIRO_ERR_UNSUPPORTED: a block of 2^31 nonzeros or more (Gp is 32-bit). */
 static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **list, int64_t *nlist, void **arena) {
   int64_t *ce = s->cnt, *cr = s->cnt + R, *cf = s->cnt + 2 * R;
   int64_t nb = 0, NR = 0, NE = 0;
   for (int32_t q = 0; q < R; q++) {
+    if (ce[q] > INT32_MAX) return SHIRO_ERR_UNSUPPORTED;
     s->slot[q] = ce[q] ? nb++ : -1;
     NR += cr[q]; NE += ce[q];
   }
-  /* 8-byte arrays first, then Gj, then the selections: every array aligned */
-  size_t bytes = (size_t)(2 * NR + nb) * 8 + (size_t)NE * 4 + (size_t)NR;
+  /* the 4-byte arrays, then the selections: every array aligned */
+  size_t bytes = (size_t)(NR + nb) * 4 + (size_t)NR * 4 + (size_t)NE * 4 + (size_t)NR;
   char *m = malloc(bytes ? bytes : 1);
   sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
   if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
   sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
-  int64_t *rows = (int64_t *)m, *Gp = rows + NR;
-  int32_t *Gj = (int32_t *)(Gp + NR + nb);
+  int32_t *Gp = (int32_t *)m, *rows = Gp + NR + nb, *Gj = rows + NR;
   uint8_t *rsel = (uint8_t *)(Gj + NE);
   memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
@@ -141,8 +142,8 @@ static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int
       int64_t first = own->first[q];
       sc_block *b = &blk[s->slot[q]];
       int64_t e = cf[q];
-      b->Gp[b->nr] = e;
-      b->rows[b->nr++] = i;
+      b->Gp[b->nr] = (int32_t)e;  /* a block's edges: below 2^31 (carve_rank) */
+      b->rows[b->nr++] = (int32_t)i;  /* m <= INT32_MAX (blocks_build) */
       for (int32_t k = 0; k < n; k++) b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
       cf[q] = e + n;
       t += n;
@@ -154,15 +155,15 @@ static shiro_status columns_rank(const sc_partition *Pcol, bscratch *s, sc_block
   int64_t NC = 0;
   for (int64_t x = 0; x < nb; x++) {
     sc_block *b = &blk[x];
-    b->Gp[b->nr] = b->ne;
+    b->Gp[b->nr] = (int32_t)b->ne;
     int64_t first = Pcol->first[b->q];
     b->nc = renumber_block(b, first, Pcol->first[b->q + 1] - first, s, s->uniq + NC);
     NC += b->nc;
   }
-  int64_t *cols = malloc((size_t)NC * 8 + (size_t)NC + 1);
+  int32_t *cols = malloc((size_t)NC * 4 + (size_t)NC + 1);
   if (!cols) return SHIRO_ERR_NOMEM;
-  sc_big_populate(cols, 0, (size_t)NC * 9);
-  memcpy(cols, s->uniq, (size_t)NC * sizeof *cols);
+  sc_big_populate(cols, 0, (size_t)NC * 5);
+  for (int64_t x = 0; x < NC; x++) cols[x] = (int32_t)s->uniq[x];  /* k <= INT32_MAX (blocks_build) */
   uint8_t *csel = (uint8_t *)(cols + NC);
   memset(csel, 0, (size_t)NC);
   for (int64_t x = 0; x < nb; x++) {
@@ -218,6 +219,9 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   memset(out, 0, sizeof *out);
   if (A->m != Prow->n || A->k != Pcol->n || Prow->parts != Pcol->parts)
     return shiro_fail(err, SHIRO_ERR_ARG, "blocks: partitions do not match the matrix");
+  if (A->m > INT32_MAX || A->k > INT32_MAX)  /* block rows and columns are held in 32 bits */
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: the matrix is %lld x %lld; at most 2^31-1 rows and columns "
+                      "are supported", (long long)A->m, (long long)A->k);
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
   sc_owner_index own = {0};
@@ -229,10 +233,6 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   if (part_owner_index(Pcol, &own, err) != SHIRO_OK) { st = SHIRO_ERR_NOMEM; goto done; }
   int64_t cap, kq_max;
   scratch_sizes(A, Prow, Pcol, &cap, &kq_max);
-  if (kq_max > INT32_MAX) {  /* edges hold column offsets in 32 bits */
-    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a rank owns more than 2^31-1 rows of B; use more ranks");
-    goto done;
-  }
   int failed = 0;
 #pragma omp parallel reduction(| : failed)
   {
@@ -240,8 +240,15 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
     failed = scratch_alloc(&s, kq_max, R, cap) != SHIRO_OK;
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < R; p++)
-      if (!failed) failed = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]) != SHIRO_OK;
+      if (!failed) {
+        shiro_status bs = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]);
+        failed = bs == SHIRO_OK ? 0 : bs == SHIRO_ERR_UNSUPPORTED ? 2 : 1;
+      }
     scratch_free(&s);
+  }
+  if (failed & 2) {
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a block A(p, q) has 2^31 nonzeros or more; use more ranks");
+    goto done;
   }
   if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
   st = gather_lists(lists, counts, R, out);

@@ -14,9 +14,9 @@ typedef struct sc_block {
   int32_t p, q;    /* destination rank (owns the rows), source rank (owns the columns) */
   int32_t nr, nc;  /* distinct rows / distinct columns with a nonzero in the block */
   int64_t ne;      /* nonzeros in the block */
-  int64_t *rows;   /* [nr] global row ids, increasing */
-  int64_t *cols;   /* [nc] global column ids, increasing */
-  int64_t *Gp;     /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] */
+  int32_t *rows;   /* [nr] global row ids, increasing (A has at most 2^31-1 rows: blocks_build) */
+  int32_t *cols;   /* [nc] global column ids, increasing (and at most 2^31-1 columns) */
+  int32_t *Gp;     /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] (ne < 2^31: blocks_build) */
   int32_t *Gj;     /* [ne] block column ids in [0, nc), increasing within a row */
   uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
   uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
@@ -47,13 +47,14 @@ typedef struct sc_blocks {
 } sc_blocks;
 
 /* Extracts every non-empty off-diagonal block, rsel and csel zeroed. Requires
- * A->m == Prow->n and A->k == Pcol->n, same number of parts, and no part of
- * Pcol wider than 2^31-1 rows (SHIRO_ERR_UNSUPPORTED). Memory: per thread
+ * A->m == Prow->n and A->k == Pcol->n, same number of parts, and at most
+ * 2^31-1 rows and columns and no block of more than 2^31-1 nonzeros
+ * (SHIRO_ERR_UNSUPPORTED: block ids and edge offsets are 32-bit). Memory: per thread
  * the widest part of Pcol (5 bytes a row) and the largest rank's nonzeros
  * (16 bytes each: distinct columns, runs) of scratch, sized once; two
  * allocations per rank.
  * Memory: 4 bytes per edge (no values: a block row's edges are a run of A's row, whose
- * values the programs read from A), 17 per block row, 9 per block column. */
+ * values the programs read from A), 9 per block row, 5 per block column. */
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
 

@@ -34,7 +34,7 @@ typedef struct stamp { uint64_t *bits; int32_t *at; int64_t cap; } stamp;
  * width): marks each value in a bitmap, numbers the marks in one sweep of
  * its words, reads the numbers back. O(Σ n + (hi - lo) / 64), no
  * comparisons between lists. -1: out of memory. */
-static int64_t merge_lists(int32_t nl, const int64_t *const *lists, const int64_t *n, int64_t *out,
+static int64_t merge_lists(int32_t nl, const int32_t *const *lists, const int64_t *n, int64_t *out,
                            int32_t *const *map, stamp *st) {
   int64_t lo = INT64_MAX, hi = -1;
   for (int32_t y = 0; y < nl; y++)
@@ -193,9 +193,9 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, node_pair *np, stamp
     np->cmap[y] = np->maps + at; at += b->nc;
   }
   /* per part x: the union of the rows of p = N*G + x, of the columns of q = H*G + x */
-  np->merge = malloc((size_t)G * (sizeof(int64_t *) + sizeof(int64_t) + sizeof(int32_t *)));
+  np->merge = malloc((size_t)G * (sizeof(int32_t *) + sizeof(int64_t) + sizeof(int32_t *)));
   if (!np->merge) return SHIRO_ERR_NOMEM;
-  const int64_t **lists = np->merge;
+  const int32_t **lists = np->merge;
   int64_t *nl = (int64_t *)(lists + G);
   int32_t **maps = (int32_t **)(nl + G);
   for (int32_t x = 0; x < G; x++) {

@@ -32,6 +32,8 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
     cover_ws *ws = cover_ws_new();
     int32_t *cm = NULL;  /* column mates, reused: grown to the largest block seen */
     int64_t cm_cap = 0;
+    int64_t *gp = NULL;  /* the block's Gp widened to the solvers' 64 bits, reused likewise */
+    int64_t gp_cap = 0;
     if (!ws) failed = 1;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < B->n; t++) {
@@ -45,10 +47,17 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
           cm = malloc((size_t)cm_cap * sizeof *cm);
           if (!cm) cm_cap = 0;
         }
+        if (b->nr + 1 > gp_cap) {
+          free(gp);
+          gp_cap = 2 * ((int64_t)b->nr + 1);
+          gp = malloc((size_t)gp_cap * sizeof *gp);
+          if (!gp) gp_cap = 0;
+        }
+        for (int32_t i = 0; gp && i <= b->nr; i++) gp[i] = b->Gp[i];
         if (!b->rmatch) b->rmatch = malloc(((size_t)b->nr + 1) * sizeof *b->rmatch);
-        if (!cm || !b->rmatch ||
-            cover_max_matching(b->nr, b->nc, b->Gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
-            cover_konig_matched(b->nr, b->nc, b->Gp, b->Gj, b->rmatch, cm, size, ws, b->rsel, b->csel) != SHIRO_OK) {
+        if (!cm || !gp || !b->rmatch ||
+            cover_max_matching(b->nr, b->nc, gp, b->Gj, ws, b->rmatch, cm, &size) != SHIRO_OK ||
+            cover_konig_matched(b->nr, b->nc, gp, b->Gj, b->rmatch, cm, size, ws, b->rsel, b->csel) != SHIRO_OK) {
           failed = 1;
           continue;
         }
@@ -67,6 +76,7 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
     }
     cover_ws_free(ws);
     free(cm);
+    free(gp);
   }
   if (failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "cover: out of memory or invalid block");
   return SHIRO_OK;

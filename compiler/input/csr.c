@@ -38,7 +38,45 @@ void sc_csr_free(sc_csr *A) {
   free(A->Ap);
   free(A->Aj);
   free(A->Ax);
+  free(A->Xbit);
+  free(A->Xrank);
+  free(A->Xv);
   free(A);
+}
+
+int32_t *sc_csr_narrow_cols(int64_t *wide, int64_t n) {
+  int32_t *narrow = (int32_t *)wide;
+  /* in order: narrow[t] ends at byte 4t + 4 <= 8t for t >= 1, before any wide[t'] not yet read */
+  for (int64_t t = 0; t < n; t++) narrow[t] = (int32_t)wide[t];
+  int32_t *shrunk = realloc(wide, (size_t)(n ? n : 1) * sizeof *shrunk);
+  return shrunk ? shrunk : narrow;
+}
+
+int sc_csr_compact_values(sc_csr *A) {
+  if (!A || !A->Ax) return 0;
+  const int64_t nnz = A->nnz, words = nnz / 64 + 1;
+  int64_t flagged = 0;
+  for (int64_t t = 0; t < nnz; t++) flagged += A->Ax[t] != 1.0;
+  if (flagged > nnz / 16) return 0;
+  uint64_t *bit = calloc((size_t)words, sizeof *bit);
+  int64_t *rank = malloc((size_t)words * sizeof *rank);
+  double *xv = malloc((size_t)(flagged ? flagged : 1) * sizeof *xv);
+  if (!bit || !rank || !xv) { free(bit); free(rank); free(xv); return 0; }
+  int64_t n = 0;
+  for (int64_t w = 0; w < words; w++) {
+    rank[w] = n;
+    for (int64_t t = w * 64, end = t + 64 < nnz ? t + 64 : nnz; t < end; t++)
+      if (A->Ax[t] != 1.0) {  /* -0.0, NaN and every other value kept as they are */
+        bit[w] |= (uint64_t)1 << (t & 63);
+        xv[n++] = A->Ax[t];
+      }
+  }
+  free(A->Ax);
+  A->Ax = NULL;
+  A->Xbit = bit;
+  A->Xrank = rank;
+  A->Xv = xv;
+  return 1;
 }
 
 /* Rows up to this length are sorted by insertion; longer ones by merging
@@ -191,6 +229,8 @@ typedef struct sc_build {
   int64_t run;                /* entries of the matrix, once packed */
   int64_t nomem;              /* 1 + entries of a bucket whose workspace failed, or 0 */
   sc_csr *A;                  /* the matrix being built */
+  int64_t *Aj;                /* [nz] its columns while it is built (64 bits: the packed rows);
+                                 narrowed into A->Aj at the end */
 } sc_build;
 
 /* A thread's workspace for finishing buckets, grown to the largest bucket. */
@@ -269,7 +309,7 @@ static inline __attribute__((always_inline)) void scatter_run_as(
     const sc_coo_mirror mirror, const bool values, const bool packed) {
   const int sh = B->sh;
   const int64_t mask = ((int64_t)1 << sh) - 1;
-  int64_t *Aj = B->A->Aj;
+  int64_t *Aj = B->Aj;
   double *Ax = B->A->Ax;
   uint32_t *Rb = B->Rb;
   for (; o < e; o++) {
@@ -362,7 +402,7 @@ static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B,
     memset(W->rc, 0, (size_t)(nr + 1) * sizeof *W->rc);
     return 0;
   }
-  int64_t *Aj = B->A->Aj + s0;
+  int64_t *Aj = B->Aj + s0;
   double *Ax = B->A->Ax + s0;
   const uint32_t *Rb = packed ? NULL : B->Rb + s0;
   int64_t *rc, *wj, w = 0, lo = 0;
@@ -439,7 +479,7 @@ static void finish_buckets(sc_build *B, int threads) {
       return;
     }
     if (w != s0 && len > 0) {
-      memmove(B->A->Aj + w, B->A->Aj + s0, (size_t)len * sizeof *B->A->Aj);
+      memmove(B->Aj + w, B->Aj + s0, (size_t)len * sizeof *B->Aj);
       memmove(B->A->Ax + w, B->A->Ax + s0, (size_t)len * sizeof *B->A->Ax);
     }
     if (w != s0)
@@ -452,7 +492,7 @@ static void finish_buckets(sc_build *B, int threads) {
 /* Part t: maps its share of the output arrays in (see sc_big_populate). */
 static void populate_part(sc_build *B, int t) {
   int64_t nz = B->bs[B->nb], a = part_lo(nz, t, B->parts), b = part_lo(nz, t + 1, B->parts);
-  sc_big_populate(B->A->Aj, (size_t)a * sizeof *B->A->Aj, (size_t)(b - a) * sizeof *B->A->Aj);
+  sc_big_populate(B->Aj, (size_t)a * sizeof *B->Aj, (size_t)(b - a) * sizeof *B->Aj);
   sc_big_populate(B->A->Ax, (size_t)a * sizeof *B->A->Ax, (size_t)(b - a) * sizeof *B->A->Ax);
   if (B->Rb) sc_big_populate(B->Rb, (size_t)a * sizeof *B->Rb, (size_t)(b - a) * sizeof *B->Rb);
   a = part_lo(B->m + 1, t, B->parts), b = part_lo(B->m + 1, t + 1, B->parts);
@@ -507,6 +547,12 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   for (int64_t s = 0; args_ok && s < nseg; s++)
     args_ok = segs[s].n >= 0 && (segs[s].n == 0 || (segs[s].Ti && segs[s].Tj) ||
                                  (!segs[s].Ti && !segs[s].Tj && segs[s].Ti32 && segs[s].Tj32));
+  if (args_ok && k > SC_CSR_MAX_COLS) {
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
+                    "the matrix has %lld columns; at most %lld are supported (32-bit column indices)",
+                    (long long)k, (long long)SC_CSR_MAX_COLS);
+    goto done;
+  }
   if (!args_ok) {
     int64_t n = 0;
     for (int64_t s = 0; segs && s < nseg && n >= 0; s++) n += segs[s].n;
@@ -568,18 +614,18 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
     }
   }
   B->bs[B->nb] = nz;
-  A->Aj = malloc(bytes_of(nz, sizeof *A->Aj));
+  B->Aj = malloc(bytes_of(nz, sizeof *B->Aj));
   A->Ax = malloc(bytes_of(nz, sizeof *A->Ax));
   B->packed = k <= ((int64_t)1 << 32) && B->sh <= 31;
   if (!B->packed) B->Rb = malloc(bytes_of(nz, sizeof *B->Rb));
-  if (!A->Aj || !A->Ax || (!B->packed && !B->Rb)) {
+  if (!B->Aj || !A->Ax || (!B->packed && !B->Rb)) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory for a CSR matrix of %lld entries",
                     (long long)nz);
     goto done;
   }
   /* huge pages (big_alloc.h): the scatter below writes to as many places at once as there
    * are buckets, and on 4 KiB pages those writes miss the TLB */
-  sc_big_huge(A->Aj, (size_t)nz * sizeof *A->Aj);
+  sc_big_huge(B->Aj, (size_t)nz * sizeof *B->Aj);
   sc_big_huge(A->Ax, (size_t)nz * sizeof *A->Ax);
   if (B->Rb) sc_big_huge(B->Rb, (size_t)nz * sizeof *B->Rb);
   run_parts(B, populate_part);
@@ -593,9 +639,9 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
     goto done;
   }
   A->nnz = B->run;
+  A->Aj = sc_csr_narrow_cols(B->Aj, A->nnz);  /* k <= SC_CSR_MAX_COLS: every column fits */
+  B->Aj = NULL;
   if (A->nnz < nz) { /* give back what summing duplicates freed; keep the arrays if that fails */
-    int64_t *j2 = realloc(A->Aj, bytes_of(A->nnz, sizeof *j2));
-    if (j2) A->Aj = j2;
     double *x2 = realloc(A->Ax, bytes_of(A->nnz, sizeof *x2));
     if (x2) A->Ax = x2;
   }
@@ -605,6 +651,7 @@ done:
     free(B->bs);
     free(B->len);
     free(B->Rb);
+    free(B->Aj);
   }
   free(B);
   free(seg0);

@@ -1,4 +1,5 @@
-/* csr.h — the sparse matrix of the compiler: compressed sparse rows, 64-bit. */
+/* csr.h — the sparse matrix of the compiler: compressed sparse rows, 64-bit
+ * row pointers and 32-bit column indices (at most 2^31-1 columns). */
 #ifndef SHIRO_CSR_H
 #define SHIRO_CSR_H
 
@@ -8,12 +9,45 @@
 
 typedef struct sc_csr {
   int64_t m;    /* rows */
-  int64_t k;    /* columns */
+  int64_t k;    /* columns, at most SC_CSR_MAX_COLS */
   int64_t nnz;  /* stored entries (after symmetric expansion and summing duplicates) */
   int64_t *Ap;  /* [m+1] row pointers, Ap[0] = 0, Ap[m] = nnz */
-  int64_t *Aj;  /* [nnz] column indices in [0,k), strictly increasing within a row */
-  double *Ax;   /* [nnz] values (1.0 for pattern matrices) */
+  int32_t *Aj;  /* [nnz] column indices in [0,k), strictly increasing within a row */
+  double *Ax;   /* [nnz] values (1.0 for pattern matrices), or NULL when compacted (below) */
+  /* Compacted values (sc_csr_compact_values), set only when Ax is NULL: most
+   * entries are 1.0 (a pattern file's, but for summed duplicates), so only
+   * the others are stored. Read every value through sc_csr_val. */
+  uint64_t *Xbit;  /* [nnz/64 + 1] bit t: entry t's value is not 1.0 */
+  int64_t *Xrank;  /* [nnz/64 + 1] flagged entries in the words before word w */
+  double *Xv;      /* [flagged] the flagged entries' values, in entry order */
 } sc_csr;
+
+/* The value of A's entry t (0 <= t < nnz), whether A's values are an array
+ * or compacted. Local, O(1). */
+static inline double sc_csr_val(const sc_csr *A, int64_t t) {
+  if (A->Ax) return A->Ax[t];
+  const uint64_t w = A->Xbit[t >> 6], bit = (uint64_t)1 << (t & 63);
+  if (!(w & bit)) return 1.0;
+  return A->Xv[A->Xrank[t >> 6] + __builtin_popcountll(w & (bit - 1))];
+}
+
+/* Replaces A's value array by the compacted form above when at most one
+ * entry in 16 differs from 1.0 (then it is at most 2 bits + 1/2 byte per
+ * entry instead of 8 bytes); otherwise, or when out of memory, leaves A as
+ * it is: either way A's values, as sc_csr_val reads them, are unchanged.
+ * Code that reads A->Ax directly must not be given a compacted matrix.
+ * Returns 1 if A was compacted. Local. */
+int sc_csr_compact_values(sc_csr *A);
+
+/* The most columns a matrix may have: its column indices are 32-bit (half the
+ * memory of 64-bit ones, 4 bytes per nonzero). Wider matrices are refused with
+ * SHIRO_ERR_UNSUPPORTED. */
+#define SC_CSR_MAX_COLS ((int64_t)INT32_MAX)
+
+/* Narrows the n 64-bit column indices wide[0..n-1] (each in [0, 2^31)) to
+ * 32 bits in place, in the front of the same block, and shrinks the block;
+ * returns it as int32_t[n] (the block itself if shrinking fails). Local. */
+int32_t *sc_csr_narrow_cols(int64_t *wide, int64_t n);
 
 /* Frees A and its arrays; NULL is a no-op. */
 void sc_csr_free(sc_csr *A);

@@ -215,6 +215,7 @@ static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t k, int64_t *Aj, do
 static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h, shiro_error *err) {
   hid_t dp = -1, di = -1, dx = -1;
   int64_t np = 0, ni = 0, nx = 0, shape[2] = {0, 0}, most = -1;
+  int64_t *Aj = NULL;  /* [ni] the columns as read, 64-bit until checked and packed; then A->Aj */
   bool given = false;
   shiro_status st = SHIRO_OK;
   SHIRO_CHECK_GOTO(open_1d(path, f, "/indptr", false, false, &dp, &np, err), st);
@@ -237,26 +238,31 @@ static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h
   }
   A->m = np - 1;
   A->Ap = malloc((size_t)np * sizeof *A->Ap);
-  A->Aj = malloc((size_t)(ni ? ni : 1) * sizeof *A->Aj);
+  Aj = malloc((size_t)(ni ? ni : 1) * sizeof *Aj);
   A->Ax = malloc((size_t)(ni ? ni : 1) * sizeof *A->Ax);
-  if (!A->Ap || !A->Aj || !A->Ax) {
+  if (!A->Ap || !Aj || !A->Ax) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory for %lld entries", path, (long long)ni);
     goto done;
   }
   SHIRO_CHECK_GOTO(read_all(path, "/indptr", dp, H5T_NATIVE_INT64, A->Ap, err), st);
   SHIRO_CHECK_GOTO(check_indptr(path, A->Ap, A->m, ni, err), st);
-  if (ni) SHIRO_CHECK_GOTO(read_all(path, "/indices", di, H5T_NATIVE_INT64, A->Aj, err), st);
+  if (ni) SHIRO_CHECK_GOTO(read_all(path, "/indices", di, H5T_NATIVE_INT64, Aj, err), st);
   if (dx >= 0 && ni) SHIRO_CHECK_GOTO(read_all(path, "/data", dx, H5T_NATIVE_DOUBLE, A->Ax, err), st);
-  SHIRO_CHECK_GOTO(check_entries(path, A->Ap, A->m, A->Aj, dx >= 0 ? A->Ax : NULL, given ? shape[1] : -1, &most,
+  SHIRO_CHECK_GOTO(check_entries(path, A->Ap, A->m, Aj, dx >= 0 ? A->Ax : NULL, given ? shape[1] : -1, &most,
                                  err), st);
   if (dx < 0)
     for (int64_t t = 0; t < ni; t++) A->Ax[t] = 1.0;
   A->k = given ? shape[1] : (most + 1 > A->m ? most + 1 : A->m);
-  SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->k, A->Aj, A->Ax, &A->nnz, err), st);
-  if (A->nnz < ni && A->nnz > 0) { /* sized exactly: give back what the duplicates took */
-    int64_t *aj = realloc(A->Aj, (size_t)A->nnz * sizeof *aj);
+  if (A->k > SC_CSR_MAX_COLS) {
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "%s: the matrix has %lld columns; at most %lld are supported "
+                    "(32-bit column indices)", path, (long long)A->k, (long long)SC_CSR_MAX_COLS);
+    goto done;
+  }
+  SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->k, Aj, A->Ax, &A->nnz, err), st);
+  A->Aj = sc_csr_narrow_cols(Aj, A->nnz);  /* sized exactly: what the duplicates took is given back */
+  Aj = NULL;
+  if (A->nnz < ni && A->nnz > 0) {
     double *ax = realloc(A->Ax, (size_t)A->nnz * sizeof *ax);
-    if (aj) A->Aj = aj;
     if (ax) A->Ax = ax;
   }
   h->field = dx >= 0 ? MM_REAL : MM_PATTERN;
@@ -265,6 +271,7 @@ static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h
   h->k = A->k;
   h->entries = ni;
 done:
+  free(Aj);
   if (dp >= 0) H5Dclose(dp);
   if (di >= 0) H5Dclose(di);
   if (dx >= 0) H5Dclose(dx);

@@ -17,7 +17,7 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
   pattern_digest_begin(&d, n, A->k);
   for (int64_t x = 0; x < n; x++) {
     int64_t i = list ? list[x] : first + x;
-    pattern_digest_row(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+    pattern_digest_row32(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
   }
   return d.h;
 }
@@ -38,8 +38,8 @@ shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_
   pr->a_ptr[0] = 0;
   for (int64_t x = 0, at = 0; x < pr->c_rows; x++) {
     const int64_t i = list ? list[x] : first + x, len = A->Ap[i + 1] - A->Ap[i];
-    memcpy(pr->a_col + at, A->Aj + A->Ap[i], (size_t)len * sizeof *pr->a_col);
-    memcpy(pr->a_val + at, A->Ax + A->Ap[i], (size_t)len * sizeof *pr->a_val);
+    for (int64_t t = 0; t < len; t++) pr->a_col[at + t] = A->Aj[A->Ap[i] + t];
+    for (int64_t t = 0; t < len; t++) pr->a_val[at + t] = sc_csr_val(A, A->Ap[i] + t);
     at += len;
     pr->a_ptr[x + 1] = at;
   }
@@ -49,7 +49,7 @@ shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_
 }
 
 /* The first position >= lo of a column >= col in A's sorted columns lo .. hi-1. */
-static int64_t lower_col(const int64_t *Aj, int64_t lo, int64_t hi, int64_t col) {
+static int64_t lower_col(const int32_t *Aj, int64_t lo, int64_t hi, int64_t col) {
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
     if (Aj[mid] < col) lo = mid + 1;

@@ -197,7 +197,7 @@ static int64_t count_selected(const uint8_t *sel, int32_t n) {
 /* Appends to out the ids[x] whose sel[x] is 1, in order; returns how many.
  * out needs room for one more than that: every id is stored, and the count
  * advances over the selected ones only (no branch on the selection). */
-static int64_t gather_selected(const int64_t *ids, const uint8_t *sel, int32_t n, int64_t *out) {
+static int64_t gather_selected(const int32_t *ids, const uint8_t *sel, int32_t n, int64_t *out) {
   int64_t m = 0;
   for (int32_t x = 0; x < n; x++) {
     out[m] = ids[x];
@@ -240,6 +240,14 @@ static int64_t list_unions(const tier *t, int32_t r, int64_t lo, int64_t hi, con
     x = y;
   }
   return n;
+}
+
+/* A union's ids sized exactly once made unique (the union is often much smaller than
+ * the lists it merged: rows that several ranks of the node need); + 1 as gather_selected
+ * wants. They live until the rank's programs are built. Left as is if realloc fails. */
+static void shrink_ids(int64_t **ids, int64_t n) {
+  int64_t *p = realloc(*ids, (size_t)(n + 1) * sizeof **ids);
+  if (p) *ids = p;
 }
 
 /* How many rows and columns of each block are selected, the blocks by
@@ -304,6 +312,7 @@ static shiro_status selections(tier *t) {
           nu += gather_selected(k->cols, k->csel, k->nc, u->ids + nu);
         }
         u->n = sc_sort_unique_range(u->ids, nu, c0, t->Pcol->first[r + 1] - c0, bits);
+        shrink_ids(&u->ids, u->n);
       }
       for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && !failed; e++) {  /* V(r, H): r's rows node H sums */
         tunion *v = &t->V[e];
@@ -314,6 +323,7 @@ static shiro_status selections(tier *t) {
         nv = 0;
         for (int64_t x = v->lo; x < v->hi; x++) nv += gather_selected(B->b[x].rows, B->b[x].rsel, B->b[x].nr, v->ids + nv);
         v->n = sc_sort_unique_range(v->ids, nv, r0, t->Prow->first[r + 1] - r0, bits);
+        shrink_ids(&v->ids, v->n);
       }
     }
     free(bits);
@@ -648,14 +658,13 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
       while (e < end && A->Aj[e] < lim) e++;
       if (q == r) continue;
       const int32_t *gj = t->B->b[blk[q]].Gj + M->edge[q], *map = M->col[q];
-      const double *x = A->Ax + e0;
       M->edge[q] += e - e0;
       if (M->stage[q] == 0) {
         if (now) prog_emit_run(pb, gj, map, 0, A, e0, e - e0);
         continue;
       }
       if (later)
-        held += prog_run_entries(gj, map, 0, x, e0, e - e0, ls->later_col + held, ls->later_val + held, ls->later_src + held);
+        held += prog_run_entries(gj, map, 0, A, e0, e - e0, ls->later_col + held, ls->later_val + held, ls->later_src + held);
     }
     if (later) ls->later_n[li] = (int32_t)(held - row_held);
   }

@@ -19,7 +19,7 @@ static void pattern_digests(plan_deliver *dv) {
   for (int32_t r = 0; r < Prow->parts; r++) {
     pattern_digest_begin(&d[1], Prow->first[r + 1] - Prow->first[r], A->k);
     for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
-      pattern_digest_row(d, 2, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+      pattern_digest_row32(d, 2, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
     dv->digest[r] = d[1].h;
   }
   dv->meta.matrix_digest = d[0].h;

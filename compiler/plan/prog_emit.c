@@ -29,7 +29,7 @@ void prog_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
   for (int64_t i = 0; i < c_rows; i++) {
     pb_row(pb, 0);
     for (int64_t t = A->Ap[c_first + i]; t < A->Ap[c_first + i + 1]; t++)
-      if (A->Aj[t] >= b_first && A->Aj[t] < b_last) pb_entry_src(pb, (int32_t)(A->Aj[t] - b_first), A->Ax[t], t);
+      if (A->Aj[t] >= b_first && A->Aj[t] < b_last) pb_entry_src(pb, (int32_t)(A->Aj[t] - b_first), sc_csr_val(A, t), t);
   }
   pb_mul_end(pb);
 }
@@ -61,7 +61,7 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
     for (int64_t e = e0; e < e1; e++) {
       int32_t j = k->Gj[e];
       cd[n] = (int32_t)(k->cols[j] - b_first);
-      vd[n] = A->Ax[base + e];
+      vd[n] = sc_csr_val(A, base + e);
       od[n] = base + e;
       n += !k->csel[j];
     }
@@ -69,17 +69,16 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
     return;
   }
   for (int64_t e = e0; e < e1; e++)
-    if (!k->csel[k->Gj[e]]) pb_entry_src(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), A->Ax[base + e], base + e);
+    if (!k->csel[k->Gj[e]]) pb_entry_src(pb, (int32_t)(k->cols[k->Gj[e]] - b_first), sc_csr_val(A, base + e), base + e);
 }
 
 void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const sc_csr *A, int64_t t0,
                    int64_t n) {
-  const double *x = A->Ax + t0;
   if (pb_has_room(pb, n)) {  /* the common case: straight into the program */
     prog_rank *pr = pb->pr;
-    pr->ncol += prog_run_entries(gj, map, base, x, t0, n, pr->col + pr->ncol, pr->val + pr->ncol, pr->val_src + pr->ncol);
+    pr->ncol += prog_run_entries(gj, map, base, A, t0, n, pr->col + pr->ncol, pr->val + pr->ncol, pr->val_src + pr->ncol);
     return;
   }
   for (int64_t e = 0; e < n; e++)
-    if (map[gj[e]] >= 0) pb_entry_src(pb, base + map[gj[e]], x[e], t0 + e);
+    if (map[gj[e]] >= 0) pb_entry_src(pb, base + map[gj[e]], sc_csr_val(A, t0 + e), t0 + e);
 }

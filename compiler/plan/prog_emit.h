@@ -26,17 +26,17 @@ void prog_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
 void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k, int32_t i, int64_t b_first);
 
 /* Stores one run of a block row's edges as REMOTE_B entries at cd/vd/od
- * (room for n): edge e gives (base + map[gj[e]], x[e], t0 + e: the edge is
- * A's nonzero t0 + e) and is kept only where map[gj[e]] >= 0 (that B row is
- * received). Every candidate is stored and the count advances over the kept
- * ones, without a branch; returns how many were kept. */
-static inline int64_t prog_run_entries(const int32_t *gj, const int32_t *map, int32_t base, const double *x,
+ * (room for n): edge e gives (base + map[gj[e]], its value sc_csr_val(A, t0 + e),
+ * t0 + e: the edge is A's nonzero t0 + e) and is kept only where map[gj[e]] >= 0
+ * (that B row is received). Every candidate is stored and the count advances over
+ * the kept ones, without a branch; returns how many were kept. */
+static inline int64_t prog_run_entries(const int32_t *gj, const int32_t *map, int32_t base, const sc_csr *A,
                                        int64_t t0, int64_t n, int32_t *cd, double *vd, int64_t *od) {
   int64_t kept = 0;
   for (int64_t e = 0; e < n; e++) {
     int32_t src = map[gj[e]];
     cd[kept] = base + src;
-    vd[kept] = x[e];
+    vd[kept] = sc_csr_val(A, t0 + e);
     od[kept] = t0 + e;
     kept += src >= 0;
   }
@@ -44,7 +44,7 @@ static inline int64_t prog_run_entries(const int32_t *gj, const int32_t *map, in
 }
 
 /* Appends one run of a block row's edges as REMOTE_B entries: edge e
- * (column gj[e], A's nonzero t0 + e, value A->Ax[t0 + e]) reads source row
+ * (column gj[e], A's nonzero t0 + e, value sc_csr_val(A, t0 + e)) reads source row
  * base + map[gj[e]], and is left out where map[gj[e]] < 0 (that B row is
  * not received). */
 void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const sc_csr *A,
