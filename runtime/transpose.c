@@ -20,11 +20,14 @@
  * order, so the result is deterministic. Whether an op assigns or adds is
  * decided once, by following which rows are already written; rows whose first
  * use would read or add to nothing are cleared at the start of the call (one
- * clear op per buffer: no entries, assign, its rows listed). An op that writes
- * X covers every row of X, those without entries too (contiguous rows: the
- * first one assigns all of X in one pass, zeros included, as the forward
- * local multiply does C; listed rows and a clear op per range of empty rows
- * cost R-MAT s18 at R = 2 some 33,000 calls per product). */
+ * clear op per buffer: no entries, assign, its rows listed). The first op
+ * that writes X covers every row of X, those without entries too (contiguous
+ * rows: it assigns all of X in one pass, zeros included, as the forward local
+ * multiply does C; listed rows and a clear op per range of empty rows cost
+ * R-MAT s18 at R = 2 some 33,000 calls per product); the later ones add to
+ * the rows they reach, listed (a pass over all of X's rows for the 12,000 of
+ * them that a partial-row add reaches cost 15.7 ms where the forward's gather
+ * of the same rows took 8.9). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,25 +147,123 @@ void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]) {
   free(counts[PROG_BUF_R]);
 }
 
-/* The rows an op of f's transposed program covers when it writes X: all of them (x_rows less its
- * offset), so that the first op that writes X assigns every row, zeros included, in one contiguous
- * pass (as the forward local multiply does C), rather than through listed rows and a clear op for
- * the rest. 0 for ops writing S or R: those cover only the rows their entries reach. */
+/* The rows an op of f's transposed program covers when it is the first to write X: all of them
+ * (x_rows less its offset), so that it assigns every row, zeros included, in one contiguous pass (as
+ * the forward local multiply does C), rather than through listed rows and a clear op for the rest.
+ * 0 for ops writing S or R: those cover only the rows their entries reach (as do the later ops
+ * writing X: the caller passes 0 for them). */
 static int64_t full_rows(const rt_op *f, int64_t x_rows) { return f->src_buf == PROG_BUF_B ? x_rows - f->src_off : 0; }
 
-/* Sizes of the transposed operators: entries (= the forward ones) and rows (distinct source rows,
- * or full_rows). */
-static void count_transposed(const rt_program *f, int64_t x_rows, int64_t *nent, int64_t *nrows, int64_t *span_max) {
-  *nent = *nrows = *span_max = 0;
+/* 1 + the largest source row of forward op f (relative to its src_off): the rows of Mᵀ. */
+static int64_t col_span(const rt_op *f) {
+  int64_t span = 0;
+  for (int64_t e = f->ptr[0]; e < f->ptr[f->nrows]; e++)
+    if (f->col[e] + 1 > span) span = f->col[e] + 1;
+  return span;
+}
+
+/* 1 + the largest destination row of forward op f: the columns of Mᵀ (its source rows). */
+static int64_t row_span(const rt_op *f) {
+  if (!f->rows) return f->nrows;
+  int64_t span = 0;
+  for (int64_t i = 0; i < f->nrows; i++)
+    if (f->rows[i] + 1 > span) span = f->rows[i] + 1;
+  return span;
+}
+
+/* Bytes of source rows per block of a split transposed op (split_blocks): a share of the last-level
+ * cache that the block's random reads hit. */
+enum { SPLIT_BYTES = 4 << 20 };
+
+/* Tests only: $SHIRO_TRANSPOSE_SPLIT, bytes of source rows per block, splits every transposed op
+ * that does not cover all of X, few rows or not (so that small matrices exercise split_op); 0 when
+ * unset or not a positive number. */
+static size_t split_test_bytes(void) {
+  const char *v = getenv("SHIRO_TRANSPOSE_SPLIT");
+  char *end;
+  const long long b = v ? strtoll(v, &end, 10) : 0;
+  return v && *v && !*end && b > 0 ? (size_t)b : 0;
+}
+
+/* How many ops the transposed op of forward op f becomes (1: not split), and the source rows of each
+ * (*brows). Mᵀ's rows are few (at most a quarter of its columns: the products with Y of the B rows
+ * a peer sent, R-MAT s18 at R = 2: 11,987 rows over 131,072 rows of Y) and its columns span more than
+ * SPLIT_BYTES of rows: its rows would read the source at random from memory, all of it once per row
+ * (790,000 entries took 133 ms where the forward's product of the same entries took 69). Split by
+ * ranges of source rows, each op reads one cache-sized block at random and adds to Mᵀ's rows, which
+ * are few; each row still takes its terms in order (the entries of a row of Mᵀ are in increasing
+ * source rows when f's rows are, so the blocks take them in order). `full`: the op covers all of X
+ * (never split). */
+static int64_t split_blocks(const rt_op *f, size_t row_bytes, int64_t full, int64_t *brows) {
+  const size_t test = split_test_bytes(), bytes = test ? test : SPLIT_BYTES;
+  *brows = row_bytes >= bytes ? 1 : (int64_t)(bytes / (row_bytes ? row_bytes : 1));
+  const int64_t cs = col_span(f), rs = row_span(f);
+  if (full || (!test && cs * 4 > rs)) return 1;
+  return (rs + *brows - 1) / *brows;
+}
+
+/* Sizes of the transposed operators: entries (= the forward ones), rows (distinct source rows, or
+ * full_rows; those of the split ops counted once per block) and the ops a split adds. */
+static void count_transposed(const rt_program *f, int64_t x_rows, size_t row_bytes, int64_t *nent, int64_t *nrows,
+                             int64_t *span_max, int64_t *nsplit) {
+  *nent = *nrows = *span_max = *nsplit = 0;
   for (int64_t o = 0; o < f->nops; o++) {
     const rt_op *op = &f->op[o];
     if (op->kind == RT_START || op->kind == RT_WAIT || op->nrows == 0) continue;
-    int64_t span = 0;
-    for (int64_t e = op->ptr[0]; e < op->ptr[op->nrows]; e++)
-      if (op->col[e] + 1 > span) span = op->col[e] + 1;
+    const int64_t span = col_span(op);
+    int64_t brows;
+    const int64_t k = split_blocks(op, row_bytes, 0, &brows);  /* (full or not: room for the larger) */
     *nent += op->ptr[op->nrows] - op->ptr[0];
     *nrows += span > full_rows(op, x_rows) ? span : full_rows(op, x_rows);  /* at most span rows have entries */
+    if (k > 1) {
+      *nrows += k * span;
+      *nsplit += k;
+    }
     if (span > *span_max) *span_max = span;
+  }
+}
+
+/* Replaces transposed op *t (Mᵀ, listed rows) by k ops, block b taking its entries of source rows
+ * [b·brows, (b+1)·brows) and only the rows that have some: the entries rewritten in place in block
+ * order (col, val and vsrc moved together: shiro_ctx_set_values follows), the ops' row pointers and
+ * rows appended to the store at *at_ptr and *row. The ops go to body[*nb ...] (t is body[*nb - 1]).
+ * tmp: scratch for t's entries (col, val, vsrc). */
+static void split_op(rt_op *body, int64_t *nb, int64_t k, int64_t brows, rt_program *p, int64_t *row, int64_t *at_ptr,
+                     size_t esz, int32_t *tcol, char *tval, int64_t *tsrc) {
+  const rt_op base = body[--*nb];
+  const int64_t e0 = base.ptr[0], e1 = base.ptr[base.nrows];
+  memcpy(tcol, p->store.col + e0, (size_t)(e1 - e0) * sizeof *tcol);
+  memcpy(tval, (char *)p->store.val + (size_t)e0 * esz, (size_t)(e1 - e0) * esz);
+  memcpy(tsrc, p->store.vsrc + e0, (size_t)(e1 - e0) * sizeof *tsrc);
+  int64_t at = e0;
+  for (int64_t b = 0; b < k; b++) {
+    const int64_t lo = b * brows, hi = lo + brows;
+    int64_t *ptr = p->store.ptr + *at_ptr;
+    int32_t *rows = p->store.rows + *row;
+    int64_t n = 0;
+    for (int64_t j = 0; j < base.nrows; j++) {
+      const int64_t c0 = at;
+      for (int64_t e = base.ptr[j] - e0; e < base.ptr[j + 1] - e0; e++) {
+        if (tcol[e] < lo || tcol[e] >= hi) continue;
+        p->store.col[at] = tcol[e];
+        memcpy((char *)p->store.val + (size_t)at * esz, tval + (size_t)e * esz, esz);
+        p->store.vsrc[at] = tsrc[e];
+        at++;
+      }
+      if (at > c0) {
+        rows[n] = base.rows[j];
+        ptr[n++] = c0;
+      }
+    }
+    ptr[n] = at;
+    if (!n) continue;
+    rt_op op = base;
+    op.nrows = n;
+    op.ptr = ptr;
+    op.rows = rows;
+    body[(*nb)++] = op;
+    *row += n;
+    *at_ptr += n + 1;
   }
 }
 
@@ -288,9 +389,11 @@ shiro_status interp_transpose(shiro_ctx *c) {
   const int64_t *rows = c->rows;  /* S and R with their spare rows */
   shiro_status st = check_forward(c, rows, c->error);
   if (st != SHIRO_OK) return st;
-  int64_t nent, nrows_t, span_max, ncompute = 0, nrecv = 0, nrecv_rows = 0;
-  count_transposed(f, rows[PROG_BUF_B], &nent, &nrows_t, &span_max);
+  const size_t row_bytes = c->esz * (size_t)c->opts.n;
+  int64_t nent, nrows_t, span_max, nsplit, ncompute = 0, nrecv = 0, nrecv_rows = 0;
+  count_transposed(f, rows[PROG_BUF_B], row_bytes, &nent, &nrows_t, &span_max, &nsplit);
   for (int64_t o = 0; o < f->nops; o++) ncompute += f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT;
+  ncompute += nsplit;
   for (int64_t x = 0; x < pr->nx; x++)
     if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0) {
       nrecv++;
@@ -306,7 +409,15 @@ shiro_status interp_transpose(shiro_ctx *c) {
   uint8_t *clear[PROG_NBUF] = {0};
   int32_t *counts[PROG_NBUF] = {0};
   int64_t *cnt = calloc((size_t)span_max + 2, sizeof *cnt);
-  rt_op *body = malloc((size_t)(f->nops + nrecv + 1) * sizeof *body);
+  rt_op *body = malloc((size_t)(f->nops + nsplit + nrecv + 1) * sizeof *body);
+  int64_t split_ent = 0;  /* the largest op's entries: scratch for split_op */
+  for (int64_t o = 0; o < f->nops; o++)
+    if (f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT && f->op[o].ptr[f->op[o].nrows] - f->op[o].ptr[0] > split_ent)
+      split_ent = f->op[o].ptr[f->op[o].nrows] - f->op[o].ptr[0];
+  if (!nsplit) split_ent = 0;
+  int32_t *tcol = malloc((size_t)(split_ent + 1) * sizeof *tcol);
+  char *tval = malloc((size_t)(split_ent + 1) * c->esz);
+  int64_t *tsrc = malloc((size_t)(split_ent + 1) * sizeof *tsrc);
   p->store.ptr = calloc((size_t)(nptr_ops + nptr_spare + maxrows + 2), sizeof *p->store.ptr);
   p->store.col = malloc((size_t)(nent + nrecv_rows + 1) * sizeof *p->store.col);
   /* rows: the transposed operators', then the clear ops' lists (at most every row of B, S, R) */
@@ -314,8 +425,8 @@ shiro_status interp_transpose(shiro_ctx *c) {
   p->store.val = malloc((size_t)(nent + 1) * c->esz);
   p->store.vsrc = malloc((size_t)(nent + 1) * sizeof *p->store.vsrc);
   p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
-  p->op = malloc((size_t)(f->nops + nrecv + nclear_max + 1) * sizeof *p->op);
-  int ok = cnt && body && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.vsrc && p->store.xchg && p->op &&
+  p->op = malloc((size_t)(f->nops + nsplit + nrecv + nclear_max + 1) * sizeof *p->op);
+  int ok = cnt && body && tcol && tval && tsrc && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.vsrc && p->store.xchg && p->op &&
            count_contributors(pr, counts);
   for (int b = 0; ok && b < PROG_NBUF; b++) {
     w.row[b] = calloc((size_t)rows[b] + 1, 1);
@@ -344,6 +455,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
    *    of its stage's receives that went to spare rows */
   int64_t ent = 0, row = 0, at_ptr = 0, nb = 0, at_spare = nptr_ops, col_spare = nent;
   const int64_t *zeros = p->store.ptr + nptr_ops + nptr_spare;  /* maxrows + 2 zeros, for clear ops */
+  int x_seen = 0;
   for (int64_t o = f->nops - 1; o >= 0; o--) {
     const rt_op *fo = &f->op[o];
     if (fo->kind == RT_START || fo->kind == RT_WAIT) {
@@ -361,7 +473,13 @@ shiro_status interp_transpose(shiro_ctx *c) {
       continue;
     }
     if (fo->nrows == 0) continue;
-    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full_rows(fo, rows[PROG_BUF_B]));
+    /* only the first op writing X covers all of it: the later ones add, to the rows they reach */
+    const int64_t full = x_seen ? 0 : full_rows(fo, rows[PROG_BUF_B]);
+    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full);
+    x_seen |= fo->src_buf == PROG_BUF_B;
+    int64_t brows;
+    const int64_t k = split_blocks(fo, row_bytes, full, &brows);
+    if (k > 1) split_op(body, &nb, k, brows, p, &row, &at_ptr, c->esz, tcol, tval, tsrc);
   }
   /* 3. assign or add, and which rows must start from zero: follow the writes in program order.
    *    A WAIT of the transposed program completes its stage's receives: they write their rows. */
@@ -423,5 +541,8 @@ done:
   }
   free(cnt);
   free(body);
+  free(tcol);
+  free(tval);
+  free(tsrc);
   return st;
 }
