@@ -53,15 +53,32 @@ static uint32_t block_crc(const uint8_t *img, uint64_t ub) {
 }
 
 /* CRC32C of [ub, size) outside the (validated) extents. */
-static uint32_t meta_crc(const uint8_t *img, uint64_t size, uint64_t ub, const uint8_t *table, uint64_t n) {
-  uint32_t c = 0;
+/* The metadata CRC's bytes: every byte after the user block [0, ub) that lies outside the
+ * extents of table (n records, sorted, disjoint), as ranges in file order. Calls
+ * range(arg, off, len, &c) on each, continuing crc32c c from 0; returns 0 if one did. */
+typedef int (*crc_range_fn)(void *arg, uint64_t off, uint64_t len, uint32_t *c);
+static int meta_crc_walk(uint64_t size, uint64_t ub, const uint8_t *table, uint64_t n, crc_range_fn range, void *arg,
+                         uint32_t *c) {
+  *c = 0;
   uint64_t pos = ub;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t off = get_le(table + 16 * i, 8), len = get_le(table + 16 * i + 8, 8);
-    c = crc32c(c, img + pos, (size_t)(off - pos));
+    if (!range(arg, pos, off - pos, c)) return 0;
     pos = off + len;
   }
-  return crc32c(c, img + pos, (size_t)(size - pos));
+  return range(arg, pos, size - pos, c);
+}
+
+/* crc_range_fn over an image in memory (arg: its first byte). */
+static int crc_image_range(void *arg, uint64_t off, uint64_t len, uint32_t *c) {
+  *c = crc32c(*c, (const uint8_t *)arg + off, (size_t)len);
+  return 1;
+}
+
+static uint32_t meta_crc(const uint8_t *img, uint64_t size, uint64_t ub, const uint8_t *table, uint64_t n) {
+  uint32_t c;
+  meta_crc_walk(size, ub, table, n, crc_image_range, (void *)img, &c);
+  return c;
 }
 
 bool plan_extent_inside(uint64_t off, uint64_t bytes, uint64_t size) {
@@ -242,13 +259,19 @@ static shiro_status list_extents(const char *path, uint64_t *ub, extent_list *L,
   return SHIRO_OK;
 }
 
-/* crc32c continued over bytes [off, off + len) of fd, read through buf (cap bytes). 0: a read failed. */
-static int crc_fd(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t cap, uint32_t *c) {
+/* crc_range_fn over a file read through a buffer: pread, so its pages stay in the page cache. */
+typedef struct fd_reader {
+  int fd;
+  uint8_t *buf;
+  size_t cap;
+} fd_reader;
+static int crc_fd_range(void *arg, uint64_t off, uint64_t len, uint32_t *c) {
+  const fd_reader *r = arg;
   while (len > 0) {
-    size_t want = len < cap ? (size_t)len : cap;
-    ssize_t got = pread(fd, buf, want, (off_t)off);
+    size_t want = len < r->cap ? (size_t)len : r->cap;
+    ssize_t got = pread(r->fd, r->buf, want, (off_t)off);
     if (got <= 0) return 0;
-    *c = crc32c(*c, buf, (size_t)got);
+    *c = crc32c(*c, r->buf, (size_t)got);
     off += (uint64_t)got;
     len -= (uint64_t)got;
   }
@@ -270,12 +293,8 @@ static shiro_status seal_fd(int fd, uint64_t size, uint64_t ub, const uint64_t (
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot seal: no user block of %llu bytes for %zu extents", path,
                     (unsigned long long)ub, n);
   uint32_t c = 0;
-  uint64_t pos = ub;
-  for (size_t i = 0; st == SHIRO_OK && i < n; i++) {  /* as meta_crc: every byte after the block outside the extents */
-    if (!crc_fd(fd, pos, extents[i][0] - pos, buf, CAP, &c)) st = shiro_fail(err, SHIRO_ERR_IO, "%s: read failed sealing: %s", path, strerror(errno));
-    pos = extents[i][0] + extents[i][1];
-  }
-  if (st == SHIRO_OK && !crc_fd(fd, pos, size - pos, buf, CAP, &c))
+  fd_reader rd = {fd, buf, CAP};
+  if (st == SHIRO_OK && !meta_crc_walk(size, ub, blk + PLAN_ENVELOPE_HEADER, n, crc_fd_range, &rd, &c))
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: read failed sealing: %s", path, strerror(errno));
   if (st == SHIRO_OK) {
     put_le(blk + OFF_META, c, 4);
