@@ -9,7 +9,10 @@
  *     agg = rail(H, p), which sums them per output row (its own partials are
  *     computed straight into the sums) and sends V(p, H), one row per output
  *     row, to p.
- * Pairs inside a node exchange directly, as in the flat plan.
+ * Pairs inside a node exchange directly, as in the flat plan. With hybrid's
+ * routing (B->route, strategy.h) the blocks of a node pair it marks direct
+ * exchange directly too (stage 0, as inside a node), and rep and agg are
+ * its tables' ranks instead of the rail-aligned ones.
  *
  *   GATHER_B, PARTIAL_C        B rows and partials for stage 0 (and agg's own sums)
  *   START 0                    inter-node B, intra-node partials, direct pairs
@@ -32,6 +35,7 @@
 #include "prog_builder.h"
 #include "prog_emit.h"
 #include "sorted.h"
+#include "strategy.h"
 
 enum { K = PROG_MSG_KINDS };
 
@@ -56,6 +60,8 @@ typedef struct tier {
                                 one contiguous run of what rep received (sent from R, no copy), else -1 */
   sc_owner_index own;        /* owners of B rows (Pcol) */
   int64_t *nent;             /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
+  const uint8_t *direct;     /* hybrid: [nodes²] node pair (N rows <- H columns) direct; NULL: none is */
+  const int32_t *rep, *agg;  /* hybrid: [R*nodes] the relays (strategy.h's sc_route); NULL: rail-aligned */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -85,6 +91,24 @@ typedef struct rank_scratch {
 static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
 
 static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(node, r, t->G, t->R); }
+
+/* 1 if node pair (N rows <- H columns) is relayed: different nodes, not marked direct. */
+static int relayed(const tier *t, int32_t N, int32_t H) {
+  return N != H && !(t->direct && t->direct[(int64_t)N * t->nodes + H]);
+}
+
+/* 1 if block (p, q) goes through relays (else p and q exchange directly, in stage 0). */
+static int routed(const tier *t, int32_t p, int32_t q) { return relayed(t, node_of(t, p), node_of(t, q)); }
+
+/* The rank of node N that receives U(q, N) and forwards it. */
+static int32_t rep_of(const tier *t, int32_t N, int32_t q) {
+  return t->rep ? t->rep[(int64_t)q * t->nodes + N] : rail(t, N, q);
+}
+
+/* The rank of node H that sums V(p, H) and sends it to p. */
+static int32_t agg_of(const tier *t, int32_t H, int32_t p) {
+  return t->agg ? t->agg[(int64_t)p * t->nodes + H] : rail(t, H, p);
+}
 
 /* How many of sel[0..n) are selected (1). */
 static int64_t count_selected(const uint8_t *sel, int32_t n) {
@@ -143,9 +167,10 @@ static shiro_status selections(tier *t) {
     for (int64_t x = 0; x < (int64_t)t->R * t->nodes; x++) {
       int32_t r = (int32_t)(x / t->nodes), N = (int32_t)(x % t->nodes);
       if (failed || N == node_of(t, r)) continue;
+      int u_on = relayed(t, N, node_of(t, r)), v_on = relayed(t, node_of(t, r), N);  /* U(r, N), V(r, N) exist */
       int64_t nu = 0, nv = 0;
       for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
-        int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+        int64_t bu = u_on ? t->blk[(int64_t)o * t->R + r] : -1, bv = v_on ? t->blk[(int64_t)r * t->R + o] : -1;
         if (bu >= 0) nu += t->ncsel[bu];
         if (bv >= 0) nv += t->nrsel[bv];
       }
@@ -153,7 +178,7 @@ static shiro_status selections(tier *t) {
       if (!u || !v) { free(u); free(v); failed = 1; continue; }
       nu = nv = 0;
       for (int32_t o = N * t->G; o < (N + 1) * t->G && o < t->R; o++) {
-        int64_t bu = t->blk[(int64_t)o * t->R + r], bv = t->blk[(int64_t)r * t->R + o];
+        int64_t bu = u_on ? t->blk[(int64_t)o * t->R + r] : -1, bv = v_on ? t->blk[(int64_t)r * t->R + o] : -1;
         if (bu >= 0) nu += gather_selected(B->b[bu].cols, B->b[bu].csel, B->b[bu].nc, u + nu);
         if (bv >= 0) nv += gather_selected(B->b[bv].rows, B->b[bv].rsel, B->b[bv].nr, v + nv);
       }
@@ -172,7 +197,7 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, int (*fn)(vo
   int32_t me = node_of(t, rep);
   for (int32_t q = 0; q < t->R; q++) {
     int64_t b = t->blk[(int64_t)p * t->R + q];
-    if (b < 0 || node_of(t, q) == me || rail(t, me, q) != rep) continue;
+    if (b < 0 || !routed(t, p, q) || rep_of(t, me, q) != rep) continue;
     const sc_block *k = &t->B->b[b];
     int64_t x = (int64_t)q * t->nodes + me, src = t->off_r[IDX(PROG_MSG_INTER_B, q, rep)], y = 0;
     const int64_t *U = t->U[x];
@@ -207,11 +232,11 @@ static void layout(tier *t) {
   for (int64_t b = 0; b < B->n; b++) {  /* blocks in (p, q) order: sections ordered by p (AGG_PART) and q (FWD_B) */
     const sc_block *k = &B->b[b];
     int32_t p = k->p, q = k->q;
-    if (node_of(t, p) == node_of(t, q)) {
+    if (!routed(t, p, q)) {
       t->cnt[IDX(PROG_MSG_DIRECT, q, p)] = t->ncsel[b] + t->nrsel[b];
       continue;
     }
-    int32_t agg = rail(t, node_of(t, q), p), rep = rail(t, node_of(t, p), q);
+    int32_t agg = agg_of(t, node_of(t, q), p), rep = rep_of(t, node_of(t, p), q);
     if (agg != q) { t->secA[b] = t->cnt[IDX(PROG_MSG_AGG_PART, q, agg)]; t->cnt[IDX(PROG_MSG_AGG_PART, q, agg)] += t->nrsel[b]; }
     if (rep != p) { t->secF[b] = t->cnt[IDX(PROG_MSG_FWD_B, rep, p)]; t->cnt[IDX(PROG_MSG_FWD_B, rep, p)] += t->ncsel[b]; }
   }
@@ -219,8 +244,8 @@ static void layout(tier *t) {
     for (int32_t N = 0; N < t->nodes; N++) {
       if (N == node_of(t, r)) continue;
       int64_t x = (int64_t)r * t->nodes + N;
-      t->cnt[IDX(PROG_MSG_INTER_B, r, rail(t, N, r))] = t->nU[x];  /* r sends U(r, N) */
-      t->cnt[IDX(PROG_MSG_AGG_C, rail(t, N, r), r)] = t->nV[x];    /* r receives V(r, N) */
+      if (t->nU[x]) t->cnt[IDX(PROG_MSG_INTER_B, r, rep_of(t, N, r))] = t->nU[x];  /* r sends U(r, N) */
+      if (t->nV[x]) t->cnt[IDX(PROG_MSG_AGG_C, agg_of(t, N, r), r)] = t->nV[x];    /* r receives V(r, N) */
     }
   for (int32_t r = 0; r < t->R; r++) {  /* receive buffers first: forwarding reads them */
     int64_t q = 0;
@@ -251,9 +276,10 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   int64_t b_first = t->Pcol->first[r];
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
-  for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
+  int32_t p_lo = t->direct ? 0 : me * t->G, p_hi = t->direct ? t->R : (me + 1) * t->G;  /* who r may send direct */
+  for (int32_t p = p_lo; p < p_hi && p < t->R; p++) {
     int64_t b = t->blk[(int64_t)p * t->R + r];
-    if (p == r || b < 0) continue;
+    if (p == r || b < 0 || routed(t, p, r)) continue;
     int64_t base = t->off_s[IDX(PROG_MSG_DIRECT, r, p)];
     for (int32_t y = 0, n = list_selected(B->b[b].csel, B->b[b].nc, idx); y < n; y++) {
       pb_row(pb, (int32_t)(base + y));
@@ -262,8 +288,8 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   }
   for (int32_t N = 0; N < t->nodes; N++) {
     int64_t x = (int64_t)r * t->nodes + N;
-    if (N == me) continue;
-    int64_t base = t->off_s[IDX(PROG_MSG_INTER_B, r, rail(t, N, r))];
+    if (N == me || !t->nU[x]) continue;
+    int64_t base = t->off_s[IDX(PROG_MSG_INTER_B, r, rep_of(t, N, r))];
     for (int64_t y = 0; y < t->nU[x]; y++) { pb_row(pb, (int32_t)(base + y)); pb_entry(pb, (int32_t)(t->U[x][y] - b_first), 1.0); }
   }
   pb_mul_end(pb);
@@ -271,8 +297,8 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   for (int32_t p = 0; p < t->R; p++) {
     int64_t b = t->blk[(int64_t)p * t->R + r];
     if (p == r) continue;
-    int inter = node_of(t, p) != me;
-    int32_t agg = rail(t, me, p);
+    int inter = routed(t, p, r);
+    int32_t agg = inter ? agg_of(t, me, p) : -1;
     if (inter && agg == r) {  /* r sums V(p, me): every slot, own partial or zero */
       int64_t x = (int64_t)p * t->nodes + me, base = t->off_s[IDX(PROG_MSG_AGG_C, r, p)];
       const sc_block *k = b >= 0 ? &B->b[b] : NULL;
@@ -319,7 +345,7 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
   pb_mul_end(pb);
   coll_begin(c, t->s_rows[r]);
   for (int32_t p = 0; p < t->R; p++) {
-    if (node_of(t, p) == me || rail(t, me, p) != r) continue;
+    if (!relayed(t, node_of(t, p), me) || agg_of(t, me, p) != r) continue;
     int64_t x = (int64_t)p * t->nodes + me, dst = t->off_s[IDX(PROG_MSG_AGG_C, r, p)];
     for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
       int64_t b = t->blk[(int64_t)p * t->R + q];
@@ -356,8 +382,8 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M) {
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) {
     const sc_block *k = &B->b[b];
     int32_t q = k->q, *col = M->pool + total;
-    int inter = node_of(t, q) != me;
-    int32_t rep = inter ? rail(t, me, q) : r;
+    int inter = routed(t, r, q);
+    int32_t rep = inter ? rep_of(t, me, q) : r;
     int64_t x = (int64_t)q * t->nodes + me, y = 0;
     total += k->nc;
     M->col[q] = col;
@@ -483,14 +509,14 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map 
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
-    if (node_of(t, q) != me) continue;
+    if (routed(t, r, q)) continue;
     int64_t src = t->off_r[IDX(PROG_MSG_DIRECT, q, r)] + t->ncsel[b];
     for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
       if (k->rsel[i]) coll_add(cc, k->rows[i] - c_first, (int32_t)src++);
   }
   for (int32_t H = 0; H < t->nodes && stage == 1; H++) {  /* aggregated rows, node order */
-    if (H == me) continue;
-    int64_t x = (int64_t)r * t->nodes + H, src = t->off_r[IDX(PROG_MSG_AGG_C, rail(t, H, r), r)];
+    if (!relayed(t, me, H)) continue;
+    int64_t x = (int64_t)r * t->nodes + H, src = t->off_r[IDX(PROG_MSG_AGG_C, agg_of(t, H, r), r)];
     for (int64_t y = 0; y < t->nV[x]; y++) coll_add(cc, t->V[x][y] - c_first, (int32_t)(src + y));
   }
   shiro_status st = SHIRO_OK;
@@ -568,6 +594,12 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
   tier *t = &tt;
   shiro_status st = SHIRO_OK;
+  const sc_route *rt = B->route;
+  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) {  /* hybrid's routing */
+    t->direct = rt->direct;
+    t->rep = rt->rep;
+    t->agg = rt->agg;
+  }
   size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)R * (size_t)t->nodes, kk = (size_t)K * R * R;
   t->blk = malloc((size_t)R * R * sizeof *t->blk);
   t->ncsel = calloc(nb, sizeof *t->ncsel); t->nrsel = calloc(nb, sizeof *t->nrsel);
