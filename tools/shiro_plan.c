@@ -553,6 +553,7 @@ int main(int argc, char **argv) {
   sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
   sc_machine hm;            /* hybrid's machine when nothing else is predicted */
+  memset(&hm, 0, sizeof hm);
   hybrid_price hprice;
   if ((o.machine || o.auto_strategy) && !load_machine(&o, &mach)) return 2;
   if (o.machine || o.auto_strategy) P.m = &mach;
@@ -575,10 +576,13 @@ int main(int argc, char **argv) {
   cli_progress("blocks", 0, 1);
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
   cli_progress("blocks", 1, 1);
-  if (o.compare || o.auto_strategy || o.strategy == STRAT_HYBRID) {  /* hybrid decides on a machine's links */
-    const sc_machine *lm = P.m;
-    if (!lm && load_machine(&o, &hm)) lm = &hm;
-    if (!lm) goto fail_quiet;
+  if ((o.compare || o.strategy == STRAT_HYBRID) && !P.m) {  /* hybrid decides on a machine's links: auto's default */
+    shiro_error me;
+    if (machine_load("tsubame4", &hm, &me) == SHIRO_OK) hm.gpus_per_node = hm.nics_per_node = o.gpn;
+    else hm.nvlink_Bps = 0;  /* none found: hybrid's own numbers (strategy.h) */
+  }
+  if ((o.compare || o.auto_strategy || o.strategy == STRAT_HYBRID) && (P.m || hm.nvlink_Bps > 0)) {
+    const sc_machine *lm = P.m ? P.m : &hm;
     sc_links lk = {o.gpn, lm->nics_per_node, lm->nvlink_Bps, lm->nvlink_lat_s, lm->nic_Bps, lm->nic_lat_s,
                    lm->core_lat_s, lm->ideal, (double)row_bytes};
     if (strategy_route_links(&B, &lk, &err) != SHIRO_OK) goto fail;
@@ -648,9 +652,6 @@ int main(int argc, char **argv) {
 fail:
   cli_progress_enable(0);
   fprintf(stderr, "%s: %s\n", prog, err.message);
-  goto done;
-fail_quiet:  /* the message is printed */
-  rc = 2;
 done:
   cost_free(&cm);
   blocks_free(&B);

@@ -276,6 +276,17 @@ static int unions(hmodel *h) {
   return 1;
 }
 
+int route_all_direct(const sc_blocks *B, int32_t gpn) {
+  const sc_route *rt = B->route;
+  int32_t G = gpn < B->parts ? gpn : B->parts;
+  if (!rt || !rt->direct || G < 1 || rt->gpn != G) return 0;
+  for (int64_t b = 0; b < B->n; b++) {
+    int32_t N = B->b[b].p / G, H = B->b[b].q / G;
+    if (N != H && !rt->direct[(int64_t)N * rt->nodes + H]) return 0;
+  }
+  return 1;
+}
+
 void route_drop_tables(sc_route *r) {
   free(r->direct);
   free(r->rep);

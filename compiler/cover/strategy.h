@@ -110,6 +110,10 @@ shiro_status strategy_route_links(sc_blocks *B, const sc_links *links, shiro_err
  * blocks match it. Deterministic, independent of the thread count. */
 shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err);
 
+/* 1 if B->route (hybrid's) sends every block between nodes of gpn ranks direct: hybrid's
+ * plan is then joint's, built flat (plan_build_each). 0 without a routing. */
+int route_all_direct(const sc_blocks *B, int32_t gpn);
+
 /* Frees B->route's tables (the links stay). */
 void route_drop_tables(sc_route *r);
 
