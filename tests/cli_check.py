@@ -120,6 +120,10 @@ def main():
                      "--compare"])
             expect(p.returncode == 1 and "R = 100000 needs 80 GB" in p.stderr and "two-tier" in p.stderr,
                    "--compare counts the two-tier tables (80 GB)", p)
+            p = run([exe["shiro-plan"], matrix, "--ranks", "100000", "--gpus-per-node", "2", "--strategy", "hybrid",
+                     "-o", big])
+            expect(p.returncode == 1 and "R = 100000 needs 373 GB" in p.stderr and not os.path.exists(big),
+                   "--strategy hybrid counts hybrid's routing tables too (373 GB), said up front", p)
         else:
             print(f"skip --ranks 100000: this machine has {mem / 1e9:.0f} GB, the tables would fit")
 

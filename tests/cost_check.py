@@ -6,7 +6,7 @@ usage: cost_check.py BUILD_DIR
     predicted_time_s (> 0) and its stages; the human summary prints them;
     dgx-h100 and a JSON machine file work; a faster NIC predicts less
   * --strategy auto (the default when 1 < G < R) is never predicted slower
-    than any strategy it chose from (col, joint, hier, group, cola): a
+    than any strategy it chose from (col, joint, hier, group, cola, hybrid): a
     property over matrices, R, G and machines; the JSON and the plan file
     (its root attribute strategy, read back by shiro-plan-dump) name the
     strategy chosen
@@ -25,7 +25,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
 MACHINES = os.path.join(ROOT, "tools", "sim", "machines")
-CANDIDATES = ["col", "joint", "hier", "group", "cola"]
+CANDIDATES = ["col", "joint", "hier", "group", "cola", "hybrid"]
 failures = []
 
 

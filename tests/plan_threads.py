@@ -65,7 +65,7 @@ def main():
             print("this build has no METIS (shiro_config.h): metis partitions not compared")
         cases = 0
         for part in ["block", "nnz"] + (["metis"] if has_metis else []):
-            for strategy in ["block", "col", "row", "joint", "hier", "group", "cola"]:
+            for strategy in ["block", "col", "row", "joint", "hier", "group", "cola", "hybrid"]:
                 digests = set()
                 for threads in (1, 2, 3):
                     rc, err, digest = plan_digest(plan, matrix, out, ["--ranks", "12", "--gpus-per-node", "4",

@@ -30,7 +30,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIMULATE = os.path.join(ROOT, "tools", "simulate.sh")
 DATA = os.path.join(ROOT, "tests", "data")
-STRATEGIES = ["block", "col", "row", "joint", "hier", "group", "cola"]
+STRATEGIES = ["block", "col", "row", "joint", "hier", "group", "cola", "hybrid"]
 
 
 def run(cmd, **kw):
@@ -77,14 +77,34 @@ def replay(c, R):
                        "--iters", "2")
         if not j:
             continue
-        stages = 2 if s in ("hier", "group", "cola") else 1
-        ok = (j["check"] == "ok" and j["strategy"] == s and j["ranks"] == R and len(j["stages"]) == stages
+        stages = (2,) if s in ("hier", "group", "cola") else (1, 2) if s == "hybrid" else (1,)  # hybrid all direct: joint's
+        ok = (j["check"] == "ok" and j["strategy"] == s and j["ranks"] == R and len(j["stages"]) in stages
               and j["time_per_call_s"] > 0 and all(st["time_s"] > 0 for st in j["stages"] if st["messages"])
               and j["stages"][0]["messages"] > 0)
         print(f"{'ok  ' if ok else 'FAIL'} {s} R={R} N={n} {dtype}: {1e3 * j['time_per_call_s']:.4f} ms/call, "
               f"stages {[round(1e3 * st['time_s'], 4) for st in j['stages']]} ms, check {j['check']}")
         if not ok:
             c.fail(f"{s} R={R}: {json.dumps(j)[:1500]}")
+    if R == 8:  # hybrid with direct and relayed node pairs (a 2-GPU machine with a slow NIC: hybrid_check.py)
+        with open(os.path.join(ROOT, "tools", "sim", "machines", "tsubame4.json")) as f:
+            d = json.load(f)
+        d.update(name="slow-nic-2", gpus_per_node=2, nics_per_node=2)
+        d["nic"]["bandwidth_GBps"] = 2
+        mach, plan = os.path.join(c.tmp, "slow-nic-2.json"), os.path.join(c.tmp, "hybrid-mixed.h5")
+        with open(mach, "w") as f:
+            json.dump(d, f)
+        p = run([os.path.join(c.build, "tools", "shiro-plan"), matrix, "--ranks", "8", "--gpus-per-node", "2", "--strategy",
+                 "hybrid", "--machine", mach, "-o", plan, "--json", "--quiet"])
+        h = json.loads(p.stdout).get("hybrid", {}) if p.returncode == 0 else {}
+        if not (h.get("pairs_direct") and h.get("pairs_relayed")):
+            c.fail(f"hybrid on slow-nic-2 R=8 G=2: not mixed: {h} {p.stderr.strip()}")
+        else:
+            j = c.simulate(plan, "--n", "7", "--dtype", "double", "--machine", mach, "--check", matrix, "--iters", "2")
+            ok = bool(j) and j["check"] == "ok" and j["strategy"] == "hybrid"
+            print(f"{'ok  ' if ok else 'FAIL'} hybrid R=8 G=2 slow-nic-2 ({h['pairs_direct']} pairs direct, "
+                  f"{h['pairs_relayed']} relayed): check {j and j['check']}")
+            if not ok:
+                c.fail(f"hybrid mixed R=8: {json.dumps(j)[:1500]}")
     j = c.simulate(c.plan(matrix, R, "group"), "--n", "64", "--dtype", "float", "--machine", "dgx-h100", "--compute",
                    "model", "--check", matrix, "--iters", "1")
     if j:

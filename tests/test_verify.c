@@ -4,7 +4,9 @@
  * sizes disagree, two messages of one (stage, peer, direction, kind), a
  * damaged array (checksum); format 2.1's local matrices: a value named twice
  * by val_src, a program value unlike its local matrix's, a local matrix
- * unlike the matrix's row (values consistent in the plan itself). */
+ * unlike the matrix's row (values consistent in the plan itself); hybrid's
+ * two-tier builder on arbitrary routings (node pairs direct or relayed at
+ * random, relays anywhere in their node): every plan verifies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +14,13 @@
 #include "mm_read.h"
 #include "plan_build.h"
 #include "plan_verify.h"
+#include "sorted.h"
+#include "strategy.h"
 #include "test_util.h"
 
 static sc_csr *A;
+
+static shiro_status verify(sc_plan *plan, const char *what, shiro_error *err);
 
 static int build(sc_strategy s, int32_t R, int32_t G, sc_plan *plan) {
   shiro_error err;
@@ -25,6 +31,48 @@ static int build(sc_strategy s, int32_t R, int32_t G, sc_plan *plan) {
            plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "build: %s\n", err.message);
   for (int32_t r = 0; ok && r < R; r++) prog_rank_seal(&plan->ranks[r]);
+  blocks_free(&B); part_free(&Pr); part_free(&Pc);
+  return ok;
+}
+
+/* Hybrid's plan on a routing drawn from seed: each inter-node node pair direct or relayed, each
+ * relay any rank of its node (the blocks keep hybrid's selections: any block's is a cover, direct
+ * or relayed). Returns 1 if it was built and verifies; *mixed is set when both kinds of pair and
+ * a relay off the rail occurred. */
+static int random_routing(int32_t R, int32_t G, uint32_t seed, int *mixed) {
+  shiro_error err;
+  sc_partition Pr = {0}, Pc = {0};
+  sc_blocks B = {0};
+  sc_plan plan = {0};
+  int ok = part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK &&
+           blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
+           strategy_select(&B, STRAT_HYBRID, G, NULL, NULL, &err) == SHIRO_OK;
+  if (ok) {
+    sc_route *rt = B.route;
+    int32_t nodes = rt->nodes;
+    int kinds[2] = {0, 0}, off = 0;
+    uint32_t x = seed * 2654435761u + 1;
+    for (int64_t y = 0; y < (int64_t)nodes * nodes; y++) {
+      x = x * 1103515245u + 12345u;
+      rt->direct[y] = (uint8_t)((x >> 16) & 1);
+      if (y / nodes != y % nodes) kinds[rt->direct[y]]++;
+    }
+    for (int64_t y = 0; y < (int64_t)R * nodes; y++) {
+      int32_t N = (int32_t)(y % nodes), lo = N * G, n = (N + 1) * G <= R ? G : R - lo;
+      x = x * 1103515245u + 12345u;
+      rt->rep[y] = lo + (int32_t)((x >> 16) % (uint32_t)n);
+      x = x * 1103515245u + 12345u;
+      rt->agg[y] = lo + (int32_t)((x >> 16) % (uint32_t)n);
+      off |= rt->rep[y] != sc_rail(N, (int32_t)(y / nodes), G, R);
+    }
+    *mixed |= kinds[0] && kinds[1] && off;
+    ok = plan_build(A, &Pr, &Pc, &B, STRAT_HYBRID, G, &plan, &err) == SHIRO_OK;
+  }
+  if (!ok) fprintf(stderr, "random routing R=%d G=%d seed %u: %s\n", R, G, seed, err.message);
+  char what[64];
+  snprintf(what, sizeof what, "hybrid, random routing R=%d G=%d seed %u", R, G, seed);
+  if (ok) ok = verify(&plan, what, &err) == SHIRO_OK;
+  plan_free(&plan);
   blocks_free(&B); part_free(&Pr); part_free(&Pc);
   return ok;
 }
@@ -69,7 +117,7 @@ static int find_second_entry(sc_plan *plan, int32_t *rank, int64_t *entry) {
 int main(void) {
   shiro_error err;
   if (mm_read("data/ca-GrQc.mtx", &A, NULL, &err) != SHIRO_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
-  sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA};
+  sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA, STRAT_HYBRID};
   for (int s = 0; s < (int)(sizeof all / sizeof *all); s++) {
     sc_plan plan = {0};
     EXPECT(build(all[s], 6, 4, &plan), "build %s", strategy_name(all[s]));
@@ -167,6 +215,13 @@ int main(void) {
     plan_free(&plan);
   }
   EXPECT(doubles > 0, "the double-count case applied to none of joint, hier, group");
+  int mixed = 0;
+  const int32_t shapes[][2] = {{12, 2}, {12, 4}, {10, 3}, {16, 4}};
+  for (int k = 0; k < 4; k++)
+    for (uint32_t seed = 1; seed <= 3; seed++)
+      EXPECT(random_routing(shapes[k][0], shapes[k][1], seed, &mixed), "hybrid: random routing R=%d G=%d seed %u",
+             shapes[k][0], shapes[k][1], seed);
+  EXPECT(mixed, "no random routing had direct and relayed pairs and a relay off the rail");
   sc_csr_free(A);
   if (test_failures) fprintf(stderr, "%d failures\n", test_failures);
   return test_failures != 0;

@@ -162,7 +162,8 @@ static void perturb(const sc_plan *plan, const char *name, int *applied) {
 }
 
 int main(int argc, char **argv) {
-  const sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA};
+  const sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA,
+                             STRAT_HYBRID};
   const int32_t shapes[][2] = {{1, 1}, {3, 1}, {4, 2}, {5, 2}, {8, 4}};
   int applied[5] = {0};
   if (argc < 2) { fprintf(stderr, "usage: test_verify_transpose MATRIX.mtx...\n"); return 2; }

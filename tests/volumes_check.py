@@ -177,6 +177,10 @@ def main():
                 if gi != group_inter or not gi <= hi <= ji:
                     print(f"  inter-node rows: group {gi} (sum of node-pair matchings {group_inter}), hier {hi}, joint {ji}")
                     ok = False
+                yi = got["hybrid"]["inter_node_rows"]  # per node pair joint's covers or group's
+                if not gi <= yi <= ji:
+                    print(f"  inter-node rows: hybrid {yi} outside [group {gi}, joint {ji}]")
+                    ok = False
                 if not got["cola"]["inter_node_rows"] <= got["col"]["inter_node_rows"]:
                     print(f"  inter-node rows: cola {got['cola']['inter_node_rows']} > col {got['col']['inter_node_rows']}")
                     ok = False

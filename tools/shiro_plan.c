@@ -57,10 +57,12 @@ static void usage(FILE *f) {
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
           "                     A: B rows block over the columns)\n"
-          "  --strategy S       block | col | row | joint | hier | group | cola | auto (default: auto\n"
-          "                     when 1 < G < R, else joint: group and hier then move joint's rows)\n"
-          "                     auto: of col, joint, hier, group and cola, the plan predicted fastest\n"
-          "                     on --machine (the cost model, compiler/cost/README.md)\n"
+          "  --strategy S       block | col | row | joint | hier | group | cola | hybrid | auto (default:\n"
+          "                     auto when 1 < G < R, else joint: group and hier then move joint's rows)\n"
+          "                     hybrid: per node pair joint's direct covers or group's relayed one,\n"
+          "                     and the relays, as the cost model of --machine (default tsubame4) prefers\n"
+          "                     auto: of col, joint, hier, group, cola and hybrid, the plan predicted\n"
+          "                     fastest on --machine (the cost model, compiler/cost/README.md)\n"
           "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
           "                     tools/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
@@ -324,12 +326,46 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   return st;
 }
 
+/* What hybrid's last selection decided (its node pairs and relays), for the summary and --json. */
+static sc_route hybrid_seen;
+static int hybrid_have;
+
+/* strategy_select, and hybrid's decision noted in hybrid_seen. */
+static shiro_status select_noted(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress, void *arg,
+                                 shiro_error *err) {
+  shiro_status st = strategy_select(B, s, gpn, progress, arg, err);
+  if (st == SHIRO_OK && s == STRAT_HYBRID && B->route) {
+    hybrid_seen = *B->route;
+    hybrid_seen.direct = NULL;
+    hybrid_seen.rep = hybrid_seen.agg = NULL;
+    hybrid_have = 1;
+  }
+  return st;
+}
+
+/* Hybrid's price of a routing: the plan built and priced on the machine (cost_plan). */
+typedef struct hybrid_price {
+  const sc_csr *A;
+  const sc_partition *Prow, *Pcol;
+  int32_t gpn;
+  const sc_machine *m;
+  size_t row_bytes;
+} hybrid_price;
+
+static shiro_status price_hybrid(void *arg, const sc_blocks *B, double *time_s, shiro_error *err) {
+  const hybrid_price *hp = arg;
+  cost_pred pred;
+  shiro_status st = cost_plan(hp->A, hp->Prow, hp->Pcol, B, STRAT_HYBRID, hp->gpn, hp->m, hp->row_bytes, NULL, &pred, err);
+  if (st == SHIRO_OK) *time_s = pred.time_s;
+  return st;
+}
+
 /* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan)
  * and, on machine m (NULL: none), its predicted time in *pred (the plan built to be priced). */
 static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
                              sc_strategy s, int32_t gpn, sc_volumes *v, const sc_machine *m, size_t row_bytes,
                              cost_pred *pred, shiro_error *err) {
-  shiro_status st = strategy_select(B, s, gpn, NULL, NULL, err);
+  shiro_status st = select_noted(B, s, gpn, NULL, NULL, err);
   if (st != SHIRO_OK || !strategy_is_two_tier(s)) {
     if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
     if (st == SHIRO_OK && m) st = cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, NULL, pred, err);
@@ -342,8 +378,10 @@ static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc
 
 /* The strategies auto chooses from. */
 static int auto_candidate(int s) {
-  return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA;
+  return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA ||
+         s == STRAT_HYBRID;
 }
+
 
 /* The machine predictions are for: --machine, or for auto without it tsubame4's links with
  * the plan's G GPUs (and NICs) per node. Returns 0 (message printed) if it cannot be used. */
@@ -469,6 +507,11 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
               (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
+    if (hybrid_have)
+      fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed, %lld relays off the rail; estimated %.4f ms "
+              "(all direct %.4f, all relayed %.4f); candidate %d of 4\n", (long long)hybrid_seen.pairs_direct,
+              (long long)hybrid_seen.pairs_relayed, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
+              hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.candidate);
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f\n", o->partition, balance);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
@@ -490,6 +533,12 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : "given");
     if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
+    if (hybrid_have)
+      printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"relays_moved\": %lld, "
+             "\"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, \"candidate\": %d}",
+             (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
+             (long long)hybrid_seen.relays_moved, hybrid_seen.est_s, hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s,
+             hybrid_seen.candidate);
     printf("}\n");
   }
 }
@@ -522,6 +571,9 @@ int main(int argc, char **argv) {
   int64_t *oldof = NULL;  /* metis: the planned matrix is permuted; oldof[new] = original row */
   sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
+  sc_machine hm;            /* hybrid's machine when nothing else is predicted */
+  memset(&hm, 0, sizeof hm);
+  hybrid_price hprice;
   if ((o.machine || o.auto_strategy) && !load_machine(&o, &mach)) return 2;
   if (o.machine || o.auto_strategy) P.m = &mach;
   if (!pair_tables_fit(&o, write_plan)) return 1;
@@ -547,6 +599,20 @@ int main(int argc, char **argv) {
   cli_progress("blocks", 0, 1);
   if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
   cli_progress("blocks", 1, 1);
+  if ((o.compare || o.strategy == STRAT_HYBRID) && !P.m) {  /* hybrid decides on a machine's links: auto's default */
+    shiro_error me;
+    if (machine_load("tsubame4", &hm, &me) == SHIRO_OK) hm.gpus_per_node = hm.nics_per_node = o.gpn;
+    else hm.nvlink_Bps = 0;  /* none found: hybrid's own numbers (strategy.h) */
+  }
+  if ((o.compare || o.auto_strategy || o.strategy == STRAT_HYBRID) && (P.m || hm.nvlink_Bps > 0)) {
+    const sc_machine *lm = P.m ? P.m : &hm;
+    sc_links lk = {o.gpn, lm->nics_per_node, lm->nvlink_Bps, lm->nvlink_lat_s, lm->nic_Bps, lm->nic_lat_s,
+                   lm->core_lat_s, lm->ideal, (double)row_bytes};
+    if (strategy_route_links(&B, &lk, &err) != SHIRO_OK) goto fail;
+    hprice = (hybrid_price){A, &Prow, &Pcol, o.gpn, lm, row_bytes};
+    B.route->price = price_hybrid;  /* its candidates priced as the plan will be */
+    B.route->price_arg = &hprice;
+  }
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
    * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
   for (int s = 0; s < STRAT_COUNT; s++) {
@@ -563,7 +629,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < STRAT_COUNT; s++)
       if (auto_candidate(s) && P.pred[s].time_s < P.pred[o.strategy].time_s) o.strategy = (sc_strategy)s;
   }
-  if (strategy_select(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
+  if (select_noted(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
     plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof, .A = A,

@@ -3,7 +3,7 @@
 (tools/simulate.sh), as a markdown table, and a strong-scaling picture.
 
 usage: tools/sim_table.py [MATRIX...] [--ranks 32] [--gpn 4] [--n 64] [--dtype float]
-                          [--machine tsubame4] [--strategies col,joint,hier,group,cola]
+                          [--machine tsubame4] [--strategies col,joint,hier,group,cola,hybrid]
                           [--compute none|model] [--build build] [--jobs 2] [--cache FILE]
        tools/sim_table.py --scaling MATRIX --scaling-ranks 8,16,32,64,128 --svg OUT.svg [...]
 Default matrices: every *.mtx / *.mtx.gz in ../shared/data/matrices.
@@ -35,7 +35,7 @@ import threading
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIMULATE = os.path.join(ROOT, "tools", "simulate.sh")
 COLORS = {"block": "#7f7f7f", "col": "#d62728", "row": "#8c564b", "joint": "#1f77b4", "hier": "#ff7f0e",
-          "group": "#2ca02c", "cola": "#9467bd"}
+          "group": "#2ca02c", "cola": "#9467bd", "hybrid": "#17becf"}
 
 
 def name_of(path):
@@ -271,7 +271,7 @@ def main():
     ap.add_argument("--dtype", default="float", choices=["float", "double"])
     ap.add_argument("--machine", default="tsubame4")
     ap.add_argument("--network", choices=["smpi", "ideal"])
-    ap.add_argument("--strategies", default="col,joint,hier,group,cola")
+    ap.add_argument("--strategies", default="col,joint,hier,group,cola,hybrid")
     ap.add_argument("--compute", default="none", choices=["none", "model"])
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--build", default="build", help="the meson build with shiro-plan (default build)")

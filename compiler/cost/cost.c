@@ -120,6 +120,12 @@ static void flow_alone(const cost_model *cm, const cost_flow *f, double *lat, do
  * messages by up to 45%, 1 overestimates medium ones by up to 23%). */
 #define COST_SHARE_FACTOR 0.8
 
+void cost_message_factors(int ideal, double bytes, double *paid, double *lat) {
+  sc_machine m = {.ideal = ideal};
+  double bwf;
+  factors(&m, bytes, &bwf, lat);
+  *paid = 1 - COST_SHARE_FACTOR * (1 - bwf);
+}
 
 /* A flow of a link, sorted by when it starts. */
 typedef struct link_flow {

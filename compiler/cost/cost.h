@@ -74,6 +74,12 @@ shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err
 /* Frees the accumulators; the model is then as after a failed cost_init. NULL is a no-op. */
 void cost_free(cost_model *cm);
 
+/* The model's factors for a message of `bytes` sharing a link: *paid, the
+ * share of the link's bandwidth its bytes get (1 − α (1 − f_bw)), and *lat,
+ * its route latency's factor (f_lat); 1, 1 on an ideal network. For
+ * estimates made without built programs (hybrid's routing). */
+void cost_message_factors(int ideal, double bytes, double *paid, double *lat);
+
 /* "nvlink-send", "nvlink-recv", "nic-send", "nic-recv". */
 const char *cost_link_name(cost_link l);
 

@@ -16,6 +16,7 @@
 #include "blocks.h"
 #include "error.h"
 #include "sorted.h"
+#include "strategy.h"
 
 /* A row's consecutive nonzeros owned by one source rank. */
 typedef struct brun { int32_t q, n; } brun;
@@ -295,5 +296,7 @@ void blocks_free(sc_blocks *B) {
   free(B->b);
   free(B->first_p);
   blocks_drop_cert(B);
+  if (B->route) route_drop_tables(B->route);
+  free(B->route);
   memset(B, 0, sizeof *B);
 }

@@ -42,6 +42,7 @@ typedef struct sc_blocks {
                         then increasing; NULL when it has none */
   int64_t *cert_at;  /* [nodes² × (gpn + 1)]: pair y's pairs of rank N * gpn + x are
                         cert[y][cert_at[y * (gpn + 1) + x] .. cert_at[y * (gpn + 1) + x + 1]) */
+  struct sc_route *route; /* hybrid's links and routing (strategy.h), NULL until set */
   void **arena;      /* [2R] two allocations per destination rank p holding its blocks' arrays:
                         arena[2p] rows, Gp, Gj, rsel; arena[2p+1] cols, csel */
 } sc_blocks;

@@ -6,9 +6,10 @@
 #include "error.h"
 #include "strategy.h"
 
-static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group", "cola"};
+static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group", "cola", "hybrid"};
 
-int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA; }
+int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA || s == STRAT_HYBRID;
+}
 
 const char *strategy_name(sc_strategy s) {
   return (s >= 0 && s < STRAT_COUNT) ? names[s] : "?";
@@ -18,7 +19,7 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) 
   for (int i = 0; i < STRAT_COUNT; i++)
     if (name && strcmp(name, names[i]) == 0) { *s = (sc_strategy)i; return SHIRO_OK; }
   return shiro_fail(err, SHIRO_ERR_ARG,
-                    "unknown strategy '%s' (expected one of block, col, row, joint, hier, group, cola)",
+                    "unknown strategy '%s' (expected one of block, col, row, joint, hier, group, cola, hybrid)",
                     name ? name : "(null)");
 }
 
@@ -84,7 +85,13 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
 
 shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
                              void *arg, shiro_error *err) {
-  blocks_drop_cert(B);  /* node-level certificates belong to group only */
+  blocks_drop_cert(B);  /* node-level certificates belong to group and hybrid only */
+  if (B->route) route_drop_tables(B->route);  /* hybrid's routing, made anew by hybrid */
+  if (s == STRAT_HYBRID) {
+    /* joint's covers everywhere; hybrid then runs group's and keeps one of the two per node pair */
+    shiro_status st = select_joint(B, 0, progress, arg, err);
+    return st != SHIRO_OK ? st : strategy_select_hybrid(B, gpn, err);
+  }
   if (s == STRAT_JOINT || s == STRAT_HIER) return select_joint(B, 0, progress, arg, err);
   if (s == STRAT_GROUP) {
     /* pairs inside a node keep these; group overwrites every other block's selection */

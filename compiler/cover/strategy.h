@@ -16,15 +16,17 @@ typedef enum sc_strategy {
   STRAT_HIER = 4,   /* joint covers, routed in two tiers (paper §6) */
   STRAT_GROUP = 5,  /* one weighted cover per node pair A(N,H), routed in two tiers */
   STRAT_COLA = 6,   /* col's B rows, routed in two tiers: once per (source rank, destination node) (CoLa) */
-  STRAT_COUNT = 7
+  STRAT_HYBRID = 7, /* per node pair joint's direct covers or group's relayed one, whichever the cost model prefers */
+  STRAT_COUNT = 8
 } sc_strategy;
 
 /* 1 for the strategies routed through nodes in two stages (hier, group,
- * cola), 0 for the flat ones (block, col, row, joint). */
+ * cola, hybrid), 0 for the flat ones (block, col, row, joint). */
 int strategy_is_two_tier(sc_strategy s);
 
-/* Name of strategy s: "block", "col", "row", "joint", "hier", "group" or
- * "cola" (the --strategy values and the plan's meta); "?" outside the enum. */
+/* Name of strategy s: "block", "col", "row", "joint", "hier", "group",
+ * "cola" or "hybrid" (the --strategy values and the plan's meta); "?"
+ * outside the enum. */
 const char *strategy_name(sc_strategy s);
 
 /* Parses a strategy name; SHIRO_ERR_ARG with a message listing the choices otherwise. */
@@ -46,7 +48,10 @@ typedef void (*sc_progress_fn)(int64_t done, int64_t total, void *arg);
  *          between nodes one lexicographic cover per ordered node pair
  *          (strategy_select_group), whose matchings are the certificate;
  *   cola   every column, as col (the plan routes them in two tiers: no
- *          partial C rows, B rows deduplicated per destination node).
+ *          partial C rows, B rows deduplicated per destination node);
+ *   hybrid per ordered node pair either joint's covers (sent direct) or
+ *          group's node-pair cover (relayed), and the relays, as
+ *          strategy_select_hybrid decides (B->route).
  * Problems run in parallel over OpenMP threads; the result does not depend
  * on the number of threads. gpn = ranks per node. A nonzero whose row and
  * column are both selected is computed on the column side. progress may be
@@ -61,6 +66,57 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
  * index that failed, and what failed in it, whatever the thread count. */
 shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
 
+/* The links hybrid decides by (a machine's, as compiler/cost/ reads it, and
+ * the bytes of one row): bandwidths in bytes/s, latencies in seconds. */
+typedef struct sc_links {
+  int32_t gpus_per_node, nics_per_node;  /* GPU i of a node uses NIC i mod nics_per_node */
+  double nvlink_Bps, nvlink_lat_s, nic_Bps, nic_lat_s, core_lat_s;
+  int ideal;                             /* 1: no SMPI message-size factors */
+  double row_bytes;
+} sc_links;
+
+/* Hybrid's routing (B->route): per ordered node pair (N rows <- H columns)
+ * at N * nodes + H whether its blocks go direct, and for relayed pairs the
+ * relays. links is set by strategy_route_links (else tsubame4's numbers). */
+typedef struct sc_route {
+  int have_links;
+  sc_links links;
+  /* Optional: the predicted time of the plan the blocks and this routing make (the caller builds
+   * and prices it, compiler/cost/'s cost_plan); hybrid then keeps, of its candidates (every pair
+   * direct, every pair relayed, the greedy decision from each), the one it prices lowest. NULL:
+   * the lowest estimate. */
+  shiro_status (*price)(void *arg, const struct sc_blocks *B, double *time_s, shiro_error *err);
+  void *price_arg;
+  int32_t nodes, gpn;
+  uint8_t *direct;   /* [nodes²] 1: direct (joint's covers, stage 0), 0: relayed (group's cover) */
+  int32_t *rep;      /* [R * nodes] rep[q * nodes + N]: the rank of N that receives U(q, N) */
+  int32_t *agg;      /* [R * nodes] agg[p * nodes + H]: the rank of H that sums V(p, H) */
+  int64_t pairs_direct, pairs_relayed;   /* inter-node node pairs with blocks, by how they go */
+  int64_t relays_moved;                  /* reps and aggs not the rail-aligned rank */
+  double est_s, est_direct_s, est_relayed_s;  /* the decision's estimate: chosen, all direct, all relayed */
+  double price_s;                        /* the chosen one's price (0 without price) */
+  int candidate;                         /* which: 0 all direct, 1 all relayed, 2 / 3 greedy from 0 / 1 */
+} sc_route;
+
+/* Sets the machine hybrid decides for (copied into B->route, kept across
+ * strategy_select calls). SHIRO_ERR_NOMEM. */
+shiro_status strategy_route_links(sc_blocks *B, const sc_links *links, shiro_error *err);
+
+/* Hybrid's decision (hybrid.c), on blocks that hold joint's selection on
+ * every block: runs group's node-pair covers, then per inter-node node pair
+ * keeps joint's covers (direct) or group's (relayed), and picks the relays,
+ * greedily lowering a per-stage link-bottleneck estimate (hybrid.c says
+ * how). The result is in B->route; the selections and certificates in the
+ * blocks match it. Deterministic, independent of the thread count. */
+shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err);
+
+/* 1 if B->route (hybrid's) sends every block between nodes of gpn ranks direct: hybrid's
+ * plan is then joint's, built flat (plan_build_each). 0 without a routing. */
+int route_all_direct(const sc_blocks *B, int32_t gpn);
+
+/* Frees B->route's tables (the links stay). */
+void route_drop_tables(sc_route *r);
+
 /* Rows moved per call (DESIGN.md counting), total and split by tier. */
 typedef struct sc_volumes {
   int64_t total_rows;       /* rows crossing between two distinct ranks, once per hop */
@@ -70,7 +126,7 @@ typedef struct sc_volumes {
 
 /* Volumes of flat strategy s (block, col, row, joint) from the blocks'
  * selections (block: from the partition alone). gpn = ranks per node. The
- * two-tier strategies (hier, group, cola) forward and aggregate, so their hops are
+ * two-tier strategies (hier, group, cola, hybrid) forward and aggregate, so their hops are
  * counted from the built programs instead (plan_rank_volumes). */
 void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy s, int32_t gpn,
                       sc_volumes *v);

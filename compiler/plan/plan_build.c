@@ -116,8 +116,9 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
   plan_deliver dv;
   shiro_status st = plan_deliver_init(&dv, A, Prow, B, s, gpn, sink, arg, err);
   if (st != SHIRO_OK) return st;
-  st = strategy_is_two_tier(s) ? plan_build_two_tier(A, Prow, Pcol, B, gpn, &dv, err)
-                               : plan_build_flat(A, Prow, Pcol, B, s, gpn, &dv, err);
+  /* hybrid with every node pair direct is joint's plan: the flat builder's, one stage */
+  int flat = !strategy_is_two_tier(s) || (s == STRAT_HYBRID && route_all_direct(B, gpn));
+  st = flat ? plan_build_flat(A, Prow, Pcol, B, s, gpn, &dv, err) : plan_build_two_tier(A, Prow, Pcol, B, gpn, &dv, err);
   shiro_status delivered = plan_deliver_done(&dv);
   return st != SHIRO_OK ? st : delivered;
 }

@@ -62,8 +62,9 @@ void plan_rank_volumes(const prog_rank *pr, sc_volumes *v);
  * per node, before they look at a nonzero: what R alone costs. The
  * builders' tables are sparse over the non-empty rank pairs, so this is
  * per rank (flat: 64 bytes; two-tier: 128) plus, two-tier, group's
- * node-pair certificate index (8 (G + 2) bytes per node pair, nodes²).
- * Lets a caller refuse a rank count up front. */
+ * node-pair certificate index (8 (G + 2) bytes per node pair, nodes²);
+ * hybrid adds its routing and decision tables (hybrid.c: about 5 nodes² +
+ * 56 R·nodes + 16 R·G + 400 R bytes). Lets a caller refuse a rank count up front. */
 uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s);
 
 /* Fills err with "plan: R = R needs N GB for its per-rank and node-pair

@@ -9,7 +9,10 @@
  *     agg = rail(H, p), which sums them per output row (its own partials are
  *     computed straight into the sums) and sends V(p, H), one row per output
  *     row, to p.
- * Pairs inside a node exchange directly, as in the flat plan.
+ * Pairs inside a node exchange directly, as in the flat plan. With hybrid's
+ * routing (B->route, strategy.h) the blocks of a node pair it marks direct
+ * exchange directly too (stage 0, as inside a node), and rep and agg are
+ * its tables' ranks instead of the rail-aligned ones.
  *
  *   GATHER_B, PARTIAL_C        B rows and partials for stage 0 (and agg's own sums)
  *   START 0                    inter-node B, intra-node partials, direct pairs
@@ -32,6 +35,7 @@
 #include "prog_builder.h"
 #include "prog_emit.h"
 #include "sorted.h"
+#include "strategy.h"
 
 enum { K = PROG_MSG_KINDS };
 
@@ -83,6 +87,8 @@ typedef struct tier {
   int64_t *s_rows, *r_rows;  /* [R] */
   sc_owner_index own;        /* owners of B rows (Pcol) */
   int64_t *nent;             /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
+  const uint8_t *direct;     /* hybrid: [nodes²] node pair (N rows <- H columns) direct; NULL: none is */
+  const int32_t *rep, *agg;  /* hybrid: [R*nodes] the relays (strategy.h's sc_route); NULL: rail-aligned */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -187,6 +193,24 @@ static int32_t node_of(const tier *t, int32_t r) { return r / t->G; }
 
 static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(node, r, t->G, t->R); }
 
+/* 1 if node pair (N rows <- H columns) is relayed: different nodes, not marked direct. */
+static int relayed(const tier *t, int32_t N, int32_t H) {
+  return N != H && !(t->direct && t->direct[(int64_t)N * t->nodes + H]);
+}
+
+/* 1 if block (p, q) goes through relays (else p and q exchange directly, in stage 0). */
+static int routed(const tier *t, int32_t p, int32_t q) { return relayed(t, node_of(t, p), node_of(t, q)); }
+
+/* The rank of node N that receives U(q, N) and forwards it. */
+static int32_t rep_of(const tier *t, int32_t N, int32_t q) {
+  return t->rep ? t->rep[(int64_t)q * t->nodes + N] : rail(t, N, q);
+}
+
+/* The rank of node H that sums V(p, H) and sends it to p. */
+static int32_t agg_of(const tier *t, int32_t H, int32_t p) {
+  return t->agg ? t->agg[(int64_t)p * t->nodes + H] : rail(t, H, p);
+}
+
 /* How many of sel[0..n) are selected (1). */
 static int64_t count_selected(const uint8_t *sel, int32_t n) {
   int64_t m = 0;
@@ -218,9 +242,10 @@ static int32_t list_selected(const uint8_t *sel, int32_t n, int32_t *idx) {
   return m;
 }
 
-/* Lists rank r's unions with the other nodes its blocks reach: blocks
- * [lo, hi) of a list ordered by the peer (so by its node), node(peer(x)) by
- * at(x). Appends to u (when not NULL) and returns how many. */
+/* Lists rank r's unions with the other nodes its blocks reach through relays
+ * (relayed: a pair hybrid sends direct has none): blocks [lo, hi) of a list
+ * ordered by the peer (so by its node). Appends to u (when not NULL) and
+ * returns how many. */
 static int64_t list_unions(const tier *t, int32_t r, int64_t lo, int64_t hi, const int64_t *via, int peer_is_p,
                            tunion *u) {
   int64_t n = 0;
@@ -233,7 +258,7 @@ static int64_t list_unions(const tier *t, int32_t r, int64_t lo, int64_t hi, con
       if (node_of(t, peer_is_p ? k2->p : k2->q) != N) break;
       y++;
     }
-    if (N != node_of(t, r)) {
+    if (peer_is_p ? relayed(t, N, node_of(t, r)) : relayed(t, node_of(t, r), N)) {  /* U(r, N) / V(r, N) */
       if (u) u[n] = (tunion){.node = N, .rank = r, .lo = x, .hi = y};
       n++;
     }
@@ -338,7 +363,7 @@ static void for_each_forward(const tier *t, int32_t rep, int32_t p, int (*fn)(vo
   for (int64_t b = t->B->first_p[p]; b < t->B->first_p[p + 1]; b++) {  /* sources q increasing */
     const sc_block *k = &t->B->b[b];
     int32_t q = k->q;
-    if (node_of(t, q) == me || rail(t, me, q) != rep) continue;
+    if (!routed(t, p, q) || rep_of(t, me, q) != rep) continue;
     int64_t src = msg_off_r(t, PROG_MSG_INTER_B, q, rep), y = 0;
     const int64_t *U = union_of(t->U, t->ufirst, q, me)->ids;  /* block (p, q) is one of U(q, me)'s */
     for (int32_t j = 0, pos = 0; j < k->nc; j++)
@@ -410,19 +435,19 @@ static shiro_status layout(tier *t) {
   for (int64_t b = 0; b < B->n; b++) {  /* blocks in (p, q) order: sections ordered by p (AGG_PART) and q (FWD_B) */
     const sc_block *k = &B->b[b];
     int32_t p = k->p, q = k->q;
-    if (node_of(t, p) == node_of(t, q)) {
+    if (!routed(t, p, q)) {
       msg_add(t, PROG_MSG_DIRECT, q, p)->cnt = t->ncsel[b] + t->nrsel[b];
       continue;
     }
-    int32_t agg = rail(t, node_of(t, q), p), rep = rail(t, node_of(t, p), q);
+    int32_t agg = agg_of(t, node_of(t, q), p), rep = rep_of(t, node_of(t, p), q);
     if (agg != q) { tmsg *m = msg_add(t, PROG_MSG_AGG_PART, q, agg); t->secA[b] = m->cnt; m->cnt += t->nrsel[b]; }
     if (rep != p) { tmsg *m = msg_add(t, PROG_MSG_FWD_B, rep, p); t->secF[b] = m->cnt; m->cnt += t->ncsel[b]; }
   }
   for (int32_t r = 0; r < t->R; r++) {
     for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++)  /* r sends U(r, N) */
-      msg_add(t, PROG_MSG_INTER_B, r, rail(t, t->U[e].node, r))->cnt = t->U[e].n;
+      msg_add(t, PROG_MSG_INTER_B, r, rep_of(t, t->U[e].node, r))->cnt = t->U[e].n;
     for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1]; e++)  /* r receives V(r, N) */
-      msg_add(t, PROG_MSG_AGG_C, rail(t, t->V[e].node, r), r)->cnt = t->V[e].n;
+      msg_add(t, PROG_MSG_AGG_C, agg_of(t, t->V[e].node, r), r)->cnt = t->V[e].n;
   }
   shiro_status st = order_messages(t, 1, t->sfirst, t->sidx);
   if (st == SHIRO_OK) st = order_messages(t, 0, t->rfirst, t->ridx);
@@ -451,11 +476,11 @@ static shiro_status layout(tier *t) {
 }
 
 /* The next of node me's unions V(p, me) from position *x on whose aggregator
- * rail(me, p) is r, NULL when none is left; *x moves past it. */
+ * agg_of(me, p) is r, NULL when none is left; *x moves past it. */
 static const tunion *next_aggregated(const tier *t, int32_t me, int32_t r, int64_t *x) {
   for (; *x < t->vnfirst[me + 1]; (*x)++) {
     const tunion *v = &t->V[t->vnidx[*x]];
-    if (rail(t, me, v->rank) == r) { (*x)++; return v; }
+    if (agg_of(t, me, v->rank) == r) { (*x)++; return v; }
   }
   return NULL;
 }
@@ -466,9 +491,10 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   int64_t b_first = t->Pcol->first[r];
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
-  for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
-    int64_t b = p == r ? -1 : blk_of(t, p, r);
-    if (b < 0) continue;
+  for (int64_t x = t->qfirst[r]; x < t->qfirst[r + 1]; x++) {  /* r's blocks, p increasing: the direct ones */
+    int64_t b = t->qblk[x];
+    int32_t p = B->b[b].p;
+    if (p == r || routed(t, p, r)) continue;
     int64_t base = msg_off_s(t, PROG_MSG_DIRECT, r, p);
     for (int32_t y = 0, n = list_selected(B->b[b].csel, B->b[b].nc, idx); y < n; y++) {
       pb_row(pb, (int32_t)(base + y));
@@ -477,7 +503,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   }
   for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++) {  /* nodes N != me, increasing */
     const tunion *u = &t->U[e];
-    int64_t base = msg_off_s(t, PROG_MSG_INTER_B, r, rail(t, u->node, r));
+    int64_t base = msg_off_s(t, PROG_MSG_INTER_B, r, rep_of(t, u->node, r));
     for (int64_t y = 0; y < u->n; y++) { pb_row(pb, (int32_t)(base + y)); pb_entry(pb, (int32_t)(u->ids[y] - b_first), 1.0); }
   }
   pb_mul_end(pb);
@@ -493,8 +519,8 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
     int64_t b = pb_ == p ? t->qblk[xq++] : -1;
     const tunion *v = pv == p ? vnext : NULL;
     if (v) vnext = next_aggregated(t, me, r, &xv);
-    int inter = node_of(t, p) != me;
-    int32_t agg = rail(t, me, p);
+    int inter = routed(t, p, r);
+    int32_t agg = inter ? agg_of(t, me, p) : -1;
     if (inter && agg == r) {  /* r sums V(p, me): every slot, own partial or zero */
       int64_t base = msg_off_s(t, PROG_MSG_AGG_C, r, p), nv = v ? v->n : 0;
       const sc_block *k = b >= 0 ? &B->b[b] : NULL;
@@ -541,7 +567,7 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
   pb_mul_end(pb);
   coll_begin(c, t->s_rows[r]);
   int64_t xv = t->vnfirst[me];
-  for (const tunion *v; (v = next_aggregated(t, me, r, &xv));) {  /* p increasing, rail(me, p) = r */
+  for (const tunion *v; (v = next_aggregated(t, me, r, &xv));) {  /* p increasing, agg_of(me, p) = r */
     int32_t p = v->rank;
     int64_t dst = msg_off_s(t, PROG_MSG_AGG_C, r, p);
     for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
@@ -581,8 +607,8 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M, rank_s
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1]; b++) {
     const sc_block *k = &B->b[b];
     int32_t q = k->q, *col = M->pool + total;
-    int inter = node_of(t, q) != me;
-    int32_t rep = inter ? rail(t, me, q) : r;
+    int inter = routed(t, r, q);
+    int32_t rep = inter ? rep_of(t, me, q) : r;
     const tunion *U = inter && rep == r ? union_of(t->U, t->ufirst, q, me) : NULL;  /* block (r, q) is one of its */
     int64_t y = 0;
     total += k->nc;
@@ -699,7 +725,6 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map 
   const sc_blocks *B = t->B;
   collector *cc = &ls->c;
   int64_t c_first = t->Prow->first[r], c_rows = t->Prow->first[r + 1] - c_first;
-  int32_t me = node_of(t, r);
   if (stage == 0 && (M->any[0] || M->any[1])) {
     shiro_status st = emit_remote_b(t, r, M, pb, ls);
     if (st != SHIRO_OK) return st;
@@ -709,14 +734,14 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map 
   for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
-    if (node_of(t, q) != me) continue;
+    if (routed(t, r, q)) continue;
     int64_t src = msg_off_r(t, PROG_MSG_DIRECT, q, r) + t->ncsel[b];
     for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
       if (k->rsel[i]) coll_add(cc, k->rows[i] - c_first, (int32_t)src++);
   }
   for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && stage == 1; e++) {  /* aggregated rows, node order */
     const tunion *v = &t->V[e];
-    int64_t src = msg_off_r(t, PROG_MSG_AGG_C, rail(t, v->node, r), r);
+    int64_t src = msg_off_r(t, PROG_MSG_AGG_C, agg_of(t, v->node, r), r);
     for (int64_t y = 0; y < v->n; y++) coll_add(cc, v->ids[y] - c_first, (int32_t)(src + y));
   }
   shiro_status st = SHIRO_OK;
@@ -802,6 +827,12 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
   tier *t = &tt;
   shiro_status st = SHIRO_OK;
+  const sc_route *rt = B->route;
+  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) {  /* hybrid's routing */
+    t->direct = rt->direct;
+    t->rep = rt->rep;
+    t->agg = rt->agg;
+  }
   size_t nb = (size_t)(B->n ? B->n : 1), r1 = (size_t)R + 1;
   t->qfirst = calloc(r1, sizeof *t->qfirst); t->qblk = malloc(nb * sizeof *t->qblk);
   t->ufirst = calloc(r1, sizeof *t->ufirst); t->vfirst = calloc(r1, sizeof *t->vfirst);
