@@ -52,18 +52,19 @@ static int random_routing(int32_t R, int32_t G, uint32_t seed, int *mixed) {
     int32_t nodes = rt->nodes;
     int kinds[2] = {0, 0}, off = 0;
     uint32_t x = seed * 2654435761u + 1;
-    for (int64_t y = 0; y < (int64_t)nodes * nodes; y++) {
+    for (int64_t y = 0; y < rt->npairs; y++) {  /* the node pairs with blocks: a side, relays */
+      int32_t N = (int32_t)(rt->pair[y] / nodes), H = (int32_t)(rt->pair[y] % nodes);
       x = x * 1103515245u + 12345u;
       rt->direct[y] = (uint8_t)((x >> 16) & 1);
-      if (y / nodes != y % nodes) kinds[rt->direct[y]]++;
-    }
-    for (int64_t y = 0; y < (int64_t)R * nodes; y++) {
-      int32_t N = (int32_t)(y % nodes), lo = N * G, n = (N + 1) * G <= R ? G : R - lo;
-      x = x * 1103515245u + 12345u;
-      rt->rep[y] = lo + (int32_t)((x >> 16) % (uint32_t)n);
-      x = x * 1103515245u + 12345u;
-      rt->agg[y] = lo + (int32_t)((x >> 16) % (uint32_t)n);
-      off |= rt->rep[y] != sc_rail(N, (int32_t)(y / nodes), G, R);
+      kinds[rt->direct[y]]++;
+      for (int32_t i = 0; i < G; i++) {
+        int32_t loN = N * G, nN = (N + 1) * G <= R ? G : R - loN, loH = H * G, nH = (H + 1) * G <= R ? G : R - loH;
+        x = x * 1103515245u + 12345u;
+        rt->rep[y * G + i] = loN + (int32_t)((x >> 16) % (uint32_t)nN);  /* the rep in N of q = loH + i */
+        x = x * 1103515245u + 12345u;
+        rt->agg[y * G + i] = loH + (int32_t)((x >> 16) % (uint32_t)nH);  /* the agg in H of p = loN + i */
+        off |= i < nH && rt->rep[y * G + i] != sc_rail(N, loH + i, G, R);
+      }
     }
     *mixed |= kinds[0] && kinds[1] && off;
     ok = plan_build(A, &Pr, &Pc, &B, STRAT_HYBRID, G, &plan, &err) == SHIRO_OK;

@@ -337,6 +337,7 @@ static shiro_status select_noted(sc_blocks *B, sc_strategy s, int32_t gpn, sc_pr
   if (st == SHIRO_OK && s == STRAT_HYBRID && B->route) {
     hybrid_seen = *B->route;
     hybrid_seen.direct = NULL;
+    hybrid_seen.pair = NULL;
     hybrid_seen.rep = hybrid_seen.agg = NULL;
     hybrid_have = 1;
   }

@@ -16,8 +16,11 @@
  * |V(p, H)| rows agg -> p (the intra-node forwards and partials of one
  * (sender, receiver) are one message, summed over pairs, as the plan has it).
  * Links keep their loads and a count of messages per latency class, so a
- * pair's messages are taken out and put back in O(its messages) and the
- * estimate is read in O(links).
+ * pair's messages are taken out and put back in O(its messages); a tree over
+ * the links per stage (the slowest and the sum of each subtree) gives the
+ * estimate in O(1) after O(log links) per changed link. Everything is over
+ * the node pairs that have blocks (sc_route's pair list), never nodes² or
+ * R · nodes.
  *
  * The decision, deterministic:
  *   1. two starts: every pair direct (joint's plan), every pair relayed on
@@ -33,7 +36,7 @@
  *      lowest estimate. With a price hybrid is never predicted slower than
  *      joint or group: their plans are candidates (an all-direct hybrid
  *      sends joint's messages, an all-relayed one is group's plan).
- * O(sweeps · pairs · links) and O(R · nodes · G · links) for the relays.
+ * O(sweeps · pairs · G² · log links), and O(pairs · G³ · log links) for the relays.
  *
  * Not done: the freedom among group's minimum covers (its
  * Dulmage–Mendelsohn structure) is not used to balance the busiest link;
@@ -60,12 +63,14 @@ typedef struct hmodel {
   const sc_blocks *B;
   sc_links L;
   int32_t R, G, nodes;
-  int64_t nlinks;
+  int64_t nlinks, P;  /* links; leaves of each stage's tree (a power of two >= nlinks) */
+  int64_t np;         /* node pairs with blocks (rt->pair) */
   double *load;       /* [STAGES * nlinks] bytes paid */
+  double *mx, *sm;    /* [STAGES * 2P] per stage the tree: node i's slowest link and summed time */
   int32_t *cls;       /* [STAGES * nlinks * CLASSES] messages per latency class */
   double lat_of[2][CLASSES];  /* [inter][class] the latency of a message of that class */
   hblock *hb;         /* [B->n] */
-  int64_t *nU, *nV;   /* [R * nodes] |U(q, N)|, |V(p, H)| under group's selection */
+  int64_t *nU, *nV;   /* [np * G] at pair y = (N, H): |U(q, N)| of q in H, |V(p, H)| of p in N (slot rank - node's first) */
   int64_t *fwd, *part;/* [R * G] rows of the intra-node message src -> node's rank x: forwards (stage 1), partials (stage 0) */
   sc_route *rt;
 } hmodel;
@@ -96,6 +101,25 @@ static int64_t nic_link(const hmodel *h, int32_t r, int dir) {
   return 2 * (int64_t)h->R + 2 * nic + dir;
 }
 
+/* Link l of stage s after a change: its time (the longest latency of its messages plus its
+ * load; 0 when it carries none) into the stage's tree, and up to the root. */
+static void link_set(hmodel *h, int s, int64_t l) {
+  int64_t li = (int64_t)s * h->nlinks + l;
+  const int32_t *c = h->cls + li * CLASSES;
+  const double *lat_of = h->lat_of[l >= 2 * h->R];
+  double lat = 0, t = 0;
+  for (int k = 0; k < CLASSES; k++)
+    if (c[k] > 0 && lat_of[k] > lat) lat = lat_of[k];
+  if (lat != 0 || h->load[li] > 0) t = lat + h->load[li];
+  double *mx = h->mx + (int64_t)s * 2 * h->P, *sm = h->sm + (int64_t)s * 2 * h->P;
+  int64_t i = h->P + l;
+  mx[i] = sm[i] = t;
+  for (i >>= 1; i >= 1; i >>= 1) {
+    mx[i] = mx[2 * i] > mx[2 * i + 1] ? mx[2 * i] : mx[2 * i + 1];
+    sm[i] = sm[2 * i] + sm[2 * i + 1];
+  }
+}
+
 /* Adds (sign 1) or takes out (sign -1) a message of rows from src to dst in stage s. */
 static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
   if (rows <= 0 || src == dst) return;
@@ -108,6 +132,7 @@ static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int si
     int64_t li = (int64_t)s * h->nlinks + (d ? down : up);
     h->load[li] += sign * bytes / (paid * bw);
     h->cls[li * CLASSES + c] += sign;
+    link_set(h, s, d ? down : up);
   }
 }
 
@@ -124,19 +149,8 @@ static void intra(hmodel *h, int64_t *tab, int s, int32_t src, int32_t dst, int6
 static double estimate(const hmodel *h, double *sum) {
   double total = 0, all = 0;
   for (int s = 0; s < STAGES; s++) {
-    double worst = 0;
-    for (int64_t l = 0; l < h->nlinks; l++) {
-      int64_t li = (int64_t)s * h->nlinks + l;
-      const int32_t *c = h->cls + li * CLASSES;
-      double lat = 0;
-      for (int k = 0; k < CLASSES; k++)
-        if (c[k] > 0 && h->lat_of[l >= 2 * h->R][k] > lat) lat = h->lat_of[l >= 2 * h->R][k];
-      if (lat == 0 && h->load[li] <= 0) continue;
-      double t = lat + h->load[li];
-      all += t;
-      if (t > worst) worst = t;
-    }
-    total += worst;
+    total += h->mx[(int64_t)s * 2 * h->P + 1];
+    all += h->sm[(int64_t)s * 2 * h->P + 1];
   }
   if (sum) *sum = all;
   return total;
@@ -145,38 +159,53 @@ static double estimate(const hmodel *h, double *sum) {
 /* The rank of node N with r's local index (wrapping in a smaller last node). */
 static int32_t rail(const hmodel *h, int32_t N, int32_t r) { return sc_rail(N, r, h->G, h->R); }
 
-/* q's relayed messages to node N: U(q, N) to its rep and the forwards rep -> p (sign 1 adds, -1 removes). */
-static void rep_msgs(hmodel *h, int32_t q, int32_t N, int sign) {
-  int32_t rep = h->rt->rep[(int64_t)q * h->nodes + N];
-  msg(h, 0, q, rep, h->nU[(int64_t)q * h->nodes + N], sign);
-  for (int32_t p = N * h->G; p < (N + 1) * h->G && p < h->R; p++) {
+/* Node pair y's rows node N and columns node H. */
+static int32_t pair_N(const hmodel *h, int64_t y) { return (int32_t)(h->rt->pair[y] / h->nodes); }
+static int32_t pair_H(const hmodel *h, int64_t y) { return (int32_t)(h->rt->pair[y] % h->nodes); }
+
+/* Node N's ranks: first and one past the last. */
+static int32_t first_of(const hmodel *h, int32_t N) { return N * h->G; }
+static int32_t end_of(const hmodel *h, int32_t N) { return (N + 1) * h->G < h->R ? (N + 1) * h->G : h->R; }
+
+/* q's relayed messages to node N of pair y = (N, H = q's node): U(q, N) to its rep and the forwards
+ * rep -> p (sign 1 adds, -1 removes). */
+static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
+  int32_t N = pair_N(h, y);
+  int64_t x = y * h->G + (q - first_of(h, node_of(h, q)));
+  int32_t rep = h->rt->rep[x];
+  msg(h, 0, q, rep, h->nU[x], sign);
+  for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
     int64_t b = blk_of(h, p, q);
     if (b >= 0) intra(h, h->fwd, 1, rep, p, sign * h->hb[b].gcols);
   }
 }
 
-/* p's relayed messages from node H: the partials q -> agg and V(p, H) agg -> p. */
-static void agg_msgs(hmodel *h, int32_t p, int32_t H, int sign) {
-  int32_t agg = h->rt->agg[(int64_t)p * h->nodes + H];
-  msg(h, 1, agg, p, h->nV[(int64_t)p * h->nodes + H], sign);
-  for (int32_t q = H * h->G; q < (H + 1) * h->G && q < h->R; q++) {
+/* p's relayed messages from node H of pair y = (N = p's node, H): the partials q -> agg and
+ * V(p, H) agg -> p. */
+static void agg_msgs(hmodel *h, int64_t y, int32_t p, int sign) {
+  int32_t H = pair_H(h, y);
+  int64_t x = y * h->G + (p - first_of(h, node_of(h, p)));
+  int32_t agg = h->rt->agg[x];
+  msg(h, 1, agg, p, h->nV[x], sign);
+  for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
     int64_t b = blk_of(h, p, q);
     if (b >= 0) intra(h, h->part, 0, q, agg, sign * h->hb[b].grows);
   }
 }
 
-/* Node pair (N <- H)'s messages under its current choice, added or removed. */
-static void pair_msgs(hmodel *h, int32_t N, int32_t H, int sign) {
-  if (h->rt->direct[(int64_t)N * h->nodes + H]) {
-    for (int32_t p = N * h->G; p < (N + 1) * h->G && p < h->R; p++)
-      for (int32_t q = H * h->G; q < (H + 1) * h->G && q < h->R; q++) {
+/* Node pair y's messages under its current choice, added or removed. */
+static void pair_msgs(hmodel *h, int64_t y, int sign) {
+  int32_t N = pair_N(h, y), H = pair_H(h, y);
+  if (h->rt->direct[y]) {
+    for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
+      for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
         int64_t b = blk_of(h, p, q);
         if (b >= 0) msg(h, 0, q, p, h->hb[b].joint, sign);
       }
     return;
   }
-  for (int32_t q = H * h->G; q < (H + 1) * h->G && q < h->R; q++) rep_msgs(h, q, N, sign);
-  for (int32_t p = N * h->G; p < (N + 1) * h->G && p < h->R; p++) agg_msgs(h, p, H, sign);
+  for (int32_t q = first_of(h, H); q < end_of(h, H); q++) rep_msgs(h, y, q, sign);
+  for (int32_t p = first_of(h, N); p < end_of(h, N); p++) agg_msgs(h, y, p, sign);
 }
 
 /* 1 if (t, s) is better than (t0, s0): a lower estimate, or the same and a lower sum. */
@@ -186,59 +215,52 @@ static int better(double t, double s, double t0, double s0) {
   return t <= t0 + eps && s < s0 - 1e-12 * (s0 > 0 ? s0 : 1);
 }
 
-/* Has node pair (N <- H) any block? */
-static int pair_has_blocks(const hmodel *h, int32_t N, int32_t H) {
-  for (int32_t p = N * h->G; p < (N + 1) * h->G && p < h->R; p++)
-    for (int32_t q = H * h->G; q < (H + 1) * h->G && q < h->R; q++)
-      if (blk_of(h, p, q) >= 0) return 1;
-  return 0;
-}
-
-/* One sweep of step 2; returns how many pairs changed side. */
+/* One sweep of step 2 (the pairs in index order); returns how many pairs changed side. */
 static int64_t sweep(hmodel *h, double *t, double *s) {
   int64_t moved = 0;
-  for (int32_t N = 0; N < h->nodes; N++)
-    for (int32_t H = 0; H < h->nodes; H++) {
-      if (N == H || !pair_has_blocks(h, N, H)) continue;
-      uint8_t *d = &h->rt->direct[(int64_t)N * h->nodes + H];
-      pair_msgs(h, N, H, -1);
-      *d = !*d;
-      pair_msgs(h, N, H, 1);
-      double s1, t1 = estimate(h, &s1);
-      if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; moved++; continue; }
-      pair_msgs(h, N, H, -1);
-      *d = !*d;
-      pair_msgs(h, N, H, 1);
-    }
+  for (int64_t y = 0; y < h->np; y++) {
+    uint8_t *d = &h->rt->direct[y];
+    pair_msgs(h, y, -1);
+    *d = !*d;
+    pair_msgs(h, y, 1);
+    double s1, t1 = estimate(h, &s1);
+    if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; moved++; continue; }
+    pair_msgs(h, y, -1);
+    *d = !*d;
+    pair_msgs(h, y, 1);
+  }
   return moved;
+}
+
+/* Moves relay slot x of pair y (side 0: the rep of q = r in N; 1: the agg of p = r in H) to rank c. */
+static void move_relay(hmodel *h, int64_t y, int side, int32_t r, int32_t c) {
+  int64_t x = y * h->G + (r - first_of(h, node_of(h, r)));
+  if (side) agg_msgs(h, y, r, -1); else rep_msgs(h, y, r, -1);
+  (side ? h->rt->agg : h->rt->rep)[x] = c;
+  if (side) agg_msgs(h, y, r, 1); else rep_msgs(h, y, r, 1);
 }
 
 /* Step 3: each relay of a relayed pair moved to the rank of its node with the lowest estimate. */
 static void place_relays(hmodel *h, double *t, double *s) {
-  for (int32_t N = 0; N < h->nodes; N++)
-    for (int32_t H = 0; H < h->nodes; H++) {
-      if (N == H || h->rt->direct[(int64_t)N * h->nodes + H] || !pair_has_blocks(h, N, H)) continue;
-      for (int side = 0; side < 2; side++) {  /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
-        int32_t from = side ? N : H, in = side ? H : N;
-        for (int32_t r = from * h->G; r < (from + 1) * h->G && r < h->R; r++) {
-          int32_t *slot = side ? &h->rt->agg[(int64_t)r * h->nodes + H] : &h->rt->rep[(int64_t)r * h->nodes + N];
-          if ((side ? h->nV[(int64_t)r * h->nodes + H] : h->nU[(int64_t)r * h->nodes + N]) == 0) continue;
-          int32_t best = *slot;
-          for (int32_t c = in * h->G; c < (in + 1) * h->G && c < h->R; c++) {
-            if (c == best) continue;
-            int32_t keep = *slot;
-            if (side) agg_msgs(h, r, H, -1); else rep_msgs(h, r, N, -1);
-            *slot = c;
-            if (side) agg_msgs(h, r, H, 1); else rep_msgs(h, r, N, 1);
-            double s1, t1 = estimate(h, &s1);
-            if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; best = c; continue; }
-            if (side) agg_msgs(h, r, H, -1); else rep_msgs(h, r, N, -1);
-            *slot = keep;
-            if (side) agg_msgs(h, r, H, 1); else rep_msgs(h, r, N, 1);
-          }
+  for (int64_t y = 0; y < h->np; y++) {
+    if (h->rt->direct[y]) continue;
+    int32_t N = pair_N(h, y), H = pair_H(h, y);
+    for (int side = 0; side < 2; side++) {  /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
+      int32_t from = side ? N : H, in = side ? H : N;
+      for (int32_t r = first_of(h, from); r < end_of(h, from); r++) {
+        int64_t x = y * h->G + (r - first_of(h, from));
+        if ((side ? h->nV : h->nU)[x] == 0) continue;
+        int32_t best = (side ? h->rt->agg : h->rt->rep)[x];
+        for (int32_t c = first_of(h, in); c < end_of(h, in); c++) {
+          if (c == best) continue;
+          move_relay(h, y, side, r, c);
+          double s1, t1 = estimate(h, &s1);
+          if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; best = c; continue; }
+          move_relay(h, y, side, r, best);
         }
       }
     }
+  }
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -255,54 +277,85 @@ static int64_t distinct(int64_t *list, int64_t n) {
   return u;
 }
 
-/* |U(q, N)| and |V(p, H)| from the blocks' (group's) selections. 0: out of memory. */
+/* |U(q, N)| and |V(p, H)| of every pair (N, H) from the blocks' (group's) selections. 0: out of memory. */
 static int unions(hmodel *h) {
   const sc_blocks *B = h->B;
   int64_t cap = 1;
   for (int64_t b = 0; b < B->n; b++) cap += B->b[b].nc + B->b[b].nr;
   int64_t *list = malloc((size_t)cap * sizeof *list);
   if (!list) return 0;
-  for (int32_t r = 0; r < h->R; r++)
-    for (int32_t N = 0; N < h->nodes; N++) {
-      if (N == node_of(h, r)) continue;
-      int64_t nu = 0, nv = 0;
-      for (int32_t o = N * h->G; o < (N + 1) * h->G && o < h->R; o++) {
-        int64_t bu = blk_of(h, o, r);
+  for (int64_t y = 0; y < h->np; y++) {
+    int32_t N = pair_N(h, y), H = pair_H(h, y);
+    for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
+      int64_t nu = 0;
+      for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
+        int64_t bu = blk_of(h, p, q);
         if (bu >= 0)
           for (int32_t j = 0; j < B->b[bu].nc; j++)
             if (B->b[bu].csel[j]) list[nu++] = B->b[bu].cols[j];
       }
-      h->nU[(int64_t)r * h->nodes + N] = distinct(list, nu);
-      for (int32_t o = N * h->G; o < (N + 1) * h->G && o < h->R; o++) {
-        int64_t bv = blk_of(h, r, o);
+      h->nU[y * h->G + (q - first_of(h, H))] = distinct(list, nu);
+    }
+    for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
+      int64_t nv = 0;
+      for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
+        int64_t bv = blk_of(h, p, q);
         if (bv >= 0)
           for (int32_t i = 0; i < B->b[bv].nr; i++)
             if (B->b[bv].rsel[i]) list[nv++] = B->b[bv].rows[i];
       }
-      h->nV[(int64_t)r * h->nodes + N] = distinct(list, nv);
+      h->nV[y * h->G + (p - first_of(h, N))] = distinct(list, nv);
     }
+  }
   free(list);
   return 1;
+}
+
+int64_t route_pair(const sc_route *r, int32_t N, int32_t H) {
+  int64_t key = (int64_t)N * r->nodes + H, lo = 0, hi = r->npairs;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (r->pair[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo < r->npairs && r->pair[lo] == key ? lo : -1;
+}
+
+int route_direct(const sc_route *r, int32_t N, int32_t H) {
+  int64_t y = N == H ? -1 : route_pair(r, N, H);
+  return y >= 0 && r->direct[y];
+}
+
+int32_t route_rep(const sc_route *r, int32_t q, int32_t N) {
+  int32_t G = r->gpn, H = q / G;
+  int64_t y = route_pair(r, N, H);
+  return y >= 0 ? r->rep[y * G + (q - H * G)] : sc_rail(N, q, G, r->ranks);
+}
+
+int32_t route_agg(const sc_route *r, int32_t p, int32_t H) {
+  int32_t G = r->gpn, N = p / G;
+  int64_t y = route_pair(r, N, H);
+  return y >= 0 ? r->agg[y * G + (p - N * G)] : sc_rail(H, p, G, r->ranks);
 }
 
 int route_all_direct(const sc_blocks *B, int32_t gpn) {
   const sc_route *rt = B->route;
   int32_t G = gpn < B->parts ? gpn : B->parts;
   if (!rt || !rt->direct || G < 1 || rt->gpn != G) return 0;
-  for (int64_t b = 0; b < B->n; b++) {
-    int32_t N = B->b[b].p / G, H = B->b[b].q / G;
-    if (N != H && !rt->direct[(int64_t)N * rt->nodes + H]) return 0;
-  }
+  for (int64_t y = 0; y < rt->npairs; y++)
+    if (!rt->direct[y]) return 0;
   return 1;
 }
 
 void route_drop_tables(sc_route *r) {
+  free(r->pair);
   free(r->direct);
   free(r->rep);
   free(r->agg);
+  r->pair = NULL;
   r->direct = NULL;
   r->rep = r->agg = NULL;
-  r->nodes = r->gpn = 0;
+  r->npairs = 0;
+  r->nodes = r->gpn = r->ranks = 0;
   r->pairs_direct = r->pairs_relayed = r->relays_moved = 0;
   r->est_s = r->est_direct_s = r->est_relayed_s = r->price_s = 0;
   r->candidate = -1;
@@ -316,24 +369,40 @@ shiro_status strategy_route_links(sc_blocks *B, const sc_links *links, shiro_err
   return SHIRO_OK;
 }
 
-/* Sets every route table for every pair direct (all = 1) or relayed on rail-aligned relays (0). */
-static void set_all(hmodel *h, int all) {
-  for (int64_t y = 0; y < (int64_t)h->nodes * h->nodes; y++) h->rt->direct[y] = (uint8_t)all;
+/* The inter-node node pairs with blocks, N * nodes + H increasing, into rt->pair. 0: out of memory. */
+static int list_pairs(sc_route *rt, const sc_blocks *B, int32_t G) {
+  int64_t n = 0;
+  int64_t *key = malloc((size_t)(B->n ? B->n : 1) * sizeof *key);
+  if (!key) return 0;
+  for (int64_t b = 0; b < B->n; b++) {
+    int32_t N = B->b[b].p / G, H = B->b[b].q / G;
+    if (N != H) key[n++] = (int64_t)N * rt->nodes + H;
+  }
+  qsort(key, (size_t)n, sizeof *key, cmp_i64);
+  int64_t u = 0;
+  for (int64_t x = 0; x < n; x++)
+    if (u == 0 || key[x] != key[u - 1]) key[u++] = key[x];
+  rt->pair = key;
+  rt->npairs = u;
+  return 1;
 }
+
+/* Sets every pair direct (all = 1) or relayed (0). */
+static void set_all(hmodel *h, int all) { memset(h->rt->direct, all, (size_t)h->np); }
 
 /* The model of every message of the current choice, from empty links. */
 static void rebuild(hmodel *h) {
   memset(h->load, 0, (size_t)STAGES * h->nlinks * sizeof *h->load);
   memset(h->cls, 0, (size_t)STAGES * h->nlinks * CLASSES * sizeof *h->cls);
+  memset(h->mx, 0, (size_t)STAGES * 2 * h->P * sizeof *h->mx);
+  memset(h->sm, 0, (size_t)STAGES * 2 * h->P * sizeof *h->sm);
   memset(h->fwd, 0, (size_t)h->R * h->G * sizeof *h->fwd);
   memset(h->part, 0, (size_t)h->R * h->G * sizeof *h->part);
   for (int64_t b = 0; b < h->B->n; b++) {  /* pairs inside a node: joint's rows over NVLink */
     const sc_block *k = &h->B->b[b];
     if (node_of(h, k->p) == node_of(h, k->q)) msg(h, 0, k->q, k->p, h->hb[b].joint, 1);
   }
-  for (int32_t N = 0; N < h->nodes; N++)
-    for (int32_t H = 0; H < h->nodes; H++)
-      if (N != H) pair_msgs(h, N, H, 1);
+  for (int64_t y = 0; y < h->np; y++) pair_msgs(h, y, 1);
 }
 
 /* The joint selection of a block, kept while group's is made. */
@@ -347,21 +416,25 @@ typedef struct cand { uint8_t *direct; int32_t *rep, *agg; double est; } cand;
 
 /* Rail-aligned relays everywhere. */
 static void rail_relays(hmodel *h) {
-  for (int32_t r = 0; r < h->R; r++)
-    for (int32_t N = 0; N < h->nodes; N++)
-      h->rt->rep[(int64_t)r * h->nodes + N] = h->rt->agg[(int64_t)r * h->nodes + N] = rail(h, N, r);
+  for (int64_t y = 0; y < h->np; y++) {
+    int32_t N = pair_N(h, y), H = pair_H(h, y);
+    for (int32_t i = 0; i < h->G; i++) {
+      h->rt->rep[y * h->G + i] = rail(h, N, first_of(h, H) + i);
+      h->rt->agg[y * h->G + i] = rail(h, H, first_of(h, N) + i);
+    }
+  }
 }
 
 /* Copies the route's tables into c (save 1) or c's into the route (save 0). */
 static void cand_copy(hmodel *h, cand *c, int save) {
-  size_t np = (size_t)h->nodes * h->nodes, rn = (size_t)h->R * h->nodes * sizeof(int32_t);
+  size_t np = (size_t)h->np, rn = (size_t)h->np * h->G * sizeof(int32_t);
   if (save) { memcpy(c->direct, h->rt->direct, np); memcpy(c->rep, h->rt->rep, rn); memcpy(c->agg, h->rt->agg, rn); }
   else { memcpy(h->rt->direct, c->direct, np); memcpy(h->rt->rep, c->rep, rn); memcpy(h->rt->agg, c->agg, rn); }
 }
 
 /* 1 if a and b route the same way. */
 static int cand_same(const hmodel *h, const cand *a, const cand *b) {
-  size_t np = (size_t)h->nodes * h->nodes, rn = (size_t)h->R * h->nodes * sizeof(int32_t);
+  size_t np = (size_t)h->np, rn = (size_t)h->np * h->G * sizeof(int32_t);
   return !memcmp(a->direct, b->direct, np) && !memcmp(a->rep, b->rep, rn) && !memcmp(a->agg, b->agg, rn);
 }
 
@@ -392,7 +465,7 @@ static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, 
   for (int64_t b = 0; b < B->n; b++) {
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G) continue;
-    int d = rt->direct[(int64_t)(k->p / G) * rt->nodes + k->q / G];
+    int d = route_direct(rt, k->p / G, k->q / G);
     memcpy(k->rsel, d ? sv[b].rsel : sv[b].grsel, (size_t)k->nr);
     memcpy(k->csel, d ? sv[b].csel : sv[b].gcsel, (size_t)k->nc);
     k->ent_partial = d ? sv[b].ent_partial : sv[b].gent_partial;
@@ -415,23 +488,30 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   h->L.gpus_per_node = G;  /* the plan's tiers decide the routes; the links are the machine's */
   if (h->L.nics_per_node < 1) h->L.nics_per_node = 1;
   h->nlinks = 2 * (int64_t)R + 2 * (int64_t)nodes * h->L.nics_per_node;
-  size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)R * nodes;
+  for (h->P = 1; h->P < h->nlinks; h->P *= 2) {}
+  route_drop_tables(rt);
+  rt->nodes = nodes;
+  rt->gpn = G;
+  rt->ranks = R;
+  if (!list_pairs(rt, B, G)) return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its node pairs");
+  h->np = rt->npairs;
+  size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)(h->np ? h->np : 1) * G;
   saved *sv = calloc(nb, sizeof *sv);
   cand cd[4] = {{0}};
   h->load = calloc((size_t)STAGES * h->nlinks, sizeof *h->load);
+  h->mx = calloc((size_t)STAGES * 2 * h->P, sizeof *h->mx);
+  h->sm = calloc((size_t)STAGES * 2 * h->P, sizeof *h->sm);
   h->cls = calloc((size_t)STAGES * h->nlinks * CLASSES, sizeof *h->cls);
   h->hb = calloc(nb, sizeof *h->hb);
   h->nU = calloc(rn, sizeof *h->nU);
   h->nV = calloc(rn, sizeof *h->nV);
   h->fwd = calloc((size_t)R * G, sizeof *h->fwd);
   h->part = calloc((size_t)R * G, sizeof *h->part);
-  rt->nodes = nodes;
-  rt->gpn = G;
-  rt->direct = calloc((size_t)nodes * nodes, 1);
+  rt->direct = calloc(rn, 1);
   rt->rep = malloc(rn * sizeof *rt->rep);
   rt->agg = malloc(rn * sizeof *rt->agg);
   shiro_status st = SHIRO_OK;
-  if (!sv || !h->load || !h->cls || !h->hb || !h->nU || !h->nV || !h->fwd || !h->part || !rt->direct ||
+  if (!sv || !h->load || !h->mx || !h->sm || !h->cls || !h->hb || !h->nU || !h->nV || !h->fwd || !h->part || !rt->direct ||
       !rt->rep || !rt->agg) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its tables (%d ranks, %d nodes)", R, nodes);
     goto done;
@@ -490,7 +570,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     goto done;
   }
   for (int k = 0; k < 4; k++) {
-    cd[k].direct = malloc((size_t)nodes * nodes);
+    cd[k].direct = malloc(rn);
     cd[k].rep = malloc(rn * sizeof *cd[k].rep);
     cd[k].agg = malloc(rn * sizeof *cd[k].agg);
     if (!cd[k].direct || !cd[k].rep || !cd[k].agg) {
@@ -521,42 +601,39 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->candidate = pick;
   for (int64_t b = 0; b < B->n; b++) {  /* joint's certificates back in direct pairs */
     sc_block *k = &B->b[b];
-    if (k->p / G == k->q / G || !rt->direct[(int64_t)(k->p / G) * nodes + k->q / G]) continue;
+    if (k->p / G == k->q / G || !route_direct(rt, k->p / G, k->q / G)) continue;
     free(k->rmatch);
     k->rmatch = sv[b].rmatch;
     sv[b].rmatch = NULL;
     k->mu = sv[b].mu;
   }
-  for (int32_t N = 0; N < nodes; N++)
-    for (int32_t H = 0; H < nodes; H++) {
-      int64_t y = (int64_t)N * nodes + H;
-      if (N == H || !pair_has_blocks(h, N, H)) continue;
-      if (rt->direct[y]) {
-        rt->pairs_direct++;
-        if (B->cert) {  /* its certificate is its blocks' matchings */
-          free(B->cert[y]);
-          B->cert[y] = NULL;
-          memset(B->cert_at + y * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
-        }
-      } else {
-        rt->pairs_relayed++;
+  for (int64_t y = 0; y < h->np; y++) {
+    int32_t N = pair_N(h, y), H = pair_H(h, y);
+    if (rt->direct[y]) {
+      rt->pairs_direct++;
+      if (B->cert) {  /* its certificate is its blocks' matchings */
+        int64_t c = rt->pair[y];  /* group's certificates are per N * nodes + H */
+        free(B->cert[c]);
+        B->cert[c] = NULL;
+        memset(B->cert_at + c * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
       }
+      continue;
     }
-  for (int32_t r = 0; r < R; r++)
-    for (int32_t N = 0; N < nodes; N++) {
-      int64_t x = (int64_t)r * nodes + N;
-      if (N == node_of(h, r)) continue;
-      int un = !rt->direct[(int64_t)N * nodes + node_of(h, r)] && h->nU[x] > 0;
-      int vn = !rt->direct[(int64_t)node_of(h, r) * nodes + N] && h->nV[x] > 0;
-      rt->relays_moved += (un && rt->rep[x] != rail(h, N, r)) + (vn && rt->agg[x] != rail(h, N, r));
+    rt->pairs_relayed++;
+    for (int32_t i = 0; i < G; i++) {
+      int64_t x = y * G + i;
+      int32_t q = first_of(h, H) + i, p = first_of(h, N) + i;
+      rt->relays_moved += (q < end_of(h, H) && h->nU[x] > 0 && rt->rep[x] != rail(h, N, q)) +
+                          (p < end_of(h, N) && h->nV[x] > 0 && rt->agg[x] != rail(h, H, p));
     }
+  }
 done:
   for (size_t b = 0; sv && b < nb && b < (size_t)B->n; b++) {
     free(sv[b].rsel); free(sv[b].csel); free(sv[b].rmatch); free(sv[b].grsel); free(sv[b].gcsel);
   }
   for (int k = 0; k < 4; k++) { free(cd[k].direct); free(cd[k].rep); free(cd[k].agg); }
   free(sv);
-  free(h->load); free(h->cls); free(h->hb); free(h->nU); free(h->nV); free(h->fwd); free(h->part);
+  free(h->load); free(h->mx); free(h->sm); free(h->cls); free(h->hb); free(h->nU); free(h->nV); free(h->fwd); free(h->part);
   if (st != SHIRO_OK) route_drop_tables(rt);
   return st;
 }

@@ -76,8 +76,10 @@ typedef struct sc_links {
 } sc_links;
 
 /* Hybrid's routing (B->route): per ordered node pair (N rows <- H columns)
- * at N * nodes + H whether its blocks go direct, and for relayed pairs the
- * relays. links is set by strategy_route_links (else tsubame4's numbers). */
+ * that has blocks, whether its blocks go direct, and for relayed pairs the
+ * relays; O(pairs · G), never nodes² or R · nodes (read it through
+ * route_direct / route_rep / route_agg). links is set by
+ * strategy_route_links (else tsubame4's numbers). */
 typedef struct sc_route {
   int have_links;
   sc_links links;
@@ -87,10 +89,12 @@ typedef struct sc_route {
    * the lowest estimate. */
   shiro_status (*price)(void *arg, const struct sc_blocks *B, double *time_s, shiro_error *err);
   void *price_arg;
-  int32_t nodes, gpn;
-  uint8_t *direct;   /* [nodes²] 1: direct (joint's covers, stage 0), 0: relayed (group's cover) */
-  int32_t *rep;      /* [R * nodes] rep[q * nodes + N]: the rank of N that receives U(q, N) */
-  int32_t *agg;      /* [R * nodes] agg[p * nodes + H]: the rank of H that sums V(p, H) */
+  int32_t nodes, gpn, ranks;
+  int64_t npairs;    /* inter-node node pairs (N, H) with blocks */
+  int64_t *pair;     /* [npairs] N * nodes + H, increasing: pair y */
+  uint8_t *direct;   /* [npairs] 1: direct (joint's covers, stage 0), 0: relayed (group's cover) */
+  int32_t *rep;      /* [npairs * gpn] rep[y * gpn + q - H * gpn]: the rank of N that receives U(q, N) */
+  int32_t *agg;      /* [npairs * gpn] agg[y * gpn + p - N * gpn]: the rank of H that sums V(p, H) */
   int64_t pairs_direct, pairs_relayed;   /* inter-node node pairs with blocks, by how they go */
   int64_t relays_moved;                  /* reps and aggs not the rail-aligned rank */
   double est_s, est_direct_s, est_relayed_s;  /* the decision's estimate: chosen, all direct, all relayed */
@@ -113,6 +117,18 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
 /* 1 if B->route (hybrid's) sends every block between nodes of gpn ranks direct: hybrid's
  * plan is then joint's, built flat (plan_build_each). 0 without a routing. */
 int route_all_direct(const sc_blocks *B, int32_t gpn);
+
+/* The index y of node pair (N rows <- H columns) in r->pair, -1 if it has no block. */
+int64_t route_pair(const sc_route *r, int32_t N, int32_t H);
+
+/* 1 if node pair (N <- H) goes direct (0: relayed, or no block, or N = H). */
+int route_direct(const sc_route *r, int32_t N, int32_t H);
+
+/* The rank of node N that receives U(q, N) (rail-aligned where the pair has no block). */
+int32_t route_rep(const sc_route *r, int32_t q, int32_t N);
+
+/* The rank of node H that sums V(p, H) (rail-aligned where the pair has no block). */
+int32_t route_agg(const sc_route *r, int32_t p, int32_t H);
 
 /* Frees B->route's tables (the links stay). */
 void route_drop_tables(sc_route *r);

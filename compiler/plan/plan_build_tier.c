@@ -87,8 +87,7 @@ typedef struct tier {
   int64_t *s_rows, *r_rows;  /* [R] */
   sc_owner_index own;        /* owners of B rows (Pcol) */
   int64_t *nent;             /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
-  const uint8_t *direct;     /* hybrid: [nodes²] node pair (N rows <- H columns) direct; NULL: none is */
-  const int32_t *rep, *agg;  /* hybrid: [R*nodes] the relays (strategy.h's sc_route); NULL: rail-aligned */
+  const sc_route *route;     /* hybrid: which node pairs go direct, the relays (strategy.h); NULL: all relayed, rail-aligned */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
@@ -195,7 +194,7 @@ static int32_t rail(const tier *t, int32_t node, int32_t r) { return sc_rail(nod
 
 /* 1 if node pair (N rows <- H columns) is relayed: different nodes, not marked direct. */
 static int relayed(const tier *t, int32_t N, int32_t H) {
-  return N != H && !(t->direct && t->direct[(int64_t)N * t->nodes + H]);
+  return N != H && !(t->route && route_direct(t->route, N, H));
 }
 
 /* 1 if block (p, q) goes through relays (else p and q exchange directly, in stage 0). */
@@ -203,12 +202,12 @@ static int routed(const tier *t, int32_t p, int32_t q) { return relayed(t, node_
 
 /* The rank of node N that receives U(q, N) and forwards it. */
 static int32_t rep_of(const tier *t, int32_t N, int32_t q) {
-  return t->rep ? t->rep[(int64_t)q * t->nodes + N] : rail(t, N, q);
+  return t->route ? route_rep(t->route, q, N) : rail(t, N, q);
 }
 
 /* The rank of node H that sums V(p, H) and sends it to p. */
 static int32_t agg_of(const tier *t, int32_t H, int32_t p) {
-  return t->agg ? t->agg[(int64_t)p * t->nodes + H] : rail(t, H, p);
+  return t->route ? route_agg(t->route, p, H) : rail(t, H, p);
 }
 
 /* How many of sel[0..n) are selected (1). */
@@ -828,11 +827,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   tier *t = &tt;
   shiro_status st = SHIRO_OK;
   const sc_route *rt = B->route;
-  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) {  /* hybrid's routing */
-    t->direct = rt->direct;
-    t->rep = rt->rep;
-    t->agg = rt->agg;
-  }
+  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) t->route = rt;  /* hybrid's routing */
   size_t nb = (size_t)(B->n ? B->n : 1), r1 = (size_t)R + 1;
   t->qfirst = calloc(r1, sizeof *t->qfirst); t->qblk = malloc(nb * sizeof *t->qblk);
   t->ufirst = calloc(r1, sizeof *t->ufirst); t->vfirst = calloc(r1, sizeof *t->vfirst);
