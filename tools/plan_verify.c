@@ -103,17 +103,22 @@ static shiro_status copy_rows(trow *dst, const trow *src, int64_t n, shiro_error
   return SHIRO_OK;
 }
 
-/* START s: snapshot every send of stage s. WAIT s: deliver into the receivers' buffers. */
-static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t *npend) {
+/* START s: snapshot every send of stage s (in *pend, *cap of them allocated). WAIT s: deliver into
+ * the receivers' buffers. */
+static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t *npend, int64_t *cap) {
   for (int32_t r = 0; r < v->R; r++) {
     const prog_rank *p = &v->pr[r];
     for (int64_t x = 0; x < p->nx; x++) {
       const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
       if (rec[XF_STAGE] != stage || rec[XF_DIR] != 0) continue;
-      pending *np = realloc(*pend, (size_t)(*npend + 1) * sizeof *np);
-      if (!np) return nomem(v->err);
-      *pend = np;
-      pending *pe = &np[(*npend)++];
+      if (*npend == *cap) {  /* doubling: a stage of a plan for thousands of ranks has ~10^5 messages */
+        int64_t nc = *cap ? 2 * *cap : 64;
+        pending *np = realloc(*pend, (size_t)nc * sizeof *np);
+        if (!np) return nomem(v->err);
+        *pend = np;
+        *cap = nc;
+      }
+      pending *pe = &(*pend)[(*npend)++];
       *pe = (pending){r, (int32_t)rec[XF_PEER], stage, rec[XF_KIND], rec[XF_COUNT], calloc((size_t)rec[XF_COUNT] + 1, sizeof(trow))};
       if (!pe->rows) return nomem(v->err);
       shiro_status st = copy_rows(pe->rows, rows_of(v, r, rec[XF_BUF]) + rec[XF_OFF], rec[XF_COUNT], v->err);
@@ -123,16 +128,31 @@ static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t
   return SHIRO_OK;
 }
 
+/* Orders sends by (receiver, sender, kind), the key a receive looks its send up by. */
+static int cmp_pending(const void *a, const void *b) {
+  const pending *x = a, *y = b;
+  if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* The send of pend[0..npend) (sorted by cmp_pending) that rank dst receives from src with kind,
+ * or NULL. O(log npend): pairing each receive with its send by a scan was O(messages²). */
+static pending *find_send(pending *pend, int64_t npend, int32_t src, int32_t dst, int64_t kind) {
+  const pending key = {.src = src, .dst = dst, .kind = kind};
+  return npend ? bsearch(&key, pend, (size_t)npend, sizeof *pend, cmp_pending) : NULL;
+}
+
 static shiro_status sync_wait(vstate *v, int64_t stage, pending *pend, int64_t npend) {
   int64_t used = 0;
+  if (npend) qsort(pend, (size_t)npend, sizeof *pend, cmp_pending);
   for (int32_t r = 0; r < v->R; r++) {
     const prog_rank *p = &v->pr[r];
     for (int64_t x = 0; x < p->nx; x++) {
       const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
       if (rec[XF_STAGE] != stage || rec[XF_DIR] != 1) continue;
-      pending *pe = NULL;
-      for (int64_t y = 0; y < npend && !pe; y++)
-        if (pend[y].src == rec[XF_PEER] && pend[y].dst == r && pend[y].kind == rec[XF_KIND]) pe = &pend[y];
+      /* XF_PEER is in 0..R-1 (plan_check_rank), so the narrowing is exact */
+      pending *pe = find_send(pend, npend, (int32_t)rec[XF_PEER], r, rec[XF_KIND]);
       if (!pe || pe->count != rec[XF_COUNT])
         return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d receives %lld rows of kind %lld from rank %lld, which sends %lld",
                           (long long)stage, r, (long long)rec[XF_COUNT], (long long)rec[XF_KIND], (long long)rec[XF_PEER],
@@ -161,7 +181,7 @@ static void free_pending(pending *pend, int64_t npend) {
 static shiro_status execute(vstate *v) {
   int64_t *cur = calloc((size_t)v->R, sizeof *cur);
   pending *pend = NULL;
-  int64_t npend = 0;
+  int64_t npend = 0, cap = 0;
   shiro_status st = cur ? SHIRO_OK : nomem(v->err);
   while (st == SHIRO_OK) {
     int64_t kind = -1, stage = -1;
@@ -178,12 +198,12 @@ static shiro_status execute(vstate *v) {
       done = (k == 0);
     }
     if (st != SHIRO_OK || done) break;
-    if (kind == PROG_OP_START) st = sync_start(v, stage, &pend, &npend);
+    if (kind == PROG_OP_START) st = sync_start(v, stage, &pend, &npend, &cap);
     else {
       st = sync_wait(v, stage, pend, npend);
       free_pending(pend, npend);
       pend = NULL;
-      npend = 0;
+      npend = cap = 0;
     }
     for (int32_t r = 0; r < v->R; r++) cur[r]++;
   }
@@ -204,17 +224,22 @@ static int cmp_i64x3(const void *a, const void *b) {
   return 0;
 }
 
-/* Owner of B row j, from the ranks' ranges. */
-static int32_t owner(const vstate *v, int64_t j) {
+/* The first rank whose range [first, first + rows) of B (c = 0) or C (c = 1) ends after row j:
+ * its owner, as the ranges follow each other (plan_verify checks it first). A binary search on
+ * the ends, O(log R) even where most ranks own no row (walking the empty ranges that share one
+ * start was O(R) a nonzero). R - 1 for a row past the end. */
+static int32_t range_owner(const vstate *v, int c, int64_t j) {
   int32_t lo = 0, hi = v->R - 1;
   while (lo < hi) {
-    int32_t mid = lo + (hi - lo + 1) / 2;
-    if (v->pr[mid].b_first <= j) lo = mid; else hi = mid - 1;
+    const int32_t mid = lo + (hi - lo) / 2;
+    const prog_rank *p = &v->pr[mid];
+    if ((c ? p->c_first + p->c_rows : p->b_first + p->b_rows) > j) hi = mid; else lo = mid + 1;
   }
-  while (lo > 0 && v->pr[lo].b_rows == 0) lo--;  /* empty ranges share b_first */
-  while (lo < v->R - 1 && j >= v->pr[lo].b_first + v->pr[lo].b_rows) lo++;
   return lo;
 }
+
+/* Owner of B row j, from the ranks' ranges. */
+static int32_t owner(const vstate *v, int64_t j) { return range_owner(v, 0, j); }
 
 /* Problem a nonzero (or certificate pair) of row owner p and column owner q belongs to. */
 static int64_t problem(const vstate *v, int group, int32_t p, int32_t q) {
@@ -367,6 +392,18 @@ static void free_rows(vstate *v) {
   v->bufs = NULL;
 }
 
+/* The rank whose local matrix holds plan-wide nonzero id (0 ≤ id < first[R]): the p with
+ * first[p] ≤ id < first[p + 1], the last of equal starts. O(log R) (a walk from rank 0 was
+ * O(R) a nonzero, the whole check O(nnz · R)). */
+static int32_t rank_of_id(const int64_t *first, int32_t R, int64_t id) {
+  int32_t lo = 0, hi = R - 1;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (first[mid + 1] > id) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
 /* Format 2.1's local matrices and val_src (none in a 2.0 plan: nothing to check): the ranks' local
  * matrices hold the plan's nonzeros, every one of them is named by exactly one value entry of the
  * programs (val_src), with its value there (1 where the file had none), and with A (the original
@@ -389,8 +426,7 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
     for (int64_t e = 0; e < pr[q].nvalsrc && st == SHIRO_OK; e++) {
       const int64_t id = pr[q].val_src[e];
       if (id < 0) continue;
-      int32_t p = 0;
-      while (first[p + 1] <= id) p++;  /* R is small beside the entries: a walk is enough here */
+      int32_t p = rank_of_id(first, R, id);
       const double want = pr[p].naval ? pr[p].a_val[id - first[p]] : 1.0;
       if (used[id]++)
         st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied twice (rank %d entry %lld)",
@@ -482,16 +518,7 @@ static int cmp_triple(const void *a, const void *b) {
 }
 
 /* Owner of C row i, from the ranks' ranges. */
-static int32_t owner_c(const vstate *v, int64_t i) {
-  int32_t lo = 0, hi = v->R - 1;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo + 1) / 2;
-    if (v->pr[mid].c_first <= i) lo = mid; else hi = mid - 1;
-  }
-  while (lo > 0 && v->pr[lo].c_rows == 0) lo--;
-  while (lo < v->R - 1 && i >= v->pr[lo].c_first + v->pr[lo].c_rows) lo++;
-  return lo;
-}
+static int32_t owner_c(const vstate *v, int64_t i) { return range_owner(v, 1, i); }
 
 /* The nonzeros reaching the output rows of an executed v (C rows: (i, symbol j); X rows: (symbol
  * i, j)) into *out (nnz of them, sorted). The transposed output is checked on the way: each

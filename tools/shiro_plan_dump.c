@@ -113,17 +113,14 @@ static int same_volumes(const rank_stats *a, const rank_stats *b) {
 }
 
 /* --verify: maps every rank, re-checks the whole plan; prints a verdict. Returns the exit status. */
-static int verify(const char *path, const prog_meta *meta, const char *matrix, int json) {
+static int verify(plan_reader *rd, const char *path, const prog_meta *meta, const char *matrix, int json) {
   shiro_error err = {{0}};
   prog_rank *pr = calloc((size_t)meta->ranks, sizeof *pr);
   plan_mapping *map = calloc((size_t)meta->ranks, sizeof *map);
   sc_csr *A = NULL;
   verify_report rep, trep = {0};
   shiro_status st = (pr && map) ? SHIRO_OK : SHIRO_ERR_NOMEM;
-  for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) {
-    prog_meta m2;
-    st = plan_file_map_rank(path, r, &m2, &pr[r], &map[r], &err);
-  }
+  for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) st = plan_reader_map_rank(rd, r, &pr[r], &map[r], &err);
   if (st == SHIRO_OK && matrix) st = mm_read(matrix, &A, NULL, &err);
   if (st == SHIRO_OK) st = plan_verify(meta, pr, A, &rep, &err);
   if (st == SHIRO_OK) st = verify_transposed(meta, pr, &trep, &err);
@@ -162,7 +159,7 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
 /* --machine: the cost model's prediction per call (compiler/cost/), every rank's sends priced
  * on machine *mp for rows of n values of type dbl ? double : float; printed after the summary
  * (json: as the "prediction" member, the caller has the object open). Returns the exit status. */
-static int predict(const char *path, const prog_meta *meta, const sc_machine *mp, int64_t n, int dbl, int json) {
+static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp, int64_t n, int dbl, int json) {
   shiro_error err = {{0}};
   sc_machine m = *mp;
   cost_model cm;
@@ -175,8 +172,7 @@ static int predict(const char *path, const prog_meta *meta, const sc_machine *mp
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK)
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK)
       rc = 1;
     else cost_add_rank(&cm, &pr);
     plan_file_unmap(&map);
@@ -233,7 +229,7 @@ static void usage(FILE *f) {
 }
 
 /* --heatmap: the rank × rank matrix of rows moved per call (every hop), as SVG. */
-static int heatmap(const char *path, const prog_meta *meta, const char *svg, heatmap_scale scale) {
+static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, const char *svg, heatmap_scale scale) {
   shiro_error err = {{0}};
   if (meta->ranks > HEATMAP_MAX_RANKS) {
     fprintf(stderr, "%s: --heatmap: %d ranks, at most %d can be drawn\n", prog, meta->ranks, HEATMAP_MAX_RANKS);
@@ -245,8 +241,7 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg, hea
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       rc = 1;
     }
@@ -268,67 +263,13 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg, hea
   return rc;
 }
 
-/* The tool proper; main adds the check of stdout. Returns the exit status. */
-static int dump_main(int argc, char **argv) {
-  const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
-  heatmap_scale scale = HEATMAP_LINEAR;
-  int json = 0, do_verify = 0, dbl = 0;
-  int64_t only = -1, n = 64;
-  const char *machine = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--verify")) do_verify = 1;
-    else if (!strcmp(argv[i], "--heatmap")) {
-      if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--heatmap-scale")) {
-      if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
-      if (heatmap_scale_parse(scale_arg, &scale) != 0) {
-        fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
-        return 2;
-      }
-    }
-    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
-    else if (!strcmp(argv[i], "--machine")) {
-      if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
-    } else if (!strcmp(argv[i], "--n")) {
-      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
-    } else if (!strcmp(argv[i], "--dtype")) {
-      if (!(val = cli_value(prog, argc, argv, &i))) return 2;
-      if (strcmp(val, "float") && strcmp(val, "double")) {
-        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
-        return 2;
-      }
-      dbl = !strcmp(val, "double");
-    }
-    else if (!strcmp(argv[i], "--matrix")) {
-      if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--rank")) {
-      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
-    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
-      return 2;
-    } else if (!path) path = argv[i];
-    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
-  }
-  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
-  if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
-  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
-  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
+/* The header and per-rank summary (only rank `only` if ≥ 0), volumes, and with mach (may be NULL)
+ * the prediction. Returns the exit status. */
+static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int64_t only, int json, const sc_machine *mach,
+                   int64_t n, int dbl) {
   shiro_error err = {{0}};
-  prog_meta meta;
-  if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
-  sc_machine mach;
-  if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 2; }
-  if (svg) return heatmap(path, &meta, svg, scale);
-  if (do_verify) return verify(path, &meta, matrix, json);
-  if (only >= meta.ranks) {
-    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
+  if (only >= meta->ranks) {
+    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta->ranks - 1);
     return 2;
   }
   if (json) {
@@ -337,26 +278,24 @@ static int dump_main(int argc, char **argv) {
     /* the file's version (its major is the reader's: others are refused), not this reader's */
     printf(", \"format_version\": \"%d.%lld\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
            "\"k\": %lld, \"nnz\": %lld, \"strategy\": \"%s\", \"partition\": \"%s\", \"rank_summary\": [",
-           PLAN_VERSION_MAJOR, (long long)meta.version_minor, meta.ranks, meta.gpus_per_node, (long long)meta.m,
-           (long long)meta.k, (long long)meta.nnz, meta.strategy, meta.partition);
+           PLAN_VERSION_MAJOR, (long long)meta->version_minor, meta->ranks, meta->gpus_per_node, (long long)meta->m,
+           (long long)meta->k, (long long)meta->nnz, meta->strategy, meta->partition);
   } else {
     printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
-           meta.strategy, meta.partition);
-    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta.m, (long long)meta.k,
-           (long long)meta.nnz, meta.ranks, meta.gpus_per_node);
+           meta->strategy, meta->partition);
+    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta->m, (long long)meta->k,
+           (long long)meta->nnz, meta->ranks, meta->gpus_per_node);
     printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
            "inter", "received", "nnz own", "nnz others");
   }
   rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
   int first = 1, rc = 0;
-  for (int32_t r = 0; r < meta.ranks; r++) {
+  for (int32_t r = 0; r < meta->ranks; r++) {
     if (only >= 0 && r != only) continue;
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
     rank_stats s;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK ||
-        plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       plan_file_unmap(&map);
       rc = 1;
@@ -412,7 +351,7 @@ static int dump_main(int argc, char **argv) {
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
     printf("]");
-    if (machine && (rc = predict(path, &meta, &mach, n, dbl, 1)) != 0) return rc;
+    if (mach && (rc = predict(rd, meta, mach, n, dbl, 1)) != 0) return rc;
     printf("}\n");
   } else {
     printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
@@ -427,11 +366,79 @@ static int dump_main(int argc, char **argv) {
            only >= 0 ? "" : same_volumes(&tot, &ttot) ? " (the forward's, per tier and per stage)" : " (NOT the forward's)");
     for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t]); t++)
       printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
-    if (machine) return predict(path, &meta, &mach, n, dbl, 0);
+    if (mach) return predict(rd, meta, mach, n, dbl, 0);
   }
   return 0;
 }
 
+
+/* The tool proper; main adds the check of stdout. Returns the exit status. */
+static int dump_main(int argc, char **argv) {
+  const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
+  heatmap_scale scale = HEATMAP_LINEAR;
+  int json = 0, do_verify = 0, dbl = 0;
+  int64_t only = -1, n = 64;
+  const char *machine = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--verify")) do_verify = 1;
+    else if (!strcmp(argv[i], "--heatmap")) {
+      if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
+    }
+    else if (!strcmp(argv[i], "--heatmap-scale")) {
+      if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
+      if (heatmap_scale_parse(scale_arg, &scale) != 0) {
+        fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
+        return 2;
+      }
+    }
+    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
+    else if (!strcmp(argv[i], "--machine")) {
+      if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
+    } else if (!strcmp(argv[i], "--n")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
+    } else if (!strcmp(argv[i], "--dtype")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 2;
+      if (strcmp(val, "float") && strcmp(val, "double")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+        return 2;
+      }
+      dbl = !strcmp(val, "double");
+    }
+    else if (!strcmp(argv[i], "--matrix")) {
+      if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
+    }
+    else if (!strcmp(argv[i], "--rank")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
+    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
+      return 2;
+    } else if (!path) path = argv[i];
+    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
+  }
+  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
+  if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
+  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
+  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
+  shiro_error err = {{0}};
+  prog_meta meta;
+  plan_reader *rd = NULL;  /* the envelope checked once for every rank mapped */
+  if (plan_reader_open(path, &rd, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  sc_machine mach;
+  int rc;
+  if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) {
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    rc = 2;
+  } else if (svg) rc = heatmap(rd, path, &meta, svg, scale);
+  else if (do_verify) rc = verify(rd, path, &meta, matrix, json);
+  else rc = summary(rd, path, &meta, only, json, machine ? &mach : NULL, n, dbl);
+  plan_reader_close(rd);
+  return rc;
+}
 int main(int argc, char **argv) {
   return cli_finish_stdout(prog, dump_main(argc, argv));  /* a report lost on a full disk is a failure */
 }
