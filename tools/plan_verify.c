@@ -404,6 +404,21 @@ static int32_t rank_of_id(const int64_t *first, int32_t R, int64_t id) {
   return lo;
 }
 
+/* Each local row of rank pr (a 2.1 plan's, checked by plan_check_rank) is row c_global[i] (or
+ * c_first + i) of A: columns and values. SHIRO_ERR_MISMATCH otherwise. */
+static shiro_status check_local_rows(const prog_rank *pr, const sc_csr *A, shiro_error *err) {
+  for (int64_t x = 0; pr->naptr && x < pr->c_rows; x++) {
+    const int64_t i = pr->ncglobal ? pr->c_global[x] : pr->c_first + x, t0 = pr->a_ptr[x];
+    int same = pr->a_ptr[x + 1] - t0 == A->Ap[i + 1] - A->Ap[i];
+    for (int64_t t = 0; same && t < A->Ap[i + 1] - A->Ap[i]; t++)
+      same = pr->a_col[t0 + t] == A->Aj[A->Ap[i] + t] && (!pr->naval || pr->a_val[t0 + t] == A->Ax[A->Ap[i] + t]);
+    if (!same)
+      return shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's local row %lld is not row %lld of the matrix", pr->rank,
+                        (long long)x, (long long)i);
+  }
+  return SHIRO_OK;
+}
+
 /* Format 2.1's local matrices and val_src (none in a 2.0 plan: nothing to check): the ranks' local
  * matrices hold the plan's nonzeros, every one of them is named by exactly one value entry of the
  * programs (val_src), with its value there (1 where the file had none), and with A (the original
@@ -437,15 +452,7 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
     }
   for (int64_t id = 0; st == SHIRO_OK && id < meta->nnz; id++)
     if (!used[id]) st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied nowhere", (long long)id);
-  for (int32_t r = 0; A && r < R && st == SHIRO_OK; r++)
-    for (int64_t x = 0; x < pr[r].c_rows && st == SHIRO_OK; x++) {
-      const int64_t i = pr[r].ncglobal ? pr[r].c_global[x] : pr[r].c_first + x, t0 = pr[r].a_ptr[x];
-      int same = pr[r].a_ptr[x + 1] - t0 == A->Ap[i + 1] - A->Ap[i];
-      for (int64_t t = 0; same && t < A->Ap[i + 1] - A->Ap[i]; t++)
-        same = pr[r].a_col[t0 + t] == A->Aj[A->Ap[i] + t] && (!pr[r].naval || pr[r].a_val[t0 + t] == A->Ax[A->Ap[i] + t]);
-      if (!same) st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's local row %lld is not row %lld of the matrix", r, (long long)x,
-                                 (long long)i);
-    }
+  for (int32_t r = 0; A && r < R && st == SHIRO_OK; r++) st = check_local_rows(&pr[r], A, err);
   free(used);
   free(first);
   return st;
@@ -504,6 +511,111 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
   free(cov);
   free_rows(&v);
   sc_csr_free(Aperm);
+  return st;
+}
+
+/* A message as one end records it, seen from rank `self`: (stage, other end, direction as the
+ * sender sees it: 0 self sends, 1 self receives, kind, rows). */
+typedef struct msg_key { int64_t stage, other, dir, kind, count; } msg_key;
+
+static int cmp_msg_key(const void *a, const void *b) {
+  const msg_key *x = a, *y = b;
+  const int64_t u[4] = {x->stage, x->other, x->dir, x->kind}, w[4] = {y->stage, y->other, y->dir, y->kind};
+  for (int k = 0; k < 4; k++)
+    if (u[k] != w[k]) return u[k] < w[k] ? -1 : 1;
+  return 0;
+}
+
+/* The rank of peers[0..npeers) (sorted by rank) that is rank q, or NULL. */
+static const prog_rank *find_peer(const prog_rank *peers, int32_t npeers, int64_t q) {
+  int32_t lo = 0, hi = npeers - 1;
+  while (lo <= hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (peers[mid].rank == q) return &peers[mid];
+    if (peers[mid].rank < q) lo = mid + 1; else hi = mid - 1;
+  }
+  return NULL;
+}
+
+/* own's messages (mine[0..own->nx)) against what its peers record of them (theirs, every record of
+ * a peer that names own's rank, seen from own), both sorted: the same keys, the same rows. */
+static shiro_status match_peers(const prog_rank *own, const msg_key *mine, int64_t nm, const msg_key *theirs, int64_t nt,
+                                shiro_error *err) {
+  static const char *const dir[2] = {"sends", "receives"};
+  int64_t x = 0, y = 0;
+  while (x < nm || y < nt) {
+    const int c = x == nm ? 1 : y == nt ? -1 : cmp_msg_key(&mine[x], &theirs[y]);
+    if (c == 0 && mine[x].count == theirs[y].count) { x++; y++; continue; }
+    const msg_key *k = c <= 0 ? &mine[x] : &theirs[y];
+    if (c == 0)
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s %lld rows of kind %lld %s rank %lld, which records %lld",
+                        (long long)k->stage, own->rank, dir[k->dir], (long long)mine[x].count, (long long)k->kind,
+                        k->dir ? "from" : "to", (long long)k->other, (long long)theirs[y].count);
+    if (c < 0)  /* own's record, no peer's */
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s rows of kind %lld %s rank %lld, which has no such message",
+                        (long long)k->stage, own->rank, dir[k->dir], (long long)k->kind, k->dir ? "from" : "to", (long long)k->other);
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %lld %s rows of kind %lld %s rank %d, which has no such message",
+                      (long long)k->stage, (long long)k->other, dir[!k->dir], (long long)k->kind, k->dir ? "to" : "from", own->rank);
+  }
+  return SHIRO_OK;
+}
+
+/* Every record of own matched by the record of the other direction its peer keeps, and every
+ * record of those peers that names own matched by one of own's. O((own's + peers' records) log). */
+static shiro_status check_messages_rank(const prog_rank *own, const prog_rank *peers, int32_t npeers, verify_report *rep,
+                                        shiro_error *err) {
+  int64_t nt = 0, nm = own->nx;
+  for (int32_t q = 0; q < npeers; q++) nt += peers[q].nx;
+  msg_key *mine = malloc(((size_t)nm + 1) * sizeof *mine), *theirs = malloc(((size_t)nt + 1) * sizeof *theirs);
+  shiro_status st = mine && theirs ? SHIRO_OK : nomem(err);
+  nt = 0;
+  for (int64_t x = 0; st == SHIRO_OK && x < nm; x++) {
+    const int64_t *rec = own->xchg + x * PROG_X_WIDTH;
+    mine[x] = (msg_key){rec[XF_STAGE], rec[XF_PEER], rec[XF_DIR], rec[XF_KIND], rec[XF_COUNT]};
+    if (!find_peer(peers, npeers, rec[XF_PEER]))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d: the program of its peer %lld was not given", own->rank,
+                      (long long)rec[XF_PEER]);
+  }
+  for (int32_t q = 0; st == SHIRO_OK && q < npeers; q++)
+    for (int64_t x = 0; x < peers[q].nx; x++) {
+      const int64_t *rec = peers[q].xchg + x * PROG_X_WIDTH;
+      if (rec[XF_PEER] == own->rank)
+        theirs[nt++] = (msg_key){rec[XF_STAGE], peers[q].rank, rec[XF_DIR] == 0, rec[XF_KIND], rec[XF_COUNT]};
+    }
+  if (st == SHIRO_OK) {
+    if (nm) qsort(mine, (size_t)nm, sizeof *mine, cmp_msg_key);
+    if (nt) qsort(theirs, (size_t)nt, sizeof *theirs, cmp_msg_key);
+    st = match_peers(own, mine, nm, theirs, nt, err);
+  }
+  if (st == SHIRO_OK) rep->messages = nm;
+  free(mine);
+  free(theirs);
+  return st;
+}
+
+shiro_status plan_verify_rank(const prog_meta *meta, const prog_rank *own, const prog_rank *prev, const prog_rank *next,
+                              const prog_rank *peers, int32_t npeers, const sc_csr *A, verify_report *rep, shiro_error *err) {
+  memset(rep, 0, sizeof *rep);
+  const int32_t p = own->rank;
+  shiro_status st = plan_verify_checksums(own, err);
+  if (st == SHIRO_OK) st = plan_check_rank(meta, own, err);
+  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) ||
+                         own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p, p - 1);
+  if (st == SHIRO_OK && (own->b_first + own->b_rows != (next ? next->b_first : meta->k) ||
+                         own->c_first + own->c_rows != (next ? next->c_first : meta->m)))
+    st = next ? shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p + 1, p)
+              : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
+  if (st == SHIRO_OK) st = check_messages_rank(own, peers, npeers, rep, err);
+  if (st == SHIRO_OK && A) {
+    if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
+        plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)
+      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
+    else if (plan_rows_digest(A, own->ncglobal ? own->c_global : NULL, own->c_first, own->c_rows) != own->pattern_digest)
+      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", p);
+    else st = check_local_rows(own, A, err);
+  }
+  rep->matrix_checked = st == SHIRO_OK && A != NULL;
   return st;
 }
 
