@@ -213,8 +213,8 @@ static int verify_one(plan_reader *rd, const char *path, const prog_meta *meta, 
       printf("}\n");
     }
   } else if (st == SHIRO_OK) {
-    printf("%s: rank %d verified by itself: checksums and bounds; its rows between rank %d's and rank %d's; its %lld messages "
-           "matched by its %d peers' records", path, p, p - 1, p + 1, (long long)rep.messages, npeers);
+    printf("%s: rank %d verified by itself: checksums and bounds; its rows next to its neighbours'; its %lld messages "
+           "matched by its %d peers' records", path, p, (long long)rep.messages, npeers);
     if (rep.matrix_checked) printf("; its rows are those of %s (digests, pattern, values)", matrix);
     printf("; the symbolic execution and the certificates need every rank: --verify without --rank\n");
   }
