@@ -63,6 +63,25 @@ typedef struct plan_mapping {
 shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
                                 plan_mapping *map, shiro_error *err);
 
+/* An open plan file, for a reader that maps many ranks (shiro-plan-dump, a
+ * test): the envelope is checked and the root attributes read once, at open,
+ * so that mapping R ranks costs O(the file), not R times the envelope's
+ * pass over all the metadata (which grows with R). */
+typedef struct plan_reader plan_reader;
+
+/* Checks `path`'s envelope, opens it with HDF5 and reads its root attributes
+ * into *meta (may be NULL). *rd is NULL on failure; close it with
+ * plan_reader_close. */
+shiro_status plan_reader_open(const char *path, plan_reader **rd, prog_meta *meta, shiro_error *err);
+
+/* plan_file_map_rank on an open reader: maps rank `rank`'s arrays (the
+ * mapping outlives the reader; unmap it with plan_file_unmap). O(the rank's
+ * metadata), plus the CRC32C of its ops and xchg. */
+shiro_status plan_reader_map_rank(plan_reader *rd, int32_t rank, prog_rank *pr, plan_mapping *map, shiro_error *err);
+
+/* Closes HDF5's file; the mappings made stay valid. NULL is a no-op. */
+void plan_reader_close(plan_reader *rd);
+
 /* Recomputes the CRC32C of every array of a mapped program and compares it
  * with the stored one (O(size of the program)). plan_file_map_rank already
  * checks the small arrays (ops, xchg). */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -220,27 +221,63 @@ shiro_status plan_verify_checksums(const prog_rank *pr, shiro_error *err) {
   return SHIRO_OK;
 }
 
-shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
-                                plan_mapping *map, shiro_error *err) {
-  memset(pr, 0, sizeof *pr);
-  memset(map, 0, sizeof *map);
+/* An open plan file: the envelope checked, HDF5 open, the root attributes read. */
+struct plan_reader {
+  char *path;       /* owned copy, names the file in messages */
+  hid_t f;          /* the HDF5 file, read-only */
+  prog_meta meta;   /* its root attributes */
+};
+
+shiro_status plan_reader_open(const char *path, plan_reader **rd, prog_meta *meta, shiro_error *err) {
+  *rd = NULL;
   shiro_status st = plan_envelope_check(path, err); /* a damaged file never reaches libhdf5 */
   if (st != SHIRO_OK) return st;
+  plan_reader *r = calloc(1, sizeof *r);
+  char *copy = strdup(path);
+  if (!r || !copy) {
+    free(r);
+    free(copy);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+  }
   h5_quiet q = h5_quiet_begin();
-  hid_t g = -1, f = h5_open_readonly(path);
-  if (f < 0) {
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
-                    access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno));
-    goto done;
+  r->path = copy;
+  r->f = h5_open_readonly(path);
+  st = r->f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
+                             access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
+                : read_meta(r->f, path, &r->meta, err);
+  h5_quiet_end(q);
+  if (st != SHIRO_OK) {
+    plan_reader_close(r);
+    return st;
   }
-  SHIRO_CHECK_GOTO(read_meta(f, path, meta, err), st);
-  if (rank < 0 || rank >= meta->ranks) {
-    st = shiro_fail(err, SHIRO_ERR_MISMATCH, "%s: rank %d requested, the plan has ranks 0..%d", path, rank, meta->ranks - 1);
-    goto done;
+  if (meta) *meta = r->meta;
+  *rd = r;
+  return SHIRO_OK;
+}
+
+void plan_reader_close(plan_reader *rd) {
+  if (!rd) return;
+  if (rd->f >= 0) {
+    h5_quiet q = h5_quiet_begin();
+    H5Fclose(rd->f);
+    h5_quiet_end(q);
   }
+  free(rd->path);
+  free(rd);
+}
+
+shiro_status plan_reader_map_rank(plan_reader *rd, int32_t rank, prog_rank *pr, plan_mapping *map, shiro_error *err) {
+  memset(pr, 0, sizeof *pr);
+  memset(map, 0, sizeof *map);
+  const char *path = rd->path;
+  const prog_meta *meta = &rd->meta;
+  shiro_status st = SHIRO_OK;
+  if (rank < 0 || rank >= meta->ranks)
+    return shiro_fail(err, SHIRO_ERR_MISMATCH, "%s: rank %d requested, the plan has ranks 0..%d", path, rank, meta->ranks - 1);
+  h5_quiet q = h5_quiet_begin();
   char name[32];
   snprintf(name, sizeof name, "rank_%06d", rank);
-  g = H5Gopen2(f, name, H5P_DEFAULT);
+  hid_t g = H5Gopen2(rd->f, name, H5P_DEFAULT);
   if (g < 0) {
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "%s: group '%s' is missing", path, name);
     goto done;
@@ -269,19 +306,27 @@ shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta,
   for (int i = 0; i < PROG_NARRAYS; i++) pr->crc[i] = ds[i].crc;
   H5Gclose(g);
   g = -1;
-  H5Fclose(f);
-  f = -1;
   SHIRO_CHECK_GOTO(map_range(path, ds, PROG_NARRAYS, pr, map, err), st);
   /* Cheap integrity check at open: the arrays that steer control flow. */
   for (int a = PA_OPS; a <= PA_XCHG && st == SHIRO_OK; a++) st = verify_array(pr, a, path, err);
 done:
   if (g >= 0) H5Gclose(g);
-  if (f >= 0) H5Fclose(f);
   h5_quiet_end(q);
   if (st != SHIRO_OK) {
     plan_file_unmap(map);
     memset(pr, 0, sizeof *pr);
   }
+  return st;
+}
+
+shiro_status plan_file_map_rank(const char *path, int32_t rank, prog_meta *meta, prog_rank *pr,
+                                plan_mapping *map, shiro_error *err) {
+  memset(pr, 0, sizeof *pr);
+  memset(map, 0, sizeof *map);
+  plan_reader *rd = NULL;
+  shiro_status st = plan_reader_open(path, &rd, meta, err);
+  if (st == SHIRO_OK) st = plan_reader_map_rank(rd, rank, pr, map, err);
+  plan_reader_close(rd);
   return st;
 }
 

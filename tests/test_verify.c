@@ -6,7 +6,10 @@
  * by val_src, a program value unlike its local matrix's, a local matrix
  * unlike the matrix's row (values consistent in the plan itself); hybrid's
  * two-tier builder on arbitrary routings (node pairs direct or relayed at
- * random, relays anywhere in their node): every plan verifies. */
+ * random, relays anywhere in their node): every plan verifies. Each rank's part verified by
+ * itself (plan_verify_rank): every rank of every strategy's plan passes, and a message whose
+ * sizes disagree, a message one end does not record, a local row unlike the matrix, a damaged
+ * array are rejected by the rank they concern. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +89,35 @@ static shiro_status verify(sc_plan *plan, const char *what, shiro_error *err) {
   return st;
 }
 
+/* Every rank's part verified by itself (plan_verify_rank, what shiro-plan-dump --verify --rank
+ * does), with its neighbours and the peers its records name; the first rejection in err (its
+ * rank in *bad if not NULL). */
+static shiro_status verify_ranks(sc_plan *plan, const char *what, int32_t *bad, shiro_error *err) {
+  const int32_t R = plan->meta.ranks;
+  prog_rank *peers = calloc((size_t)R, sizeof *peers);
+  if (!peers) return SHIRO_ERR_NOMEM;
+  shiro_status st = SHIRO_OK;
+  for (int32_t r = 0; r < R; r++) prog_rank_seal(&plan->ranks[r]);
+  for (int32_t p = 0; p < R && st == SHIRO_OK; p++) {
+    const prog_rank *own = &plan->ranks[p];
+    int32_t n = 0;
+    for (int32_t q = 0; q < R; q++) {  /* in rank order: the peers sorted, as plan_verify_rank asks */
+      int named = 0;
+      for (int64_t x = 0; x < own->nx && !named; x++) named = own->xchg[x * PROG_X_WIDTH + XF_PEER] == q;
+      if (named) peers[n++] = plan->ranks[q];
+    }
+    verify_report rep;
+    st = plan_verify_rank(&plan->meta, own, p ? &plan->ranks[p - 1] : NULL, p + 1 < R ? &plan->ranks[p + 1] : NULL, peers, n, A,
+                          &rep, err);
+    if (st != SHIRO_OK) {
+      printf("  %-44s -> rank %d rejected: %s\n", what, p, err->message);
+      if (bad) *bad = p;
+    }
+  }
+  free(peers);
+  return st;
+}
+
 /* The first MUL op of rank r with the given tag, or NULL. */
 static int64_t *find_op(prog_rank *pr, int64_t tag) {
   for (int64_t o = 0; o < pr->nops; o++)
@@ -123,6 +155,8 @@ int main(void) {
     sc_plan plan = {0};
     EXPECT(build(all[s], 6, 4, &plan), "build %s", strategy_name(all[s]));
     EXPECT(verify(&plan, strategy_name(all[s]), &err) == SHIRO_OK, "%s plan rejected: %s", strategy_name(all[s]), err.message);
+    EXPECT(verify_ranks(&plan, strategy_name(all[s]), NULL, &err) == SHIRO_OK, "%s: a rank rejected by itself: %s",
+           strategy_name(all[s]), err.message);
     plan_free(&plan);
   }
   int doubles = 0; /* strategies whose plan the double-count case applied to */
@@ -165,7 +199,17 @@ int main(void) {
     int64_t *rec = p1->xchg;
     rec[XF_COUNT]--;
     EXPECT(verify(&plan, "message sizes disagree", &err) == SHIRO_ERR_FORMAT, "%s: mismatched message accepted", strategy_name(st));
+    int32_t bad = -1;
+    EXPECT(verify_ranks(&plan, "message sizes disagree (by rank)", &bad, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "which records") &&
+           (bad == 1 || bad == rec[XF_PEER]), "%s: mismatched message accepted by rank: %s", strategy_name(st), err.message);
     rec[XF_COUNT]++;
+    /* rank 1's last message left out: its peer's record of it is matched by nothing */
+    p1->nx--;
+    bad = -1;
+    EXPECT(verify_ranks(&plan, "a message one end does not record", &bad, &err) == SHIRO_ERR_FORMAT &&
+           strstr(err.message, "which has no such message") && (bad == 1 || bad == p1->xchg[p1->nx * PROG_X_WIDTH + XF_PEER]),
+           "%s: a message missing at one end accepted by rank: %s", strategy_name(st), err.message);
+    p1->nx++;
     EXPECT(verify(&plan, "restored", &err) == SHIRO_OK, "%s: restored plan rejected: %s", strategy_name(st), err.message);
     /* val_src: one nonzero named by two value entries (and another by none) */
     int64_t e1 = -1, e2 = -1;
@@ -192,6 +236,9 @@ int main(void) {
       shiro_status vs = verify(&plan, "local matrix and program unlike the matrix", &err);
       EXPECT(vs == SHIRO_ERR_MISMATCH || vs == SHIRO_ERR_FORMAT, "%s: changed matrix value accepted", strategy_name(st));
       EXPECT(vs != SHIRO_ERR_MISMATCH || strstr(err.message, "local row"), "%s: %s", strategy_name(st), err.message);
+      bad = -1;
+      EXPECT(verify_ranks(&plan, "local matrix unlike the matrix (by rank)", &bad, &err) == SHIRO_ERR_MISMATCH &&
+             strstr(err.message, "local row") && bad == q, "%s: changed local row accepted by rank: %s", strategy_name(st), err.message);
       p1->val[e1] = w;
       plan.ranks[q].a_val[id - base] = a;
     }
@@ -212,6 +259,8 @@ int main(void) {
     p1->col[0] ^= 1;
     EXPECT(plan_verify(&plan.meta, plan.ranks, A, &rep, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "CRC32C"),
            "%s: damaged array accepted", strategy_name(st));
+    EXPECT(plan_verify_rank(&plan.meta, p1, &plan.ranks[0], &plan.ranks[2], NULL, 0, A, &rep, &err) == SHIRO_ERR_FORMAT &&
+           strstr(err.message, "CRC32C"), "%s: damaged array accepted by rank: %s", strategy_name(st), err.message);
     p1->col[0] ^= 1;
     plan_free(&plan);
   }

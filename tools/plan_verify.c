@@ -103,17 +103,22 @@ static shiro_status copy_rows(trow *dst, const trow *src, int64_t n, shiro_error
   return SHIRO_OK;
 }
 
-/* START s: snapshot every send of stage s. WAIT s: deliver into the receivers' buffers. */
-static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t *npend) {
+/* START s: snapshot every send of stage s (in *pend, *cap of them allocated). WAIT s: deliver into
+ * the receivers' buffers. */
+static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t *npend, int64_t *cap) {
   for (int32_t r = 0; r < v->R; r++) {
     const prog_rank *p = &v->pr[r];
     for (int64_t x = 0; x < p->nx; x++) {
       const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
       if (rec[XF_STAGE] != stage || rec[XF_DIR] != 0) continue;
-      pending *np = realloc(*pend, (size_t)(*npend + 1) * sizeof *np);
-      if (!np) return nomem(v->err);
-      *pend = np;
-      pending *pe = &np[(*npend)++];
+      if (*npend == *cap) {  /* doubling: a stage of a plan for thousands of ranks has ~10^5 messages */
+        int64_t nc = *cap ? 2 * *cap : 64;
+        pending *np = realloc(*pend, (size_t)nc * sizeof *np);
+        if (!np) return nomem(v->err);
+        *pend = np;
+        *cap = nc;
+      }
+      pending *pe = &(*pend)[(*npend)++];
       *pe = (pending){r, (int32_t)rec[XF_PEER], stage, rec[XF_KIND], rec[XF_COUNT], calloc((size_t)rec[XF_COUNT] + 1, sizeof(trow))};
       if (!pe->rows) return nomem(v->err);
       shiro_status st = copy_rows(pe->rows, rows_of(v, r, rec[XF_BUF]) + rec[XF_OFF], rec[XF_COUNT], v->err);
@@ -123,16 +128,31 @@ static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t
   return SHIRO_OK;
 }
 
+/* Orders sends by (receiver, sender, kind), the key a receive looks its send up by. */
+static int cmp_pending(const void *a, const void *b) {
+  const pending *x = a, *y = b;
+  if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* The send of pend[0..npend) (sorted by cmp_pending) that rank dst receives from src with kind,
+ * or NULL. O(log npend): pairing each receive with its send by a scan was O(messages²). */
+static pending *find_send(pending *pend, int64_t npend, int32_t src, int32_t dst, int64_t kind) {
+  const pending key = {.src = src, .dst = dst, .kind = kind};
+  return npend ? bsearch(&key, pend, (size_t)npend, sizeof *pend, cmp_pending) : NULL;
+}
+
 static shiro_status sync_wait(vstate *v, int64_t stage, pending *pend, int64_t npend) {
   int64_t used = 0;
+  if (npend) qsort(pend, (size_t)npend, sizeof *pend, cmp_pending);
   for (int32_t r = 0; r < v->R; r++) {
     const prog_rank *p = &v->pr[r];
     for (int64_t x = 0; x < p->nx; x++) {
       const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
       if (rec[XF_STAGE] != stage || rec[XF_DIR] != 1) continue;
-      pending *pe = NULL;
-      for (int64_t y = 0; y < npend && !pe; y++)
-        if (pend[y].src == rec[XF_PEER] && pend[y].dst == r && pend[y].kind == rec[XF_KIND]) pe = &pend[y];
+      /* XF_PEER is in 0..R-1 (plan_check_rank), so the narrowing is exact */
+      pending *pe = find_send(pend, npend, (int32_t)rec[XF_PEER], r, rec[XF_KIND]);
       if (!pe || pe->count != rec[XF_COUNT])
         return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d receives %lld rows of kind %lld from rank %lld, which sends %lld",
                           (long long)stage, r, (long long)rec[XF_COUNT], (long long)rec[XF_KIND], (long long)rec[XF_PEER],
@@ -161,7 +181,7 @@ static void free_pending(pending *pend, int64_t npend) {
 static shiro_status execute(vstate *v) {
   int64_t *cur = calloc((size_t)v->R, sizeof *cur);
   pending *pend = NULL;
-  int64_t npend = 0;
+  int64_t npend = 0, cap = 0;
   shiro_status st = cur ? SHIRO_OK : nomem(v->err);
   while (st == SHIRO_OK) {
     int64_t kind = -1, stage = -1;
@@ -178,12 +198,12 @@ static shiro_status execute(vstate *v) {
       done = (k == 0);
     }
     if (st != SHIRO_OK || done) break;
-    if (kind == PROG_OP_START) st = sync_start(v, stage, &pend, &npend);
+    if (kind == PROG_OP_START) st = sync_start(v, stage, &pend, &npend, &cap);
     else {
       st = sync_wait(v, stage, pend, npend);
       free_pending(pend, npend);
       pend = NULL;
-      npend = 0;
+      npend = cap = 0;
     }
     for (int32_t r = 0; r < v->R; r++) cur[r]++;
   }
@@ -204,17 +224,22 @@ static int cmp_i64x3(const void *a, const void *b) {
   return 0;
 }
 
-/* Owner of B row j, from the ranks' ranges. */
-static int32_t owner(const vstate *v, int64_t j) {
+/* The first rank whose range [first, first + rows) of B (c = 0) or C (c = 1) ends after row j:
+ * its owner, as the ranges follow each other (plan_verify checks it first). A binary search on
+ * the ends, O(log R) even where most ranks own no row (walking the empty ranges that share one
+ * start was O(R) a nonzero). R - 1 for a row past the end. */
+static int32_t range_owner(const vstate *v, int c, int64_t j) {
   int32_t lo = 0, hi = v->R - 1;
   while (lo < hi) {
-    int32_t mid = lo + (hi - lo + 1) / 2;
-    if (v->pr[mid].b_first <= j) lo = mid; else hi = mid - 1;
+    const int32_t mid = lo + (hi - lo) / 2;
+    const prog_rank *p = &v->pr[mid];
+    if ((c ? p->c_first + p->c_rows : p->b_first + p->b_rows) > j) hi = mid; else lo = mid + 1;
   }
-  while (lo > 0 && v->pr[lo].b_rows == 0) lo--;  /* empty ranges share b_first */
-  while (lo < v->R - 1 && j >= v->pr[lo].b_first + v->pr[lo].b_rows) lo++;
   return lo;
 }
+
+/* Owner of B row j, from the ranks' ranges. */
+static int32_t owner(const vstate *v, int64_t j) { return range_owner(v, 0, j); }
 
 /* Problem a nonzero (or certificate pair) of row owner p and column owner q belongs to. */
 static int64_t problem(const vstate *v, int group, int32_t p, int32_t q) {
@@ -367,6 +392,33 @@ static void free_rows(vstate *v) {
   v->bufs = NULL;
 }
 
+/* The rank whose local matrix holds plan-wide nonzero id (0 ≤ id < first[R]): the p with
+ * first[p] ≤ id < first[p + 1], the last of equal starts. O(log R) (a walk from rank 0 was
+ * O(R) a nonzero, the whole check O(nnz · R)). */
+static int32_t rank_of_id(const int64_t *first, int32_t R, int64_t id) {
+  int32_t lo = 0, hi = R - 1;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (first[mid + 1] > id) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Each local row of rank pr (a 2.1 plan's, checked by plan_check_rank) is row c_global[i] (or
+ * c_first + i) of A: columns and values. SHIRO_ERR_MISMATCH otherwise. */
+static shiro_status check_local_rows(const prog_rank *pr, const sc_csr *A, shiro_error *err) {
+  for (int64_t x = 0; pr->naptr && x < pr->c_rows; x++) {
+    const int64_t i = pr->ncglobal ? pr->c_global[x] : pr->c_first + x, t0 = pr->a_ptr[x];
+    int same = pr->a_ptr[x + 1] - t0 == A->Ap[i + 1] - A->Ap[i];
+    for (int64_t t = 0; same && t < A->Ap[i + 1] - A->Ap[i]; t++)
+      same = pr->a_col[t0 + t] == A->Aj[A->Ap[i] + t] && (!pr->naval || pr->a_val[t0 + t] == A->Ax[A->Ap[i] + t]);
+    if (!same)
+      return shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's local row %lld is not row %lld of the matrix", pr->rank,
+                        (long long)x, (long long)i);
+  }
+  return SHIRO_OK;
+}
+
 /* Format 2.1's local matrices and val_src (none in a 2.0 plan: nothing to check): the ranks' local
  * matrices hold the plan's nonzeros, every one of them is named by exactly one value entry of the
  * programs (val_src), with its value there (1 where the file had none), and with A (the original
@@ -389,8 +441,7 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
     for (int64_t e = 0; e < pr[q].nvalsrc && st == SHIRO_OK; e++) {
       const int64_t id = pr[q].val_src[e];
       if (id < 0) continue;
-      int32_t p = 0;
-      while (first[p + 1] <= id) p++;  /* R is small beside the entries: a walk is enough here */
+      int32_t p = rank_of_id(first, R, id);
       const double want = pr[p].naval ? pr[p].a_val[id - first[p]] : 1.0;
       if (used[id]++)
         st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied twice (rank %d entry %lld)",
@@ -401,15 +452,7 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
     }
   for (int64_t id = 0; st == SHIRO_OK && id < meta->nnz; id++)
     if (!used[id]) st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: nonzero %lld of the local matrices is multiplied nowhere", (long long)id);
-  for (int32_t r = 0; A && r < R && st == SHIRO_OK; r++)
-    for (int64_t x = 0; x < pr[r].c_rows && st == SHIRO_OK; x++) {
-      const int64_t i = pr[r].ncglobal ? pr[r].c_global[x] : pr[r].c_first + x, t0 = pr[r].a_ptr[x];
-      int same = pr[r].a_ptr[x + 1] - t0 == A->Ap[i + 1] - A->Ap[i];
-      for (int64_t t = 0; same && t < A->Ap[i + 1] - A->Ap[i]; t++)
-        same = pr[r].a_col[t0 + t] == A->Aj[A->Ap[i] + t] && (!pr[r].naval || pr[r].a_val[t0 + t] == A->Ax[A->Ap[i] + t]);
-      if (!same) st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's local row %lld is not row %lld of the matrix", r, (long long)x,
-                                 (long long)i);
-    }
+  for (int32_t r = 0; A && r < R && st == SHIRO_OK; r++) st = check_local_rows(&pr[r], A, err);
   free(used);
   free(first);
   return st;
@@ -471,6 +514,111 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
   return st;
 }
 
+/* A message as one end records it, seen from rank `self`: (stage, other end, direction as the
+ * sender sees it: 0 self sends, 1 self receives, kind, rows). */
+typedef struct msg_key { int64_t stage, other, dir, kind, count; } msg_key;
+
+static int cmp_msg_key(const void *a, const void *b) {
+  const msg_key *x = a, *y = b;
+  const int64_t u[4] = {x->stage, x->other, x->dir, x->kind}, w[4] = {y->stage, y->other, y->dir, y->kind};
+  for (int k = 0; k < 4; k++)
+    if (u[k] != w[k]) return u[k] < w[k] ? -1 : 1;
+  return 0;
+}
+
+/* The rank of peers[0..npeers) (sorted by rank) that is rank q, or NULL. */
+static const prog_rank *find_peer(const prog_rank *peers, int32_t npeers, int64_t q) {
+  int32_t lo = 0, hi = npeers - 1;
+  while (lo <= hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (peers[mid].rank == q) return &peers[mid];
+    if (peers[mid].rank < q) lo = mid + 1; else hi = mid - 1;
+  }
+  return NULL;
+}
+
+/* own's messages (mine[0..own->nx)) against what its peers record of them (theirs, every record of
+ * a peer that names own's rank, seen from own), both sorted: the same keys, the same rows. */
+static shiro_status match_peers(const prog_rank *own, const msg_key *mine, int64_t nm, const msg_key *theirs, int64_t nt,
+                                shiro_error *err) {
+  static const char *const dir[2] = {"sends", "receives"};
+  int64_t x = 0, y = 0;
+  while (x < nm || y < nt) {
+    const int c = x == nm ? 1 : y == nt ? -1 : cmp_msg_key(&mine[x], &theirs[y]);
+    if (c == 0 && mine[x].count == theirs[y].count) { x++; y++; continue; }
+    const msg_key *k = c <= 0 ? &mine[x] : &theirs[y];
+    if (c == 0)
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s %lld rows of kind %lld %s rank %lld, which records %lld",
+                        (long long)k->stage, own->rank, dir[k->dir], (long long)mine[x].count, (long long)k->kind,
+                        k->dir ? "from" : "to", (long long)k->other, (long long)theirs[y].count);
+    if (c < 0)  /* own's record, no peer's */
+      return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s rows of kind %lld %s rank %lld, which has no such message",
+                        (long long)k->stage, own->rank, dir[k->dir], (long long)k->kind, k->dir ? "from" : "to", (long long)k->other);
+    return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %lld %s rows of kind %lld %s rank %d, which has no such message",
+                      (long long)k->stage, (long long)k->other, dir[!k->dir], (long long)k->kind, k->dir ? "to" : "from", own->rank);
+  }
+  return SHIRO_OK;
+}
+
+/* Every record of own matched by the record of the other direction its peer keeps, and every
+ * record of those peers that names own matched by one of own's. O((own's + peers' records) log). */
+static shiro_status check_messages_rank(const prog_rank *own, const prog_rank *peers, int32_t npeers, verify_report *rep,
+                                        shiro_error *err) {
+  int64_t nt = 0, nm = own->nx;
+  for (int32_t q = 0; q < npeers; q++) nt += peers[q].nx;
+  msg_key *mine = malloc(((size_t)nm + 1) * sizeof *mine), *theirs = malloc(((size_t)nt + 1) * sizeof *theirs);
+  shiro_status st = mine && theirs ? SHIRO_OK : nomem(err);
+  nt = 0;
+  for (int64_t x = 0; st == SHIRO_OK && x < nm; x++) {
+    const int64_t *rec = own->xchg + x * PROG_X_WIDTH;
+    mine[x] = (msg_key){rec[XF_STAGE], rec[XF_PEER], rec[XF_DIR], rec[XF_KIND], rec[XF_COUNT]};
+    if (!find_peer(peers, npeers, rec[XF_PEER]))
+      st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d: the program of its peer %lld was not given", own->rank,
+                      (long long)rec[XF_PEER]);
+  }
+  for (int32_t q = 0; st == SHIRO_OK && q < npeers; q++)
+    for (int64_t x = 0; x < peers[q].nx; x++) {
+      const int64_t *rec = peers[q].xchg + x * PROG_X_WIDTH;
+      if (rec[XF_PEER] == own->rank)
+        theirs[nt++] = (msg_key){rec[XF_STAGE], peers[q].rank, rec[XF_DIR] == 0, rec[XF_KIND], rec[XF_COUNT]};
+    }
+  if (st == SHIRO_OK) {
+    if (nm) qsort(mine, (size_t)nm, sizeof *mine, cmp_msg_key);
+    if (nt) qsort(theirs, (size_t)nt, sizeof *theirs, cmp_msg_key);
+    st = match_peers(own, mine, nm, theirs, nt, err);
+  }
+  if (st == SHIRO_OK) rep->messages = nm;
+  free(mine);
+  free(theirs);
+  return st;
+}
+
+shiro_status plan_verify_rank(const prog_meta *meta, const prog_rank *own, const prog_rank *prev, const prog_rank *next,
+                              const prog_rank *peers, int32_t npeers, const sc_csr *A, verify_report *rep, shiro_error *err) {
+  memset(rep, 0, sizeof *rep);
+  const int32_t p = own->rank;
+  shiro_status st = plan_verify_checksums(own, err);
+  if (st == SHIRO_OK) st = plan_check_rank(meta, own, err);
+  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) ||
+                         own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p, p - 1);
+  if (st == SHIRO_OK && (own->b_first + own->b_rows != (next ? next->b_first : meta->k) ||
+                         own->c_first + own->c_rows != (next ? next->c_first : meta->m)))
+    st = next ? shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p + 1, p)
+              : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
+  if (st == SHIRO_OK) st = check_messages_rank(own, peers, npeers, rep, err);
+  if (st == SHIRO_OK && A) {
+    if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
+        plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)
+      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
+    else if (plan_rows_digest(A, own->ncglobal ? own->c_global : NULL, own->c_first, own->c_rows) != own->pattern_digest)
+      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", p);
+    else st = check_local_rows(own, A, err);
+  }
+  rep->matrix_checked = st == SHIRO_OK && A != NULL;
+  return st;
+}
+
 /* A nonzero as a product computes it: A(i, j) = coef. */
 typedef struct triple { int64_t i, j; double coef; } triple;
 
@@ -482,16 +630,7 @@ static int cmp_triple(const void *a, const void *b) {
 }
 
 /* Owner of C row i, from the ranks' ranges. */
-static int32_t owner_c(const vstate *v, int64_t i) {
-  int32_t lo = 0, hi = v->R - 1;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo + 1) / 2;
-    if (v->pr[mid].c_first <= i) lo = mid; else hi = mid - 1;
-  }
-  while (lo > 0 && v->pr[lo].c_rows == 0) lo--;
-  while (lo < v->R - 1 && i >= v->pr[lo].c_first + v->pr[lo].c_rows) lo++;
-  return lo;
-}
+static int32_t owner_c(const vstate *v, int64_t i) { return range_owner(v, 1, i); }
 
 /* The nonzeros reaching the output rows of an executed v (C rows: (i, symbol j); X rows: (symbol
  * i, j)) into *out (nnz of them, sorted). The transposed output is checked on the way: each

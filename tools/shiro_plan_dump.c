@@ -113,17 +113,14 @@ static int same_volumes(const rank_stats *a, const rank_stats *b) {
 }
 
 /* --verify: maps every rank, re-checks the whole plan; prints a verdict. Returns the exit status. */
-static int verify(const char *path, const prog_meta *meta, const char *matrix, int json) {
+static int verify(plan_reader *rd, const char *path, const prog_meta *meta, const char *matrix, int json) {
   shiro_error err = {{0}};
   prog_rank *pr = calloc((size_t)meta->ranks, sizeof *pr);
   plan_mapping *map = calloc((size_t)meta->ranks, sizeof *map);
   sc_csr *A = NULL;
   verify_report rep, trep = {0};
   shiro_status st = (pr && map) ? SHIRO_OK : SHIRO_ERR_NOMEM;
-  for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) {
-    prog_meta m2;
-    st = plan_file_map_rank(path, r, &m2, &pr[r], &map[r], &err);
-  }
+  for (int32_t r = 0; r < meta->ranks && st == SHIRO_OK; r++) st = plan_reader_map_rank(rd, r, &pr[r], &map[r], &err);
   if (st == SHIRO_OK && matrix) st = mm_read(matrix, &A, NULL, &err);
   if (st == SHIRO_OK) st = plan_verify(meta, pr, A, &rep, &err);
   if (st == SHIRO_OK) st = verify_transposed(meta, pr, &trep, &err);
@@ -159,10 +156,83 @@ static int verify(const char *path, const prog_meta *meta, const char *matrix, i
   return st == SHIRO_OK ? 0 : 1;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The distinct peers of rank pr's records, sorted, into *out (*n of them; free it). */
+static shiro_status peers_of(const prog_rank *pr, int64_t **out, int32_t *n, shiro_error *err) {
+  int64_t *q = malloc(((size_t)pr->nx + 1) * sizeof *q);
+  if (!q) return shiro_fail(err, SHIRO_ERR_NOMEM, "verify: out of memory");
+  for (int64_t x = 0; x < pr->nx; x++) q[x] = pr->xchg[x * PROG_X_WIDTH + XF_PEER];
+  if (pr->nx) qsort(q, (size_t)pr->nx, sizeof *q, cmp_i64);
+  int32_t k = 0;
+  for (int64_t x = 0; x < pr->nx; x++)
+    if (x == 0 || q[x] != q[x - 1]) q[k++] = q[x];
+  *out = q;
+  *n = k;
+  return SHIRO_OK;
+}
+
+/* --verify --rank P: maps rank P, its neighbours P ± 1 and the peers its records name (nothing
+ * else), and checks P's part by itself (plan_verify_rank); prints a verdict. Returns the exit status. */
+static int verify_one(plan_reader *rd, const char *path, const prog_meta *meta, int32_t p, const char *matrix, int json) {
+  shiro_error err = {{0}};
+  prog_rank own, side[2], *peers = NULL;
+  plan_mapping own_map = {0}, side_map[2] = {{0}}, *peer_map = NULL;
+  int64_t *ids = NULL;
+  int32_t npeers = 0, mapped = 0;
+  sc_csr *A = NULL;
+  verify_report rep = {0};
+  shiro_status st = plan_reader_map_rank(rd, p, &own, &own_map, &err);
+  if (st == SHIRO_OK) st = plan_check_rank(meta, &own, &err);  /* its peers are ranks of the plan */
+  for (int s = 0; s < 2 && st == SHIRO_OK; s++)
+    if (s ? p + 1 < meta->ranks : p > 0) st = plan_reader_map_rank(rd, s ? p + 1 : p - 1, &side[s], &side_map[s], &err);
+  if (st == SHIRO_OK) st = peers_of(&own, &ids, &npeers, &err);
+  if (st == SHIRO_OK) {
+    peers = calloc((size_t)npeers + 1, sizeof *peers);
+    peer_map = calloc((size_t)npeers + 1, sizeof *peer_map);
+    if (!peers || !peer_map) st = shiro_fail(&err, SHIRO_ERR_NOMEM, "verify: out of memory");
+  }
+  for (; st == SHIRO_OK && mapped < npeers; mapped++)
+    st = plan_reader_map_rank(rd, (int32_t)ids[mapped], &peers[mapped], &peer_map[mapped], &err);
+  if (st == SHIRO_OK && matrix) st = mm_read(matrix, &A, NULL, &err);
+  if (st == SHIRO_OK)
+    st = plan_verify_rank(meta, &own, p > 0 ? &side[0] : NULL, p + 1 < meta->ranks ? &side[1] : NULL, peers, npeers, A, &rep, &err);
+  if (json) {
+    printf("{\"plan\": ");
+    cli_json_string(stdout, path);
+    printf(", \"rank\": %d, \"verified\": %s, ", p, st == SHIRO_OK ? "true" : "false");
+    if (st == SHIRO_OK)
+      printf("\"messages\": %lld, \"peers\": %d, \"matrix_checked\": %s}\n", (long long)rep.messages, npeers,
+             rep.matrix_checked ? "true" : "false");
+    else {
+      printf("\"error\": ");
+      cli_json_string(stdout, err.message);
+      printf("}\n");
+    }
+  } else if (st == SHIRO_OK) {
+    printf("%s: rank %d verified by itself: checksums and bounds; its rows next to its neighbours'; its %lld messages "
+           "matched by its %d peers' records", path, p, (long long)rep.messages, npeers);
+    if (rep.matrix_checked) printf("; its rows are those of %s (digests, pattern, values)", matrix);
+    printf("; the symbolic execution and the certificates need every rank: --verify without --rank\n");
+  }
+  if (st != SHIRO_OK) fprintf(stderr, "%s: %s: rank %d NOT verified: %s\n", prog, path, p, err.message);
+  for (int32_t q = 0; q < mapped; q++) plan_file_unmap(&peer_map[q]);
+  for (int s = 0; s < 2; s++) plan_file_unmap(&side_map[s]);
+  plan_file_unmap(&own_map);
+  free(peers);
+  free(peer_map);
+  free(ids);
+  sc_csr_free(A);
+  return st == SHIRO_OK ? 0 : 1;
+}
+
 /* --machine: the cost model's prediction per call (compiler/cost/), every rank's sends priced
  * on machine *mp for rows of n values of type dbl ? double : float; printed after the summary
  * (json: as the "prediction" member, the caller has the object open). Returns the exit status. */
-static int predict(const char *path, const prog_meta *meta, const sc_machine *mp, int64_t n, int dbl, int json) {
+static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp, int64_t n, int dbl, int json) {
   shiro_error err = {{0}};
   sc_machine m = *mp;
   cost_model cm;
@@ -175,8 +245,7 @@ static int predict(const char *path, const prog_meta *meta, const sc_machine *mp
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK)
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK)
       rc = 1;
     else cost_add_rank(&cm, &pr);
     plan_file_unmap(&map);
@@ -211,7 +280,7 @@ static int predict(const char *path, const prog_meta *meta, const sc_machine *mp
 static void usage(FILE *f) {
   fprintf(f,
           "usage: shiro-plan-dump PLAN.h5 [--rank P] [--json] [--machine M [--n N] [--dtype T]]\n"
-          "       shiro-plan-dump PLAN.h5 --verify [--matrix MATRIX.mtx] [--json]\n"
+          "       shiro-plan-dump PLAN.h5 --verify [--rank P] [--matrix MATRIX.mtx] [--json]\n"
           "       shiro-plan-dump PLAN.h5 --heatmap OUT.svg [--heatmap-scale linear|log]\n"
           "  (no option)      header, per-rank summary (rows sent and received, nonzeros multiplied),\n"
           "                   volumes per tier and per stage, recomputed from the plan's arrays\n"
@@ -224,6 +293,9 @@ static void usage(FILE *f) {
           "                   nonzero covered exactly once (symbolic execution), every cover proven\n"
           "                   minimum by its matching\n"
           "  --matrix M       with --verify: also check that the plan is the plan of this matrix\n"
+          "  --verify --rank P  only rank P's part, by itself, in O(its part): checksums, bounds, its rows,\n"
+          "                   its messages against its peers' records, with --matrix its rows of the matrix\n"
+          "                   (the symbolic execution and the certificates need the whole plan)\n"
           "  --heatmap OUT    write the rank x rank matrix of rows moved per call as an SVG image\n"
           "                   (counts printed in the cells up to %d ranks)\n"
           "  --heatmap-scale S  its colours: linear (default; rows / max) | log (log(1 + rows), for\n"
@@ -233,7 +305,7 @@ static void usage(FILE *f) {
 }
 
 /* --heatmap: the rank × rank matrix of rows moved per call (every hop), as SVG. */
-static int heatmap(const char *path, const prog_meta *meta, const char *svg, heatmap_scale scale) {
+static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, const char *svg, heatmap_scale scale) {
   shiro_error err = {{0}};
   if (meta->ranks > HEATMAP_MAX_RANKS) {
     fprintf(stderr, "%s: --heatmap: %d ranks, at most %d can be drawn\n", prog, meta->ranks, HEATMAP_MAX_RANKS);
@@ -245,8 +317,7 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg, hea
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK || plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       rc = 1;
     }
@@ -268,67 +339,13 @@ static int heatmap(const char *path, const prog_meta *meta, const char *svg, hea
   return rc;
 }
 
-/* The tool proper; main adds the check of stdout. Returns the exit status. */
-static int dump_main(int argc, char **argv) {
-  const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
-  heatmap_scale scale = HEATMAP_LINEAR;
-  int json = 0, do_verify = 0, dbl = 0;
-  int64_t only = -1, n = 64;
-  const char *machine = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--verify")) do_verify = 1;
-    else if (!strcmp(argv[i], "--heatmap")) {
-      if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--heatmap-scale")) {
-      if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
-      if (heatmap_scale_parse(scale_arg, &scale) != 0) {
-        fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
-        return 2;
-      }
-    }
-    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
-    else if (!strcmp(argv[i], "--machine")) {
-      if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
-    } else if (!strcmp(argv[i], "--n")) {
-      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
-    } else if (!strcmp(argv[i], "--dtype")) {
-      if (!(val = cli_value(prog, argc, argv, &i))) return 2;
-      if (strcmp(val, "float") && strcmp(val, "double")) {
-        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
-        return 2;
-      }
-      dbl = !strcmp(val, "double");
-    }
-    else if (!strcmp(argv[i], "--matrix")) {
-      if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--rank")) {
-      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
-    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
-      return 2;
-    } else if (!path) path = argv[i];
-    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
-  }
-  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
-  if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
-  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
-  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
+/* The header and per-rank summary (only rank `only` if ≥ 0), volumes, and with mach (may be NULL)
+ * the prediction. Returns the exit status. */
+static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int64_t only, int json, const sc_machine *mach,
+                   int64_t n, int dbl) {
   shiro_error err = {{0}};
-  prog_meta meta;
-  if (plan_file_read_meta(path, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
-  sc_machine mach;
-  if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 2; }
-  if (svg) return heatmap(path, &meta, svg, scale);
-  if (do_verify) return verify(path, &meta, matrix, json);
-  if (only >= meta.ranks) {
-    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
+  if (only >= meta->ranks) {
+    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta->ranks - 1);
     return 2;
   }
   if (json) {
@@ -337,26 +354,24 @@ static int dump_main(int argc, char **argv) {
     /* the file's version (its major is the reader's: others are refused), not this reader's */
     printf(", \"format_version\": \"%d.%lld\", \"ranks\": %d, \"gpus_per_node\": %d, \"m\": %lld, "
            "\"k\": %lld, \"nnz\": %lld, \"strategy\": \"%s\", \"partition\": \"%s\", \"rank_summary\": [",
-           PLAN_VERSION_MAJOR, (long long)meta.version_minor, meta.ranks, meta.gpus_per_node, (long long)meta.m,
-           (long long)meta.k, (long long)meta.nnz, meta.strategy, meta.partition);
+           PLAN_VERSION_MAJOR, (long long)meta->version_minor, meta->ranks, meta->gpus_per_node, (long long)meta->m,
+           (long long)meta->k, (long long)meta->nnz, meta->strategy, meta->partition);
   } else {
     printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
-           meta.strategy, meta.partition);
-    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta.m, (long long)meta.k,
-           (long long)meta.nnz, meta.ranks, meta.gpus_per_node);
+           meta->strategy, meta->partition);
+    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta->m, (long long)meta->k,
+           (long long)meta->nnz, meta->ranks, meta->gpus_per_node);
     printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
            "inter", "received", "nnz own", "nnz others");
   }
   rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
   int first = 1, rc = 0;
-  for (int32_t r = 0; r < meta.ranks; r++) {
+  for (int32_t r = 0; r < meta->ranks; r++) {
     if (only >= 0 && r != only) continue;
     prog_rank pr;
     plan_mapping map;
-    prog_meta m2;
     rank_stats s;
-    if (plan_file_map_rank(path, r, &m2, &pr, &map, &err) != SHIRO_OK ||
-        plan_check_rank(&m2, &pr, &err) != SHIRO_OK) {
+    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       plan_file_unmap(&map);
       rc = 1;
@@ -412,7 +427,7 @@ static int dump_main(int argc, char **argv) {
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
     printf("]");
-    if (machine && (rc = predict(path, &meta, &mach, n, dbl, 1)) != 0) return rc;
+    if (mach && (rc = predict(rd, meta, mach, n, dbl, 1)) != 0) return rc;
     printf("}\n");
   } else {
     printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
@@ -427,11 +442,82 @@ static int dump_main(int argc, char **argv) {
            only >= 0 ? "" : same_volumes(&tot, &ttot) ? " (the forward's, per tier and per stage)" : " (NOT the forward's)");
     for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t]); t++)
       printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
-    if (machine) return predict(path, &meta, &mach, n, dbl, 0);
+    if (mach) return predict(rd, meta, mach, n, dbl, 0);
   }
   return 0;
 }
 
+
+/* The tool proper; main adds the check of stdout. Returns the exit status. */
+static int dump_main(int argc, char **argv) {
+  const char *path = NULL, *matrix = NULL, *svg = NULL, *scale_arg = NULL;
+  heatmap_scale scale = HEATMAP_LINEAR;
+  int json = 0, do_verify = 0, dbl = 0;
+  int64_t only = -1, n = 64;
+  const char *machine = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--verify")) do_verify = 1;
+    else if (!strcmp(argv[i], "--heatmap")) {
+      if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
+    }
+    else if (!strcmp(argv[i], "--heatmap-scale")) {
+      if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
+      if (heatmap_scale_parse(scale_arg, &scale) != 0) {
+        fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
+        return 2;
+      }
+    }
+    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
+    else if (!strcmp(argv[i], "--machine")) {
+      if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
+    } else if (!strcmp(argv[i], "--n")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
+    } else if (!strcmp(argv[i], "--dtype")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 2;
+      if (strcmp(val, "float") && strcmp(val, "double")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+        return 2;
+      }
+      dbl = !strcmp(val, "double");
+    }
+    else if (!strcmp(argv[i], "--matrix")) {
+      if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
+    }
+    else if (!strcmp(argv[i], "--rank")) {
+      if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
+    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
+      return 2;
+    } else if (!path) path = argv[i];
+    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
+  }
+  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
+  if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
+  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
+  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
+  shiro_error err = {{0}};
+  prog_meta meta;
+  plan_reader *rd = NULL;  /* the envelope checked once for every rank mapped */
+  if (plan_reader_open(path, &rd, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  sc_machine mach;
+  int rc;
+  if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) {
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    rc = 2;
+  } else if (svg) rc = heatmap(rd, path, &meta, svg, scale);
+  else if (do_verify && only >= meta.ranks) {
+    fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta.ranks - 1);
+    rc = 2;
+  } else if (do_verify) rc = only >= 0 ? verify_one(rd, path, &meta, (int32_t)only, matrix, json) : verify(rd, path, &meta, matrix, json);
+  else rc = summary(rd, path, &meta, only, json, machine ? &mach : NULL, n, dbl);
+  plan_reader_close(rd);
+  return rc;
+}
 int main(int argc, char **argv) {
   return cli_finish_stdout(prog, dump_main(argc, argv));  /* a report lost on a full disk is a failure */
 }
