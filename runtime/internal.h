@@ -91,6 +91,12 @@ shiro_status interp_transpose(shiro_ctx *c);
  * room for the transposed program's receives that go through spare rows (those that add into a
  * row with other contributions). Local, cheap (one pass over the messages). */
 void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]);
+/* transpose.c: how many ops a transposed op Mᵀ of mt_rows rows (listed) and mt_cols columns (its
+ * source rows) becomes, split by blocks of *brows source rows (block_bytes / row_bytes, at least 1):
+ * 1 when its rows are more than a quarter of its columns (unless forced) or its columns fit in one
+ * block, else one per block. Pure. */
+int64_t transpose_split_count(int64_t mt_rows, int64_t mt_cols, size_t row_bytes, size_t block_bytes, int forced,
+                              int64_t *brows);
 void interp_program_free(rt_program *p);
 
 /* interp.c: decodes op o of pr into *op (what interp_prepare does for every

@@ -185,42 +185,74 @@ static size_t split_test_bytes(void) {
   return v && *v && !*end && b > 0 ? (size_t)b : 0;
 }
 
+int64_t transpose_split_count(int64_t mt_rows, int64_t mt_cols, size_t row_bytes, size_t block_bytes, int forced,
+                              int64_t *brows) {
+  *brows = row_bytes >= block_bytes ? 1 : (int64_t)(block_bytes / (row_bytes ? row_bytes : 1));
+  if (!forced && mt_rows * 4 > mt_cols) return 1;
+  return (mt_cols + *brows - 1) / *brows;
+}
+
 /* How many ops the transposed op of forward op f becomes (1: not split), and the source rows of each
- * (*brows). Mᵀ's rows are few (at most a quarter of its columns: the products with Y of the B rows
- * a peer sent, R-MAT s18 at R = 2: 11,987 rows over 131,072 rows of Y) and its columns span more than
+ * (*brows): transpose_split_count for Mᵀ's nsrc rows (the distinct source rows of f) and its
+ * columns. Its rows are few (at most a quarter of its columns: the products with Y of the B rows the
+ * peers sent, R-MAT s18 at R = 2: 11,987 rows over 131,072 rows of Y) and its columns span more than
  * SPLIT_BYTES of rows: its rows would read the source at random from memory, all of it once per row
  * (790,000 entries took 133 ms where the forward's product of the same entries took 69). Split by
  * ranges of source rows, each op reads one cache-sized block at random and adds to Mᵀ's rows, which
  * are few; each row still takes its terms in order (the entries of a row of Mᵀ are in increasing
- * source rows when f's rows are, so the blocks take them in order). `full`: the op covers all of X
- * (never split). */
-static int64_t split_blocks(const rt_op *f, size_t row_bytes, int64_t full, int64_t *brows) {
-  const size_t test = split_test_bytes(), bytes = test ? test : SPLIT_BYTES;
-  *brows = row_bytes >= bytes ? 1 : (int64_t)(bytes / (row_bytes ? row_bytes : 1));
-  const int64_t cs = col_span(f), rs = row_span(f);
-  if (full || (!test && cs * 4 > rs)) return 1;
-  return (rs + *brows - 1) / *brows;
+ * source rows when f's rows are, so the blocks take them in order). Mᵀ's rows are counted, not
+ * spanned: at R = 4 the B rows three peers sent lie among the partial rows they sent in R, 13,500
+ * of them over 32,900 rows of R, products with 65,536 rows of Y (the span, over a quarter, left
+ * that op whole: 24 ms against the forward's 17 for its 566,000 entries). `full`: the op covers
+ * all of X (never split). */
+static int64_t split_blocks(const rt_op *f, size_t row_bytes, int64_t full, int64_t nsrc, int64_t *brows) {
+  const size_t test = split_test_bytes();
+  const int64_t k = transpose_split_count(nsrc, row_span(f), row_bytes, test ? test : SPLIT_BYTES, test != 0, brows);
+  return full ? 1 : k;
+}
+
+/* The distinct source rows of forward op f (the rows of Mᵀ), with stamp[span] (scratch of its
+ * col_span rows, holding values other than `mark` or mark from an earlier op: each op its own). */
+static int64_t distinct_src(const rt_op *f, int64_t *stamp, int64_t mark) {
+  int64_t n = 0;
+  for (int64_t e = f->ptr[0]; e < f->ptr[f->nrows]; e++)
+    if (stamp[f->col[e]] != mark) {
+      stamp[f->col[e]] = mark;
+      n++;
+    }
+  return n;
 }
 
 /* Sizes of the transposed operators: entries (= the forward ones), rows (distinct source rows, or
- * full_rows; those of the split ops counted once per block) and the ops a split adds. */
-static void count_transposed(const rt_program *f, int64_t x_rows, size_t row_bytes, int64_t *nent, int64_t *nrows,
-                             int64_t *span_max, int64_t *nsplit) {
+ * full_rows; those of the split ops counted once per block) and the ops a split adds. 0 on no
+ * memory (for the scratch of distinct_src). */
+static int count_transposed(const rt_program *f, int64_t x_rows, size_t row_bytes, int64_t *nent, int64_t *nrows,
+                            int64_t *span_max, int64_t *nsplit) {
   *nent = *nrows = *span_max = *nsplit = 0;
   for (int64_t o = 0; o < f->nops; o++) {
     const rt_op *op = &f->op[o];
     if (op->kind == RT_START || op->kind == RT_WAIT || op->nrows == 0) continue;
     const int64_t span = col_span(op);
+    if (span > *span_max) *span_max = span;
+  }
+  int64_t *stamp = malloc(((size_t)*span_max + 1) * sizeof *stamp);
+  if (!stamp) return 0;
+  for (int64_t r = 0; r <= *span_max; r++) stamp[r] = -1;
+  for (int64_t o = 0; o < f->nops; o++) {
+    const rt_op *op = &f->op[o];
+    if (op->kind == RT_START || op->kind == RT_WAIT || op->nrows == 0) continue;
+    const int64_t span = col_span(op);
     int64_t brows;
-    const int64_t k = split_blocks(op, row_bytes, 0, &brows);  /* (full or not: room for the larger) */
+    const int64_t k = split_blocks(op, row_bytes, 0, distinct_src(op, stamp, o), &brows);  /* (full or not: room for the larger) */
     *nent += op->ptr[op->nrows] - op->ptr[0];
     *nrows += span > full_rows(op, x_rows) ? span : full_rows(op, x_rows);  /* at most span rows have entries */
     if (k > 1) {
       *nrows += k * span;
       *nsplit += k;
     }
-    if (span > *span_max) *span_max = span;
   }
+  free(stamp);
+  return 1;
 }
 
 /* Replaces transposed op *t (Mᵀ, listed rows) by k ops, block b taking its entries of source rows
@@ -391,7 +423,10 @@ shiro_status interp_transpose(shiro_ctx *c) {
   if (st != SHIRO_OK) return st;
   const size_t row_bytes = c->esz * (size_t)c->opts.n;
   int64_t nent, nrows_t, span_max, nsplit, ncompute = 0, nrecv = 0, nrecv_rows = 0;
-  count_transposed(f, rows[PROG_BUF_B], row_bytes, &nent, &nrows_t, &span_max, &nsplit);
+  if (!count_transposed(f, rows[PROG_BUF_B], row_bytes, &nent, &nrows_t, &span_max, &nsplit)) {
+    snprintf(c->error, sizeof c->error, "out of memory (transposed program)");
+    return SHIRO_ERR_NOMEM;
+  }
   for (int64_t o = 0; o < f->nops; o++) ncompute += f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT;
   ncompute += nsplit;
   for (int64_t x = 0; x < pr->nx; x++)
@@ -477,8 +512,8 @@ shiro_status interp_transpose(shiro_ctx *c) {
     const int64_t full = x_seen ? 0 : full_rows(fo, rows[PROG_BUF_B]);
     transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full);
     x_seen |= fo->src_buf == PROG_BUF_B;
-    int64_t brows;
-    const int64_t k = split_blocks(fo, row_bytes, full, &brows);
+    int64_t brows;  /* (not full: Mᵀ's rows are fo's distinct source rows) */
+    const int64_t k = split_blocks(fo, row_bytes, full, body[nb - 1].nrows, &brows);
     if (k > 1) split_op(body, &nb, k, brows, p, &row, &at_ptr, c->esz, tcol, tval, tsrc);
   }
   /* 3. assign or add, and which rows must start from zero: follow the writes in program order.
