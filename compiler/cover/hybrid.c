@@ -405,7 +405,20 @@ static void rebuild(hmodel *h) {
   for (int64_t y = 0; y < h->np; y++) pair_msgs(h, y, 1);
 }
 
-/* The joint selection of a block, kept while group's is made. */
+/* A selection sel[0..n) (0/1 bytes) kept as a bitmap; NULL: out of memory. */
+static uint8_t *pack_sel(const uint8_t *sel, int32_t n) {
+  uint8_t *bits = calloc((size_t)n / 8 + 1, 1);
+  if (bits)
+    for (int32_t i = 0; i < n; i++) bits[i >> 3] |= (uint8_t)((sel[i] != 0) << (i & 7));
+  return bits;
+}
+
+/* The selection of bitmap bits back into sel[0..n). */
+static void unpack_sel(uint8_t *sel, const uint8_t *bits, int32_t n) {
+  for (int32_t i = 0; i < n; i++) sel[i] = (uint8_t)((bits[i >> 3] >> (i & 7)) & 1);
+}
+
+/* The joint selection of a block, kept while group's is made (selections as bitmaps). */
 typedef struct saved {
   uint8_t *rsel, *csel; int32_t *rmatch; int64_t mu, ent_partial, ent_remote;  /* joint's */
   uint8_t *grsel, *gcsel; int64_t gent_partial, gent_remote;                   /* group's */
@@ -466,8 +479,8 @@ static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, 
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G) continue;
     int d = route_direct(rt, k->p / G, k->q / G);
-    memcpy(k->rsel, d ? sv[b].rsel : sv[b].grsel, (size_t)k->nr);
-    memcpy(k->csel, d ? sv[b].csel : sv[b].gcsel, (size_t)k->nc);
+    unpack_sel(k->rsel, d ? sv[b].rsel : sv[b].grsel, k->nr);
+    unpack_sel(k->csel, d ? sv[b].csel : sv[b].gcsel, k->nc);
     k->ent_partial = d ? sv[b].ent_partial : sv[b].gent_partial;
     k->ent_remote = d ? sv[b].ent_remote : sv[b].gent_remote;
     k->mu = -1;
@@ -533,14 +546,12 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     for (int32_t c = 0; c < k->nc; c++) j += k->csel[c];
     h->hb[b].joint = j;
     if (k->p / G == k->q / G) continue;
-    sv[b].rsel = malloc((size_t)k->nr + 1);
-    sv[b].csel = malloc((size_t)k->nc + 1);
+    sv[b].rsel = pack_sel(k->rsel, k->nr);
+    sv[b].csel = pack_sel(k->csel, k->nc);
     if (!sv[b].rsel || !sv[b].csel) {
       st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping joint's covers");
       goto done;
     }
-    memcpy(sv[b].rsel, k->rsel, (size_t)k->nr);
-    memcpy(sv[b].csel, k->csel, (size_t)k->nc);
     sv[b].rmatch = k->rmatch;
     k->rmatch = NULL;  /* group frees a block's certificate: joint's is kept here */
     sv[b].mu = k->mu;
@@ -554,14 +565,12 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     for (int32_t i = 0; i < k->nr; i++) h->hb[b].grows += k->rsel[i];
     for (int32_t c = 0; c < k->nc; c++) h->hb[b].gcols += k->csel[c];
     if (k->p / G == k->q / G) continue;
-    sv[b].grsel = malloc((size_t)k->nr + 1);
-    sv[b].gcsel = malloc((size_t)k->nc + 1);
+    sv[b].grsel = pack_sel(k->rsel, k->nr);
+    sv[b].gcsel = pack_sel(k->csel, k->nc);
     if (!sv[b].grsel || !sv[b].gcsel) {
       st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
       goto done;
     }
-    memcpy(sv[b].grsel, k->rsel, (size_t)k->nr);
-    memcpy(sv[b].gcsel, k->csel, (size_t)k->nc);
     sv[b].gent_partial = k->ent_partial;
     sv[b].gent_remote = k->ent_remote;
   }
