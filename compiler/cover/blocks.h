@@ -59,6 +59,17 @@ typedef struct sc_blocks {
 shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                           sc_blocks *out, shiro_error *err);
 
+/* The index of block (p, q) in B->b, -1 if there is none: a binary search of p's blocks (q
+ * increasing), O(log of p's blocks), no R x R table. */
+static inline int64_t blocks_find(const sc_blocks *B, int32_t p, int32_t q) {
+  int64_t lo = B->first_p[p], hi = B->first_p[p + 1];
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (B->b[mid].q < q) lo = mid + 1; else hi = mid;
+  }
+  return lo < B->first_p[p + 1] && B->b[lo].q == q ? lo : -1;
+}
+
 /* Sets b->ent_partial and b->ent_remote from b's rsel and csel: what its
  * rows and columns put in the programs. Strategies call it once a block's
  * selection is final, while the block is still in cache. */

@@ -77,15 +77,8 @@ typedef struct hmodel {
 
 static int32_t node_of(const hmodel *h, int32_t r) { return r / h->G; }
 
-/* The block (p, q), -1 if none: a binary search of p's blocks, q increasing (no R x R table). */
-static int64_t blk_of(const hmodel *h, int32_t p, int32_t q) {
-  int64_t lo = h->B->first_p[p], hi = h->B->first_p[p + 1];
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (h->B->b[mid].q < q) lo = mid + 1; else hi = mid;
-  }
-  return lo < h->B->first_p[p + 1] && h->B->b[lo].q == q ? lo : -1;
-}
+/* The block (p, q), -1 if none (blocks.h's binary search). */
+static int64_t blk_of(const hmodel *h, int32_t p, int32_t q) { return blocks_find(h->B, p, q); }
 
 /* The latency class of a message of `bytes` (the factor table's row). */
 static int msg_class(double bytes) {
@@ -277,6 +270,26 @@ static int64_t distinct(int64_t *list, int64_t n) {
   return u;
 }
 
+/* How many distinct selected columns (cols 1) or rows (0) the blocks (p, q), p in [p0, p1) and
+ * q in [q0, q1), have; list is scratch for all of them. */
+static int64_t sel_union(const hmodel *h, int64_t *list, int32_t p0, int32_t p1, int32_t q0, int32_t q1, int cols) {
+  int64_t n = 0;
+  for (int32_t p = p0; p < p1; p++)
+    for (int32_t q = q0; q < q1; q++) {
+      int64_t b = blk_of(h, p, q);
+      if (b < 0) continue;
+      const sc_block *k = &h->B->b[b];
+      if (cols) {
+        for (int32_t j = 0; j < k->nc; j++)
+          if (k->csel[j]) list[n++] = k->cols[j];
+      } else {
+        for (int32_t i = 0; i < k->nr; i++)
+          if (k->rsel[i]) list[n++] = k->rows[i];
+      }
+    }
+  return distinct(list, n);
+}
+
 /* |U(q, N)| and |V(p, H)| of every pair (N, H) from the blocks' (group's) selections. 0: out of memory. */
 static int unions(hmodel *h) {
   const sc_blocks *B = h->B;
@@ -286,26 +299,10 @@ static int unions(hmodel *h) {
   if (!list) return 0;
   for (int64_t y = 0; y < h->np; y++) {
     int32_t N = pair_N(h, y), H = pair_H(h, y);
-    for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
-      int64_t nu = 0;
-      for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
-        int64_t bu = blk_of(h, p, q);
-        if (bu >= 0)
-          for (int32_t j = 0; j < B->b[bu].nc; j++)
-            if (B->b[bu].csel[j]) list[nu++] = B->b[bu].cols[j];
-      }
-      h->nU[y * h->G + (q - first_of(h, H))] = distinct(list, nu);
-    }
-    for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
-      int64_t nv = 0;
-      for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
-        int64_t bv = blk_of(h, p, q);
-        if (bv >= 0)
-          for (int32_t i = 0; i < B->b[bv].nr; i++)
-            if (B->b[bv].rsel[i]) list[nv++] = B->b[bv].rows[i];
-      }
-      h->nV[y * h->G + (p - first_of(h, N))] = distinct(list, nv);
-    }
+    for (int32_t q = first_of(h, H); q < end_of(h, H); q++)
+      h->nU[y * h->G + (q - first_of(h, H))] = sel_union(h, list, first_of(h, N), end_of(h, N), q, q + 1, 1);
+    for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
+      h->nV[y * h->G + (p - first_of(h, N))] = sel_union(h, list, p, p + 1, first_of(h, H), end_of(h, H), 0);
   }
   free(list);
   return 1;

@@ -168,15 +168,8 @@ static int64_t fwd_from_r(const tier *t, int32_t rep, int32_t p) {
   return m ? m->fwd : -1;
 }
 
-/* The block (p, q), -1 if none: a binary search of p's blocks, q increasing. */
-static int64_t blk_of(const tier *t, int32_t p, int32_t q) {
-  int64_t lo = t->B->first_p[p], hi = t->B->first_p[p + 1];
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (t->B->b[mid].q < q) lo = mid + 1; else hi = mid;
-  }
-  return lo < t->B->first_p[p + 1] && t->B->b[lo].q == q ? lo : -1;
-}
+/* The block (p, q), -1 if none (blocks.h's binary search). */
+static int64_t blk_of(const tier *t, int32_t p, int32_t q) { return blocks_find(t->B, p, q); }
 
 /* Rank r's union with node N (U or V by first), NULL if no block links them. */
 static const tunion *union_of(const tunion *u, const int64_t *first, int32_t r, int32_t N) {
