@@ -11,6 +11,9 @@
 # direction and keeps the best round of each. Prints per case the K ratios transposed/forward and
 # their median, and a last line PASS or MISS (every median <= 1.1). One rank per core is best; on a
 # shared machine the ratios of one run move by a tenth or more, hence the median of K.
+# The MPI transport decides which rank copies a message (Open MPI's CMA: the receiver); the
+# environment passes through to mpirun, e.g. OMPI_MCA_btl_vader_single_copy_mechanism=none
+# (runtime/README.md, transpose.c, says what it changes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build runs=3 iters=10 n=32 dtype=double
