@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --dtype) dtype=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench_transpose.sh: unknown option $1" >&2; exit 2 ;;
     *) mats+=("$1"); shift ;;
   esac
