@@ -458,27 +458,43 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
   return st;
 }
 
+/* Rank own's arrays by themselves (checksums, plan_check_rank's bounds) and that its rows follow
+ * those of prev (rank own->rank - 1; NULL for rank 0: they start at row 0). */
+static shiro_status check_rank_alone(const prog_meta *meta, const prog_rank *own, const prog_rank *prev, shiro_error *err) {
+  shiro_status st = plan_verify_checksums(own, err);
+  if (st == SHIRO_OK) st = plan_check_rank(meta, own, err);
+  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) ||
+                         own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
+    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", own->rank, own->rank - 1);
+  return st;
+}
+
+/* The plan was made for A: its shape, nonzeros and pattern digest. */
+static shiro_status check_matrix_digest(const prog_meta *meta, const sc_csr *A, shiro_error *err) {
+  if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
+      plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)  /* = shiro_pattern_digest of A */
+    return shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
+  return SHIRO_OK;
+}
+
+/* Rank pr's rows are A's rows: its pattern digest. */
+static shiro_status check_rank_digest(const prog_rank *pr, const sc_csr *A, shiro_error *err) {
+  if (plan_rows_digest(A, pr->ncglobal ? pr->c_global : NULL, pr->c_first, pr->c_rows) != pr->pattern_digest)
+    return shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", pr->rank);
+  return SHIRO_OK;
+}
+
 shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_csr *A, verify_report *rep,
                          shiro_error *err) {
   memset(rep, 0, sizeof *rep);
   vstate v = {.meta = meta, .pr = pr, .R = meta->ranks, .err = err, .input = PROG_BUF_B};
   shiro_status st = SHIRO_OK;
-  for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++) {
-    st = plan_verify_checksums(&pr[r], err);
-    if (st == SHIRO_OK) st = plan_check_rank(meta, &pr[r], err);
-    if (st == SHIRO_OK && (pr[r].b_first != (r ? pr[r - 1].b_first + pr[r - 1].b_rows : 0) ||
-                           pr[r].c_first != (r ? pr[r - 1].c_first + pr[r - 1].c_rows : 0)))
-      st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", r, r - 1);
-  }
+  for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++) st = check_rank_alone(meta, &pr[r], r ? &pr[r - 1] : NULL, err);
   if (st == SHIRO_OK && (pr[v.R - 1].b_first + pr[v.R - 1].b_rows != meta->k || pr[v.R - 1].c_first + pr[v.R - 1].c_rows != meta->m))
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
   if (st == SHIRO_OK && A) {
-    if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
-        plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)  /* = shiro_pattern_digest of A */
-      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
-    for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++)
-      if (plan_rows_digest(A, pr[r].ncglobal ? pr[r].c_global : NULL, pr[r].c_first, pr[r].c_rows) != pr[r].pattern_digest)
-        st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", r);
+    st = check_matrix_digest(meta, A, err);
+    for (int32_t r = 0; r < v.R && st == SHIRO_OK; r++) st = check_rank_digest(&pr[r], A, err);
   }
   if (st == SHIRO_OK) st = check_local_matrices(meta, pr, A, err);
   if (st != SHIRO_OK) return st;
@@ -597,24 +613,15 @@ shiro_status plan_verify_rank(const prog_meta *meta, const prog_rank *own, const
                               const prog_rank *peers, int32_t npeers, const sc_csr *A, verify_report *rep, shiro_error *err) {
   memset(rep, 0, sizeof *rep);
   const int32_t p = own->rank;
-  shiro_status st = plan_verify_checksums(own, err);
-  if (st == SHIRO_OK) st = plan_check_rank(meta, own, err);
-  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) ||
-                         own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
-    st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p, p - 1);
+  shiro_status st = check_rank_alone(meta, own, prev, err);
   if (st == SHIRO_OK && (own->b_first + own->b_rows != (next ? next->b_first : meta->k) ||
                          own->c_first + own->c_rows != (next ? next->c_first : meta->m)))
     st = next ? shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p + 1, p)
               : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
   if (st == SHIRO_OK) st = check_messages_rank(own, peers, npeers, rep, err);
-  if (st == SHIRO_OK && A) {
-    if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
-        plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)
-      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
-    else if (plan_rows_digest(A, own->ncglobal ? own->c_global : NULL, own->c_first, own->c_rows) != own->pattern_digest)
-      st = shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: rank %d's pattern digest does not match the matrix", p);
-    else st = check_local_rows(own, A, err);
-  }
+  if (st == SHIRO_OK && A) st = check_matrix_digest(meta, A, err);
+  if (st == SHIRO_OK && A) st = check_rank_digest(own, A, err);
+  if (st == SHIRO_OK && A) st = check_local_rows(own, A, err);
   rep->matrix_checked = st == SHIRO_OK && A != NULL;
   return st;
 }
