@@ -112,6 +112,14 @@ static int same_volumes(const rank_stats *a, const rank_stats *b) {
   return same;
 }
 
+/* Maps rank r of the open plan and checks its arrays' bounds (plan_check_rank), so that the
+ * callers may index by them. */
+static shiro_status map_checked(plan_reader *rd, const prog_meta *meta, int32_t r, prog_rank *pr, plan_mapping *map,
+                                shiro_error *err) {
+  shiro_status st = plan_reader_map_rank(rd, r, pr, map, err);
+  return st == SHIRO_OK ? plan_check_rank(meta, pr, err) : st;
+}
+
 /* --verify: maps every rank, re-checks the whole plan; prints a verdict. Returns the exit status. */
 static int verify(plan_reader *rd, const char *path, const prog_meta *meta, const char *matrix, int json) {
   shiro_error err = {{0}};
@@ -185,8 +193,7 @@ static int verify_one(plan_reader *rd, const char *path, const prog_meta *meta, 
   int32_t npeers = 0, mapped = 0;
   sc_csr *A = NULL;
   verify_report rep = {0};
-  shiro_status st = plan_reader_map_rank(rd, p, &own, &own_map, &err);
-  if (st == SHIRO_OK) st = plan_check_rank(meta, &own, &err);  /* its peers are ranks of the plan */
+  shiro_status st = map_checked(rd, meta, p, &own, &own_map, &err);  /* checked: its peers are ranks of the plan */
   for (int s = 0; s < 2 && st == SHIRO_OK; s++)
     if (s ? p + 1 < meta->ranks : p > 0) st = plan_reader_map_rank(rd, s ? p + 1 : p - 1, &side[s], &side_map[s], &err);
   if (st == SHIRO_OK) st = peers_of(&own, &ids, &npeers, &err);
@@ -245,7 +252,7 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK)
+    if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK)
       rc = 1;
     else cost_add_rank(&cm, &pr);
     plan_file_unmap(&map);
@@ -317,7 +324,7 @@ static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, con
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
+    if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       rc = 1;
     }
@@ -371,7 +378,7 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
     prog_rank pr;
     plan_mapping map;
     rank_stats s;
-    if (plan_reader_map_rank(rd, r, &pr, &map, &err) != SHIRO_OK || plan_check_rank(meta, &pr, &err) != SHIRO_OK) {
+    if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK) {
       fprintf(stderr, "%s: %s\n", prog, err.message);
       plan_file_unmap(&map);
       rc = 1;
