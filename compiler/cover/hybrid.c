@@ -49,13 +49,14 @@
 #include "sorted.h"
 #include "strategy.h"
 
-enum { CLASSES = 10, STAGES = 2 };
+enum { CLASSES = 10, STAGES = 2, NCAND = 2 * ROUTE_MODES };
 
 /* What a block moves under each choice. */
 typedef struct hblock {
   int64_t joint;    /* joint's rows (columns + rows selected), direct */
   int64_t gcols;    /* group's selected columns (forwarded rep -> p unless rep = p) */
   int64_t grows;    /* group's selected rows (partials q -> agg unless agg = q) */
+  int64_t jcols, jrows;  /* joint's selected columns and rows (relayed joint: hier's way) */
 } hblock;
 
 /* The links' state. */
@@ -70,6 +71,7 @@ typedef struct hmodel {
   int32_t *cls;       /* [STAGES * nlinks * CLASSES] messages per latency class */
   double lat_of[2][CLASSES];  /* [inter][class] the latency of a message of that class */
   hblock *hb;         /* [B->n] */
+  int64_t *nUj, *nVj; /* the same under joint's selection */
   int64_t *nU, *nV;   /* [np * G] at pair y = (N, H): |U(q, N)| of q in H, |V(p, H)| of p in N (slot rank - node's first) */
   int64_t *fwd, *part;/* [R * G] rows of the intra-node message src -> node's rank x: forwards (stage 1), partials (stage 0) */
   sc_route *rt;
@@ -164,12 +166,13 @@ static int32_t end_of(const hmodel *h, int32_t N) { return (N + 1) * h->G < h->R
  * rep -> p (sign 1 adds, -1 removes). */
 static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
   int32_t N = pair_N(h, y);
+  int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (q - first_of(h, node_of(h, q)));
   int32_t rep = h->rt->rep[x];
-  msg(h, 0, q, rep, h->nU[x], sign);
+  msg(h, 0, q, rep, (j ? h->nUj : h->nU)[x], sign);
   for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
     int64_t b = blk_of(h, p, q);
-    if (b >= 0) intra(h, h->fwd, 1, rep, p, sign * h->hb[b].gcols);
+    if (b >= 0) intra(h, h->fwd, 1, rep, p, sign * (j ? h->hb[b].jcols : h->hb[b].gcols));
   }
 }
 
@@ -177,19 +180,20 @@ static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
  * V(p, H) agg -> p. */
 static void agg_msgs(hmodel *h, int64_t y, int32_t p, int sign) {
   int32_t H = pair_H(h, y);
+  int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (p - first_of(h, node_of(h, p)));
   int32_t agg = h->rt->agg[x];
-  msg(h, 1, agg, p, h->nV[x], sign);
+  msg(h, 1, agg, p, (j ? h->nVj : h->nV)[x], sign);
   for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
     int64_t b = blk_of(h, p, q);
-    if (b >= 0) intra(h, h->part, 0, q, agg, sign * h->hb[b].grows);
+    if (b >= 0) intra(h, h->part, 0, q, agg, sign * (j ? h->hb[b].jrows : h->hb[b].grows));
   }
 }
 
 /* Node pair y's messages under its current choice, added or removed. */
 static void pair_msgs(hmodel *h, int64_t y, int sign) {
   int32_t N = pair_N(h, y), H = pair_H(h, y);
-  if (h->rt->direct[y]) {
+  if (h->rt->direct[y] == ROUTE_DIRECT) {
     for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
       for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
         int64_t b = blk_of(h, p, q);
@@ -212,15 +216,25 @@ static int better(double t, double s, double t0, double s0) {
 static int64_t sweep(hmodel *h, double *t, double *s) {
   int64_t moved = 0;
   for (int64_t y = 0; y < h->np; y++) {
-    uint8_t *d = &h->rt->direct[y];
-    pair_msgs(h, y, -1);
-    *d = !*d;
-    pair_msgs(h, y, 1);
-    double s1, t1 = estimate(h, &s1);
-    if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; moved++; continue; }
-    pair_msgs(h, y, -1);
-    *d = !*d;
-    pair_msgs(h, y, 1);
+    uint8_t *d = &h->rt->direct[y], m0 = *d, best = m0;
+    double bt = *t, bs = *s;
+    for (uint8_t alt = 0; alt < ROUTE_MODES; alt++) {
+      if (alt == m0) continue;
+      pair_msgs(h, y, -1);
+      *d = alt;
+      pair_msgs(h, y, 1);
+      double s1, t1 = estimate(h, &s1);
+      if (better(t1, s1, bt, bs)) { bt = t1; bs = s1; best = alt; }
+      pair_msgs(h, y, -1);
+      *d = m0;
+      pair_msgs(h, y, 1);
+    }
+    if (best != m0) {
+      pair_msgs(h, y, -1);
+      *d = best;
+      pair_msgs(h, y, 1);
+      *t = bt; *s = bs; moved++;
+    }
   }
   return moved;
 }
@@ -236,13 +250,14 @@ static void move_relay(hmodel *h, int64_t y, int side, int32_t r, int32_t c) {
 /* Step 3: each relay of a relayed pair moved to the rank of its node with the lowest estimate. */
 static void place_relays(hmodel *h, double *t, double *s) {
   for (int64_t y = 0; y < h->np; y++) {
-    if (h->rt->direct[y]) continue;
+    if (h->rt->direct[y] == ROUTE_DIRECT) continue;
+    int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     for (int side = 0; side < 2; side++) {  /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
       int32_t from = side ? N : H, in = side ? H : N;
       for (int32_t r = first_of(h, from); r < end_of(h, from); r++) {
         int64_t x = y * h->G + (r - first_of(h, from));
-        if ((side ? h->nV : h->nU)[x] == 0) continue;
+        if ((side ? (j ? h->nVj : h->nV) : (j ? h->nUj : h->nU))[x] == 0) continue;
         int32_t best = (side ? h->rt->agg : h->rt->rep)[x];
         for (int32_t c = first_of(h, in); c < end_of(h, in); c++) {
           if (c == best) continue;
@@ -291,7 +306,7 @@ static int64_t sel_union(const hmodel *h, int64_t *list, int32_t p0, int32_t p1,
 }
 
 /* |U(q, N)| and |V(p, H)| of every pair (N, H) from the blocks' (group's) selections. 0: out of memory. */
-static int unions(hmodel *h) {
+static int unions(hmodel *h, int64_t *nU, int64_t *nV) {
   const sc_blocks *B = h->B;
   int64_t cap = 1;
   for (int64_t b = 0; b < B->n; b++) cap += B->b[b].nc + B->b[b].nr;
@@ -300,9 +315,9 @@ static int unions(hmodel *h) {
   for (int64_t y = 0; y < h->np; y++) {
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     for (int32_t q = first_of(h, H); q < end_of(h, H); q++)
-      h->nU[y * h->G + (q - first_of(h, H))] = sel_union(h, list, first_of(h, N), end_of(h, N), q, q + 1, 1);
+      nU[y * h->G + (q - first_of(h, H))] = sel_union(h, list, first_of(h, N), end_of(h, N), q, q + 1, 1);
     for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
-      h->nV[y * h->G + (p - first_of(h, N))] = sel_union(h, list, p, p + 1, first_of(h, H), end_of(h, H), 0);
+      nV[y * h->G + (p - first_of(h, N))] = sel_union(h, list, p, p + 1, first_of(h, H), end_of(h, H), 0);
   }
   free(list);
   return 1;
@@ -319,7 +334,7 @@ int64_t route_pair(const sc_route *r, int32_t N, int32_t H) {
 
 int route_direct(const sc_route *r, int32_t N, int32_t H) {
   int64_t y = N == H ? -1 : route_pair(r, N, H);
-  return y >= 0 && r->direct[y];
+  return y >= 0 && r->direct[y] == ROUTE_DIRECT;
 }
 
 int32_t route_rep(const sc_route *r, int32_t q, int32_t N) {
@@ -339,7 +354,7 @@ int route_all_direct(const sc_blocks *B, int32_t gpn) {
   int32_t G = gpn < B->parts ? gpn : B->parts;
   if (!rt || !rt->direct || G < 1 || rt->gpn != G) return 0;
   for (int64_t y = 0; y < rt->npairs; y++)
-    if (!rt->direct[y]) return 0;
+    if (rt->direct[y] != ROUTE_DIRECT) return 0;
   return 1;
 }
 
@@ -353,7 +368,8 @@ void route_drop_tables(sc_route *r) {
   r->rep = r->agg = NULL;
   r->npairs = 0;
   r->nodes = r->gpn = r->ranks = 0;
-  r->pairs_direct = r->pairs_relayed = r->relays_moved = 0;
+  r->pairs_direct = r->pairs_relayed = r->pairs_relayed_joint = r->relays_moved = 0;
+  r->est_relayed_joint_s = 0;
   r->est_s = r->est_direct_s = r->est_relayed_s = r->price_s = 0;
   r->candidate = -1;
 }
@@ -385,7 +401,7 @@ static int list_pairs(sc_route *rt, const sc_blocks *B, int32_t G) {
 }
 
 /* Sets every pair direct (all = 1) or relayed (0). */
-static void set_all(hmodel *h, int all) { memset(h->rt->direct, all, (size_t)h->np); }
+static void set_all(hmodel *h, int mode) { memset(h->rt->direct, mode, (size_t)h->np); }
 
 /* The model of every message of the current choice, from empty links. */
 static void rebuild(hmodel *h) {
@@ -451,13 +467,14 @@ static int cand_same(const hmodel *h, const cand *a, const cand *b) {
 /* Steps 1-3 into the four candidates c[0..4): all direct, all relayed, greedy from each. */
 static void decide(hmodel *h, cand *c) {
   sc_route *rt = h->rt;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < NCAND; k++) {
     double t, s;
-    set_all(h, k % 2 == 0);
+    static const uint8_t start[ROUTE_MODES] = {ROUTE_DIRECT, ROUTE_RELAYED_GROUP, ROUTE_RELAYED_JOINT};
+    set_all(h, start[k % ROUTE_MODES]);
     rail_relays(h);
     rebuild(h);
     t = estimate(h, &s);
-    if (k >= 2) {
+    if (k >= ROUTE_MODES) {
       for (int w = 0; w < 4 && sweep(h, &t, &s) > 0; w++) {}
       place_relays(h, &t, &s);
       sweep(h, &t, &s);
@@ -467,6 +484,7 @@ static void decide(hmodel *h, cand *c) {
   }
   rt->est_direct_s = c[0].est;
   rt->est_relayed_s = c[1].est;
+  rt->est_relayed_joint_s = c[2].est;
 }
 
 /* The blocks' selections as route rt has them: joint's in direct pairs, group's in relayed ones
@@ -475,7 +493,8 @@ static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, 
   for (int64_t b = 0; b < B->n; b++) {
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G) continue;
-    int d = route_direct(rt, k->p / G, k->q / G);
+    int64_t y = route_pair(rt, k->p / G, k->q / G);
+    int d = rt->direct[y] != ROUTE_RELAYED_GROUP;  /* joint's covers, direct or relayed */
     unpack_sel(k->rsel, d ? sv[b].rsel : sv[b].grsel, k->nr);
     unpack_sel(k->csel, d ? sv[b].csel : sv[b].gcsel, k->nc);
     k->ent_partial = d ? sv[b].ent_partial : sv[b].gent_partial;
@@ -507,13 +526,15 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   h->np = rt->npairs;
   size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)(h->np ? h->np : 1) * G;
   saved *sv = calloc(nb, sizeof *sv);
-  cand cd[4] = {{0}};
+  cand cd[NCAND] = {{0}};
   h->load = calloc((size_t)STAGES * h->nlinks, sizeof *h->load);
   h->mx = calloc((size_t)STAGES * 2 * h->P, sizeof *h->mx);
   h->sm = calloc((size_t)STAGES * 2 * h->P, sizeof *h->sm);
   h->cls = calloc((size_t)STAGES * h->nlinks * CLASSES, sizeof *h->cls);
   h->hb = calloc(nb, sizeof *h->hb);
   h->nU = calloc(rn, sizeof *h->nU);
+  h->nUj = calloc(rn, sizeof *h->nUj);
+  h->nVj = calloc(rn, sizeof *h->nVj);
   h->nV = calloc(rn, sizeof *h->nV);
   h->fwd = calloc((size_t)R * G, sizeof *h->fwd);
   h->part = calloc((size_t)R * G, sizeof *h->part);
@@ -521,7 +542,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->rep = malloc(rn * sizeof *rt->rep);
   rt->agg = malloc(rn * sizeof *rt->agg);
   shiro_status st = SHIRO_OK;
-  if (!sv || !h->load || !h->mx || !h->sm || !h->cls || !h->hb || !h->nU || !h->nV || !h->fwd || !h->part || !rt->direct ||
+  if (!sv || !h->load || !h->mx || !h->sm || !h->cls || !h->hb || !h->nU || !h->nV || !h->nUj || !h->nVj || !h->fwd || !h->part || !rt->direct ||
       !rt->rep || !rt->agg) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its tables (%d ranks, %d nodes)", R, nodes);
     goto done;
@@ -542,6 +563,8 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     for (int32_t i = 0; i < k->nr; i++) j += k->rsel[i];
     for (int32_t c = 0; c < k->nc; c++) j += k->csel[c];
     h->hb[b].joint = j;
+    for (int32_t i = 0; i < k->nr; i++) h->hb[b].jrows += k->rsel[i];
+    h->hb[b].jcols = j - h->hb[b].jrows;
     if (k->p / G == k->q / G) continue;
     sv[b].rsel = pack_sel(k->rsel, k->nr);
     sv[b].csel = pack_sel(k->csel, k->nc);
@@ -554,6 +577,10 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     sv[b].mu = k->mu;
     sv[b].ent_partial = k->ent_partial;
     sv[b].ent_remote = k->ent_remote;
+  }
+  if (!unions(h, h->nUj, h->nVj)) {  /* joint's unions, for its covers relayed */
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
+    goto done;
   }
   st = strategy_select_group(B, G, err);
   if (st != SHIRO_OK) goto done;
@@ -571,11 +598,11 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     sv[b].gent_partial = k->ent_partial;
     sv[b].gent_remote = k->ent_remote;
   }
-  if (!unions(h)) {
+  if (!unions(h, h->nU, h->nV)) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
     goto done;
   }
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < NCAND; k++) {
     cd[k].direct = malloc(rn);
     cd[k].rep = malloc(rn * sizeof *cd[k].rep);
     cd[k].agg = malloc(rn * sizeof *cd[k].agg);
@@ -587,7 +614,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   decide(h, cd);
   int pick = 0;
   double best = 0;
-  for (int k = 0; k < 4; k++) {  /* the first of equals: all direct, all relayed, then the greedy ones */
+  for (int k = 0; k < NCAND; k++) {  /* the first of equals: all direct, all relayed, then the greedy ones */
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= cand_same(h, &cd[k], &cd[j]);
     if (dup) continue;
@@ -607,7 +634,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->candidate = pick;
   for (int64_t b = 0; b < B->n; b++) {  /* joint's certificates back in direct pairs */
     sc_block *k = &B->b[b];
-    if (k->p / G == k->q / G || !route_direct(rt, k->p / G, k->q / G)) continue;
+    if (k->p / G == k->q / G || rt->direct[route_pair(rt, k->p / G, k->q / G)] == ROUTE_RELAYED_GROUP) continue;
     free(k->rmatch);
     k->rmatch = sv[b].rmatch;
     sv[b].rmatch = NULL;
@@ -615,31 +642,33 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   }
   for (int64_t y = 0; y < h->np; y++) {
     int32_t N = pair_N(h, y), H = pair_H(h, y);
-    if (rt->direct[y]) {
-      rt->pairs_direct++;
+    if (rt->direct[y] != ROUTE_RELAYED_GROUP) {
+      if (rt->direct[y] == ROUTE_DIRECT) rt->pairs_direct++;
       if (B->cert) {  /* its certificate is its blocks' matchings */
         int64_t c = rt->pair[y];  /* group's certificates are per N * nodes + H */
         free(B->cert[c]);
         B->cert[c] = NULL;
         memset(B->cert_at + c * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
       }
-      continue;
     }
+    if (rt->direct[y] == ROUTE_DIRECT) continue;
     rt->pairs_relayed++;
+    rt->pairs_relayed_joint += rt->direct[y] == ROUTE_RELAYED_JOINT;
+    int j = rt->direct[y] == ROUTE_RELAYED_JOINT;
     for (int32_t i = 0; i < G; i++) {
       int64_t x = y * G + i;
       int32_t q = first_of(h, H) + i, p = first_of(h, N) + i;
-      rt->relays_moved += (q < end_of(h, H) && h->nU[x] > 0 && rt->rep[x] != rail(h, N, q)) +
-                          (p < end_of(h, N) && h->nV[x] > 0 && rt->agg[x] != rail(h, H, p));
+      rt->relays_moved += (q < end_of(h, H) && (j ? h->nUj : h->nU)[x] > 0 && rt->rep[x] != rail(h, N, q)) +
+                          (p < end_of(h, N) && (j ? h->nVj : h->nV)[x] > 0 && rt->agg[x] != rail(h, H, p));
     }
   }
 done:
   for (size_t b = 0; sv && b < nb && b < (size_t)B->n; b++) {
     free(sv[b].rsel); free(sv[b].csel); free(sv[b].rmatch); free(sv[b].grsel); free(sv[b].gcsel);
   }
-  for (int k = 0; k < 4; k++) { free(cd[k].direct); free(cd[k].rep); free(cd[k].agg); }
+  for (int k = 0; k < NCAND; k++) { free(cd[k].direct); free(cd[k].rep); free(cd[k].agg); }
   free(sv);
-  free(h->load); free(h->mx); free(h->sm); free(h->cls); free(h->hb); free(h->nU); free(h->nV); free(h->fwd); free(h->part);
+  free(h->load); free(h->mx); free(h->sm); free(h->cls); free(h->hb); free(h->nU); free(h->nV); free(h->nUj); free(h->nVj); free(h->fwd); free(h->part);
   if (st != SHIRO_OK) route_drop_tables(rt);
   return st;
 }

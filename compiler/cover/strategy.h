@@ -80,6 +80,8 @@ typedef struct sc_links {
  * relays; O(pairs · G), never nodes² or R · nodes (read it through
  * route_direct / route_rep / route_agg). links is set by
  * strategy_route_links (else tsubame4's numbers). */
+enum { ROUTE_RELAYED_GROUP = 0, ROUTE_DIRECT = 1, ROUTE_RELAYED_JOINT = 2, ROUTE_MODES = 3 };
+
 typedef struct sc_route {
   int have_links;
   sc_links links;
@@ -92,12 +94,13 @@ typedef struct sc_route {
   int32_t nodes, gpn, ranks;
   int64_t npairs;    /* inter-node node pairs (N, H) with blocks */
   int64_t *pair;     /* [npairs] N * nodes + H, increasing: pair y */
-  uint8_t *direct;   /* [npairs] 1: direct (joint's covers, stage 0), 0: relayed (group's cover) */
+  uint8_t *direct;   /* [npairs] ROUTE_DIRECT (joint's covers, stage 0), ROUTE_RELAYED_GROUP (group's
+                        cover through the relays), ROUTE_RELAYED_JOINT (joint's covers through them, hier's way) */
   int32_t *rep;      /* [npairs * gpn] rep[y * gpn + q - H * gpn]: the rank of N that receives U(q, N) */
   int32_t *agg;      /* [npairs * gpn] agg[y * gpn + p - N * gpn]: the rank of H that sums V(p, H) */
-  int64_t pairs_direct, pairs_relayed;   /* inter-node node pairs with blocks, by how they go */
+  int64_t pairs_direct, pairs_relayed, pairs_relayed_joint;  /* relayed: both kinds */   /* inter-node node pairs with blocks, by how they go */
   int64_t relays_moved;                  /* reps and aggs not the rail-aligned rank */
-  double est_s, est_direct_s, est_relayed_s;  /* the decision's estimate: chosen, all direct, all relayed */
+  double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s;  /* the decision's estimate: chosen, all direct, all relayed */
   double price_s;                        /* the chosen one's price (0 without price) */
   int candidate;                         /* which: 0 all direct, 1 all relayed, 2 / 3 greedy from 0 / 1 */
 } sc_route;
