@@ -4,14 +4,20 @@
 usage: hybrid_check.py BUILD_DIR plan|replay
   plan    on shipped matrices, tsubame4 and a 2-GPU machine with a slow NIC
           (where relaying pays on some node pairs and not on others):
-          hybrid's predicted time <= min(joint, group)'s (both are among its
-          candidates), its JSON counts every inter-node node pair once
-          (direct + relayed), its plan verifies against the matrix
+          hybrid's predicted time <= min(joint, hier, group)'s (all three are
+          among its candidates: all direct, all relayed with joint's covers,
+          all relayed with group's), its JSON counts every inter-node node
+          pair once (direct + relayed; relayed with joint's covers a part of
+          relayed), its plan verifies against the matrix
           (shiro-plan-dump --verify --matrix) and is predicted as --compare
           predicted it; at least one case mixes direct and relayed pairs and
-          moves a relay off the rail (else the routing code went untested)
-  replay  the mixed plans (and an all-direct one) replayed under mpirun at
-          R = 4 and 8 with shiro-spmm --check, float and double
+          moves a relay off the rail, and one mixes all three modes (direct,
+          relayed with group's covers, relayed with joint's), else the routing
+          code went untested
+  replay  the plans at R = 4 and 8 (relayed, some with joint's covers, and
+          all direct) and R = 16, G = 2 (all three modes mixed, relays off the
+          rail) replayed under mpirun with shiro-spmm --check, float and
+          double, forward and transposed (--direction both)
 """
 import json
 import os
@@ -54,7 +60,7 @@ def plans(build, tmp):
     cases = [("email-Eu-core.mtx", 8, 2, slow), ("email-Eu-core.mtx", 16, 2, slow), ("bcspwr10.mtx", 8, 2, slow),
              ("email-Eu-core.mtx", 4, 2, slow), ("ca-GrQc.mtx", 16, 4, "tsubame4"),
              ("email-Eu-core.mtx", 16, 4, "tsubame4"), ("tech-routers-rf.mtx", 32, 4, "tsubame4")]
-    out, mixed = [], False
+    out, mixed, three = [], False, False
     for name, R, G, mach in cases:
         m = os.path.join(DATA, name)
         tag = f"{name} R={R} G={G} {os.path.basename(mach)}"
@@ -69,18 +75,24 @@ def plans(build, tmp):
         if j["strategy"] != "hybrid" or not h:
             fail(f"{tag}: strategy {j['strategy']}, hybrid {h}")
             continue
-        t, low = v["hybrid"]["predicted_time_s"], min(v["joint"]["predicted_time_s"], v["group"]["predicted_time_s"])
+        t, low = v["hybrid"]["predicted_time_s"], min(v[s]["predicted_time_s"] for s in ("joint", "hier", "group"))
         if t > low * (1 + 1e-12):
-            fail(f"{tag}: hybrid predicted {t} s, slower than min(joint, group) {low} s")
+            fail(f"{tag}: hybrid predicted {t} s, slower than min(joint, hier, group) {low} s")
         if not v["group"]["inter_node_rows"] <= v["hybrid"]["inter_node_rows"] <= v["joint"]["inter_node_rows"]:
             fail(f"{tag}: inter-node rows group {v['group']['inter_node_rows']} <= hybrid "
                  f"{v['hybrid']['inter_node_rows']} <= joint {v['joint']['inter_node_rows']} does not hold")
         nodes = (R + G - 1) // G
         if not 0 < h["pairs_direct"] + h["pairs_relayed"] <= nodes * (nodes - 1):
             fail(f"{tag}: {h['pairs_direct']} direct + {h['pairs_relayed']} relayed node pairs of {nodes * (nodes - 1)}")
+        if not 0 <= h["pairs_relayed_joint"] <= h["pairs_relayed"]:
+            fail(f"{tag}: {h['pairs_relayed_joint']} pairs relayed with joint's covers of {h['pairs_relayed']} relayed")
         if h["pairs_relayed"] == 0 and h["relays_moved"]:
             fail(f"{tag}: relays moved without a relayed pair: {h}")
+        if not 0 <= h["candidate"] < 6 or not all(h[k] > 0 for k in ("estimate_s", "estimate_direct_s",
+                                                                         "estimate_relayed_s", "estimate_relayed_joint_s")):
+            fail(f"{tag}: candidate or estimates out of range: {h}")
         mixed |= h["pairs_direct"] > 0 and h["pairs_relayed"] > 0 and h["relays_moved"] > 0
+        three |= h["pairs_direct"] > 0 and 0 < h["pairs_relayed_joint"] < h["pairs_relayed"]
         d = run([os.path.join(build, "tools", "shiro-plan-dump"), plan, "--verify", "--matrix", m])
         if d.returncode != 0 or "verified" not in d.stdout:
             fail(f"{tag}: shiro-plan-dump --verify: exit {d.returncode}: {d.stdout[-500:]} {d.stderr.strip()}")
@@ -89,11 +101,14 @@ def plans(build, tmp):
         if abs(pr.get("time_per_call_s", 0) - t) > 1e-12:
             fail(f"{tag}: the plan file is predicted {pr.get('time_per_call_s')} s, --compare said {t} s")
         print(f"ok   {tag}: hybrid {1e3 * t:.4f} ms predicted (joint {1e3 * v['joint']['predicted_time_s']:.4f}, "
-              f"group {1e3 * v['group']['predicted_time_s']:.4f}); {h['pairs_direct']} pairs direct, "
-              f"{h['pairs_relayed']} relayed, {h['relays_moved']} relays off the rail")
+              f"hier {1e3 * v['hier']['predicted_time_s']:.4f}, group {1e3 * v['group']['predicted_time_s']:.4f}); {h['pairs_direct']} pairs direct, "
+              f"{h['pairs_relayed']} relayed ({h['pairs_relayed_joint']} with joint's covers), "
+              f"{h['relays_moved']} relays off the rail")
         out.append((m, R, G, plan, h))
     if not mixed:
         fail("no case mixed direct and relayed node pairs with a relay off the rail")
+    if not three:
+        fail("no case mixed direct pairs, pairs relayed with group's covers and pairs relayed with joint's")
     return out
 
 
@@ -102,18 +117,23 @@ def replay(build, tmp):
     if not mpirun:
         print("SKIP: mpirun not found")
         return 77
+    three = False
     for m, R, G, plan, h in plans(build, tmp):
-        if R not in (4, 8):
+        if R not in (4, 8) and (R, G) != (16, 2):
             continue
+        three |= h["pairs_direct"] > 0 and 0 < h["pairs_relayed_joint"] < h["pairs_relayed"]
         for dtype in ("float", "double"):
             s = run([mpirun, "-np", str(R), os.path.join(build, "tools", "shiro-spmm"), plan, "--n", "7", "--dtype", dtype,
-                     "--iters", "2", "--check", m])
+                     "--iters", "2", "--check", m, "--direction", "both"])
             oks = sum(1 for line in s.stdout.splitlines() if line.endswith(" ok"))
-            tag = f"{os.path.basename(m)} R={R} G={G} {dtype} ({h['pairs_direct']} direct, {h['pairs_relayed']} relayed)"
-            if s.returncode != 0 or oks != 1:
-                fail(f"{tag}: shiro-spmm exit {s.returncode}, {oks}/1 checks ok\n{s.stdout}{s.stderr}")
+            tag = (f"{os.path.basename(m)} R={R} G={G} {dtype} ({h['pairs_direct']} direct, {h['pairs_relayed']} relayed, "
+                   f"{h['pairs_relayed_joint']} of them with joint's covers)")
+            if s.returncode != 0 or oks != 2:
+                fail(f"{tag}: shiro-spmm exit {s.returncode}, {oks}/2 checks ok (forward, transposed)\n{s.stdout}{s.stderr}")
             else:
                 print(f"ok   {tag}: replayed, --check passed")
+    if not three:
+        fail("no replayed plan mixes direct pairs, pairs relayed with group's covers and with joint's")
     return 1 if failures else 0
 
 

@@ -509,10 +509,12 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
               (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
     if (hybrid_have)
-      fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed, %lld relays off the rail; estimated %.4f ms "
-              "(all direct %.4f, all relayed %.4f); candidate %d of 4\n", (long long)hybrid_seen.pairs_direct,
-              (long long)hybrid_seen.pairs_relayed, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
-              hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.candidate);
+      fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
+              "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
+              "candidate %d of 6\n", (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
+              (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
+              hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.est_relayed_joint_s * 1e3,
+              hybrid_seen.candidate);
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f\n", o->partition, balance);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
@@ -535,11 +537,12 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
     if (hybrid_have)
-      printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"relays_moved\": %lld, "
-             "\"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, \"candidate\": %d}",
+      printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
+             "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
+             "\"estimate_relayed_joint_s\": %.9g, \"candidate\": %d}",
              (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
-             (long long)hybrid_seen.relays_moved, hybrid_seen.est_s, hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s,
-             hybrid_seen.candidate);
+             (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s,
+             hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s, hybrid_seen.est_relayed_joint_s, hybrid_seen.candidate);
     printf("}\n");
   }
 }
