@@ -85,7 +85,8 @@ def replay(c, R):
               f"stages {[round(1e3 * st['time_s'], 4) for st in j['stages']]} ms, check {j['check']}")
         if not ok:
             c.fail(f"{s} R={R}: {json.dumps(j)[:1500]}")
-    if R == 8:  # hybrid with direct and relayed node pairs (a 2-GPU machine with a slow NIC: hybrid_check.py)
+    if R == 8:  # hybrid mixing two of its three modes (a 2-GPU machine with a slow NIC: hybrid_check.py;
+        # 0 pairs direct, 5 relayed with group's covers, 7 with joint's)
         with open(os.path.join(ROOT, "tools", "sim", "machines", "tsubame4.json")) as f:
             d = json.load(f)
         d.update(name="slow-nic-2", gpus_per_node=2, nics_per_node=2)
@@ -96,13 +97,15 @@ def replay(c, R):
         p = run([os.path.join(c.build, "tools", "shiro-plan"), matrix, "--ranks", "8", "--gpus-per-node", "2", "--strategy",
                  "hybrid", "--machine", mach, "-o", plan, "--json", "--quiet"])
         h = json.loads(p.stdout).get("hybrid", {}) if p.returncode == 0 else {}
-        if not (h.get("pairs_direct") and h.get("pairs_relayed")):
+        modes = (h.get("pairs_direct", 0), h.get("pairs_relayed", 0) - h.get("pairs_relayed_joint", 0),
+                 h.get("pairs_relayed_joint", 0))  # direct, relayed with group's covers, with joint's
+        if sum(x > 0 for x in modes) < 2:
             c.fail(f"hybrid on slow-nic-2 R=8 G=2: not mixed: {h} {p.stderr.strip()}")
         else:
             j = c.simulate(plan, "--n", "7", "--dtype", "double", "--machine", mach, "--check", matrix, "--iters", "2")
             ok = bool(j) and j["check"] == "ok" and j["strategy"] == "hybrid"
             print(f"{'ok  ' if ok else 'FAIL'} hybrid R=8 G=2 slow-nic-2 ({h['pairs_direct']} pairs direct, "
-                  f"{h['pairs_relayed']} relayed): check {j and j['check']}")
+                  f"{h['pairs_relayed']} relayed, {h['pairs_relayed_joint']} of them with joint's covers): check {j and j['check']}")
             if not ok:
                 c.fail(f"hybrid mixed R=8: {json.dumps(j)[:1500]}")
     j = c.simulate(c.plan(matrix, R, "group"), "--n", "64", "--dtype", "float", "--machine", "dgx-h100", "--compute",
