@@ -1,9 +1,11 @@
 /* hybrid.c — the `hybrid` strategy: per ordered node pair (N rows <- H
- * columns) either joint's per-block covers sent direct in stage 0, as the
- * flat plans do, or group's node-pair cover through relays (plan_build_tier.c:
- * U(q, N) to a rep of N that forwards, partials to an agg of H that sums
- * V(p, H)), and the relays themselves, whichever lowers an estimate of the
- * call's time.
+ * columns) one of three modes: joint's per-block covers sent direct in
+ * stage 0, as the flat plans do (ROUTE_DIRECT); group's node-pair cover
+ * through relays (ROUTE_RELAYED_GROUP; plan_build_tier.c: U(q, N) to a rep of
+ * N that forwards, partials to an agg of H that sums V(p, H)); or joint's
+ * covers through the relays, hier's way (ROUTE_RELAYED_JOINT: U and V the
+ * unions of joint's selections) — and the relays themselves, whichever lowers
+ * an estimate of the call's time.
  *
  * The estimate is the cost model's (compiler/cost/README.md) without its
  * schedule: per stage, per link (each GPU's NVLink port, each NIC, both
@@ -23,19 +25,22 @@
  * R · nodes.
  *
  * The decision, deterministic:
- *   1. two starts: every pair direct (joint's plan), every pair relayed on
- *      rail-aligned relays (group's plan);
- *   2. from each, sweeps over the pairs in index order: a pair changes side
- *      when the estimate falls (or stays and the links' summed time falls);
+ *   1. three starts: every pair direct (joint's plan), every pair relayed
+ *      with group's cover on rail-aligned relays (group's plan), every pair
+ *      relayed with joint's covers on them (hier's plan);
+ *   2. from each, sweeps over the pairs in index order: a pair takes the mode
+ *      of the three with the lowest estimate if it falls (or stays and the
+ *      links' summed time falls);
  *   3. relays by load: for each relayed pair, each q's rep and each p's agg
  *      is moved to the rank of its node that gives the lowest estimate
  *      (the rail-aligned one kept on ties); then one more sweep of 2;
- *   4. of the four candidates (the two starts, the two greedy results) the
+ *   4. of the six candidates (the three starts, the three greedy results) the
  *      one the caller's price (sc_route.price: the cost model on the built
  *      programs) finds fastest, the first of equals; without a price, the
  *      lowest estimate. With a price hybrid is never predicted slower than
- *      joint or group: their plans are candidates (an all-direct hybrid
- *      sends joint's messages, an all-relayed one is group's plan).
+ *      joint, hier or group: their plans are candidates (an all-direct hybrid
+ *      sends joint's messages, an all-relayed one on the rail is group's plan
+ *      with group's covers, hier's with joint's).
  * O(sweeps · pairs · G² · log links), and O(pairs · G³ · log links) for the relays.
  *
  * Not done: the freedom among group's minimum covers (its
@@ -400,7 +405,7 @@ static int list_pairs(sc_route *rt, const sc_blocks *B, int32_t G) {
   return 1;
 }
 
-/* Sets every pair direct (all = 1) or relayed (0). */
+/* Sets every pair to mode (ROUTE_DIRECT, ROUTE_RELAYED_GROUP or ROUTE_RELAYED_JOINT). */
 static void set_all(hmodel *h, int mode) { memset(h->rt->direct, mode, (size_t)h->np); }
 
 /* The model of every message of the current choice, from empty links. */
@@ -464,7 +469,8 @@ static int cand_same(const hmodel *h, const cand *a, const cand *b) {
   return !memcmp(a->direct, b->direct, np) && !memcmp(a->rep, b->rep, rn) && !memcmp(a->agg, b->agg, rn);
 }
 
-/* Steps 1-3 into the four candidates c[0..4): all direct, all relayed, greedy from each. */
+/* Steps 1-3 into the six candidates c[0..6): all direct, all relayed with group's covers, all
+ * relayed with joint's, then greedy from each of the three. */
 static void decide(hmodel *h, cand *c) {
   sc_route *rt = h->rt;
   for (int k = 0; k < NCAND; k++) {
@@ -487,7 +493,8 @@ static void decide(hmodel *h, cand *c) {
   rt->est_relayed_joint_s = c[2].est;
 }
 
-/* The blocks' selections as route rt has them: joint's in direct pairs, group's in relayed ones
+/* The blocks' selections as route rt has them: joint's in pairs direct or relayed with joint's covers,
+ * group's in pairs relayed with group's
  * (certificates left out: set once the choice is final). */
 static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, int32_t G) {
   for (int64_t b = 0; b < B->n; b++) {
@@ -614,7 +621,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   decide(h, cd);
   int pick = 0;
   double best = 0;
-  for (int k = 0; k < NCAND; k++) {  /* the first of equals: all direct, all relayed, then the greedy ones */
+  for (int k = 0; k < NCAND; k++) {  /* the first of equals: the three starts, then the greedy ones */
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= cand_same(h, &cd[k], &cd[j]);
     if (dup) continue;
@@ -632,7 +639,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->est_s = cd[pick].est;
   rt->price_s = rt->price ? best : 0;
   rt->candidate = pick;
-  for (int64_t b = 0; b < B->n; b++) {  /* joint's certificates back in direct pairs */
+  for (int64_t b = 0; b < B->n; b++) {  /* joint's certificates back where its covers are used */
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G || rt->direct[route_pair(rt, k->p / G, k->q / G)] == ROUTE_RELAYED_GROUP) continue;
     free(k->rmatch);

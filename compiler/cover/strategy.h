@@ -98,11 +98,14 @@ typedef struct sc_route {
                         cover through the relays), ROUTE_RELAYED_JOINT (joint's covers through them, hier's way) */
   int32_t *rep;      /* [npairs * gpn] rep[y * gpn + q - H * gpn]: the rank of N that receives U(q, N) */
   int32_t *agg;      /* [npairs * gpn] agg[y * gpn + p - N * gpn]: the rank of H that sums V(p, H) */
-  int64_t pairs_direct, pairs_relayed, pairs_relayed_joint;  /* relayed: both kinds */   /* inter-node node pairs with blocks, by how they go */
+  int64_t pairs_direct, pairs_relayed;   /* inter-node node pairs with blocks, by how they go (relayed: both modes) */
+  int64_t pairs_relayed_joint;           /* of pairs_relayed, those relayed with joint's covers */
   int64_t relays_moved;                  /* reps and aggs not the rail-aligned rank */
-  double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s;  /* the decision's estimate: chosen, all direct, all relayed */
+  double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s;  /* the decision's estimate: chosen, all direct,
+                                                                       all relayed (group's covers, joint's) */
   double price_s;                        /* the chosen one's price (0 without price) */
-  int candidate;                         /* which: 0 all direct, 1 all relayed, 2 / 3 greedy from 0 / 1 */
+  int candidate;                         /* which: 0 all direct, 1 all relayed (group's covers), 2 all
+                                            relayed (joint's covers), 3 / 4 / 5 greedy from 0 / 1 / 2 */
 } sc_route;
 
 /* Sets the machine hybrid decides for (copied into B->route, kept across
