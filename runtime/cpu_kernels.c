@@ -193,52 +193,6 @@ enum { ROW_PREFETCH = 8 };
   }
 #define DEF_PAIR2(NAME, ATTR, T, V, L) DEF_PAIR(NAME##_mul, ATTR, T, V, L, 1) DEF_PAIR(NAME##_add, ATTR, T, V, L, 0)
 
-/* Rows of one value (N = 1), four rows at a time, the rest through PAIR (the same kernel two at a
- * time). At N = 1 a row's sum is one chain of dependent scalar adds (an add's latency, 3-4 cycles,
- * per entry): two interleaved chains left the long rows (bcsstk33: ~65 entries) latency-bound at
- * ~0.5 entries per cycle, four keep the loads busy instead. Each row still sums its own entries in
- * stored order, so the bits are PAIR's. */
-#define DEF_QUAD(NAME, ATTR, T, HV, PAIR)                                                     \
-  ATTR static void NAME(const kargs *a, int64_t lo, int64_t hi) {                             \
-    const int64_t *ptr = a->ptr;                                                              \
-    const int32_t *col = a->col, *rows = a->rows;                                             \
-    const T *val = (const T *)a->val;                                                         \
-    T *d0 = (T *)(void *)a->dst;                                                              \
-    const T *s0 = (const T *)(const void *)a->src;                                            \
-    const int accum = a->accum;                                                               \
-    (void)val;                                                                                \
-    int64_t i = lo;                                                                           \
-    for (; i + 3 < hi; i += 4) {                                                              \
-      if (accum && ptr[i] == ptr[i + 4]) continue; /* four rows without entries */            \
-      int64_t e[4], e1[4];                                                                    \
-      T x[4], *d[4];                                                                          \
-      UNROLL for (int r = 0; r < 4; r++) {                                                    \
-        e[r] = ptr[i + r];                                                                    \
-        e1[r] = ptr[i + r + 1];                                                               \
-        d[r] = d0 + (rows ? (int64_t)rows[i + r] : i + r);                                    \
-        if (accum) x[r] = *d[r];                                                              \
-        else { /* the first term, or 0 for a row without entries */                          \
-          x[r] = e[r] < e1[r] ? TERM(T, s0 + col[e[r]], HV, e[r]) : (T)0;                     \
-          e[r] += e[r] < e1[r];                                                               \
-        }                                                                                     \
-      }                                                                                       \
-      int64_t both = e1[0] - e[0];                                                            \
-      UNROLL for (int r = 1; r < 4; r++) both = e1[r] - e[r] < both ? e1[r] - e[r] : both;    \
-      for (int64_t t = 0; t < both; t++)                                                      \
-        UNROLL for (int r = 0; r < 4; r++) {                                                  \
-          x[r] = x[r] + TERM(T, s0 + col[e[r]], HV, e[r]);                                    \
-          e[r]++;                                                                             \
-        }                                                                                     \
-      UNROLL for (int r = 0; r < 4; r++) {                                                    \
-        for (; e[r] < e1[r]; e[r]++) x[r] = x[r] + TERM(T, s0 + col[e[r]], HV, e[r]);         \
-        *d[r] = x[r];                                                                         \
-      }                                                                                       \
-    }                                                                                         \
-    if (i < hi) PAIR(a, i, hi);                                                               \
-  }
-#define DEF_QUAD2(NAME, ATTR, T) \
-  DEF_PAIR2(NAME##_p, ATTR, T, T, 1) DEF_QUAD(NAME##_mul, ATTR, T, 1, NAME##_p_mul) DEF_QUAD(NAME##_add, ATTR, T, 0, NAME##_p_add)
-
 /* Multiply (values) and add (no values) of one shape. */
 #define DEF_FIXED2(NAME, ATTR, T, V, L, NV, TV) \
   DEF_FIXED(NAME##_mul, ATTR, T, V, L, NV, TV, 1) DEF_FIXED(NAME##_add, ATTR, T, V, L, NV, TV, 0)
@@ -294,7 +248,7 @@ typedef struct kset {
 /* Baseline (SSE2 on x86-64): 16-byte vectors. */
 typedef vd2 base_vb;
 DEF_SET(base, ATTR_BASE)
-DEF_QUAD2(base_d1, ATTR_BASE, double)
+DEF_PAIR2(base_d1, ATTR_BASE, double, double, 1)
 DEF_PAIR2(base_d2, ATTR_BASE, double, vd2, 2)
 DEF_FIXED2(base_d4, ATTR_BASE, double, vd2, 2, 2, 2)
 DEF_FIXED2(base_d8, ATTR_BASE, double, vd2, 2, 4, 4)
@@ -303,7 +257,7 @@ DEF_FIXED2(base_d32, ATTR_BASE, double, vd2, 2, 16, 8)
 DEF_FIXED2(base_d64, ATTR_BASE, double, vd2, 2, 32, 8)
 DEF_FIXED2(base_d128, ATTR_BASE, double, vd2, 2, 64, 8)
 DEF_ANY2(base_dany, ATTR_BASE, double, vd2, 2, 8)
-DEF_QUAD2(base_f1, ATTR_BASE, float)
+DEF_PAIR2(base_f1, ATTR_BASE, float, float, 1)
 DEF_PAIR2(base_f2, ATTR_BASE, float, vf2, 2)
 DEF_PAIR2(base_f4, ATTR_BASE, float, vf4, 4)
 DEF_FIXED2(base_f8, ATTR_BASE, float, vf4, 4, 2, 2)
@@ -333,7 +287,7 @@ static const kset set_base = KSET(base);
 /* AVX2 (no FMA): 32-byte vectors. */
 typedef vd4 avx2_vb;
 DEF_SET(avx2, ATTR_AVX2)
-DEF_QUAD2(avx2_d1, ATTR_AVX2, double)
+DEF_PAIR2(avx2_d1, ATTR_AVX2, double, double, 1)
 DEF_PAIR2(avx2_d2, ATTR_AVX2, double, vd2, 2)
 DEF_PAIR2(avx2_d4, ATTR_AVX2, double, vd4, 4)
 DEF_FIXED2(avx2_d8, ATTR_AVX2, double, vd4, 4, 2, 2)
@@ -342,7 +296,7 @@ DEF_FIXED2(avx2_d32, ATTR_AVX2, double, vd4, 4, 8, 8)
 DEF_FIXED2(avx2_d64, ATTR_AVX2, double, vd4, 4, 16, 8)
 DEF_FIXED2(avx2_d128, ATTR_AVX2, double, vd4, 4, 32, 8)
 DEF_ANY2(avx2_dany, ATTR_AVX2, double, vd4, 4, 8)
-DEF_QUAD2(avx2_f1, ATTR_AVX2, float)
+DEF_PAIR2(avx2_f1, ATTR_AVX2, float, float, 1)
 DEF_PAIR2(avx2_f2, ATTR_AVX2, float, vf2, 2)
 DEF_PAIR2(avx2_f4, ATTR_AVX2, float, vf4, 4)
 DEF_PAIR2(avx2_f8, ATTR_AVX2, float, vf8, 8)
