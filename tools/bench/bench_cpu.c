@@ -1,7 +1,7 @@
 /* shiro-bench-cpu — the CPU replay of a plan, taken apart.
  *
  *   mpirun -np R shiro-bench-cpu PLAN.h5 [--n 32[,64...]] [--dtype double[,float]]
- *                                [--reps 5] [--ms 200] [--only all|call|local]
+ *                                [--reps 5] [--ms 200] [--only all|call|local|ops]
  *
  * For each value type and N, on a context of the CPU backend, --reps
  * repetitions of samples of each part below, the parts alternating within a
@@ -33,6 +33,10 @@
  *   tag_*_ms    per op tag, the time inside a call (gather_b, partial_c, local, ...)
  *
  * --only call: call_ms alone; --only local: local1_ms and localT_ms alone.
+ * --only ops: a profile of the call, per rank and per op: every rank prints (through rank 0) one
+ * line per op, "bench-op rank=P op=O kind=K tag=T rows=.. entries=.. listed=0|1 accum=0|1 us=..",
+ * us the op's mean time inside hooked calls (the best repetition's), then "bench-rank rank=P
+ * call_us=.. compute_us=.. start_us=.. wait_us=..": where each rank's call goes.
  * One line per (dtype, N) on rank 0: "bench-cpu key=value ...". White-box: it
  * builds the runtime's sources in and drives the context's program directly. */
 #include <math.h>
@@ -61,7 +65,7 @@ typedef struct options {
   int only;         /* ONLY_ALL, ONLY_CALL (the call alone), ONLY_LOCAL (comp on 1 and T threads) */
 } options;
 
-enum { ONLY_ALL, ONLY_CALL, ONLY_LOCAL };
+enum { ONLY_ALL, ONLY_CALL, ONLY_LOCAL, ONLY_OPS };
 
 static const char *tag_name[NTAGS] = {"none", "gather_b", "partial_c", "local", "remote_b", "add_c", "forward_b", "aggregate_c"};
 
@@ -101,7 +105,8 @@ static int parse(int argc, char **argv, options *o) {
       if (!strcmp(v, "all")) o->only = ONLY_ALL;
       else if (!strcmp(v, "call")) o->only = ONLY_CALL;
       else if (!strcmp(v, "local")) o->only = ONLY_LOCAL;
-      else { fprintf(stderr, "%s: --only: expected all, call or local, found '%s'\n", prog, v); return 0; }
+      else if (!strcmp(v, "ops")) o->only = ONLY_OPS;
+      else { fprintf(stderr, "%s: --only: expected all, call, local or ops, found '%s'\n", prog, v); return 0; }
     } else if (!strcmp(a, "--ms")) {
       o->ms = atof(v);
       if (!(o->ms >= 1 && o->ms <= 60000)) { fprintf(stderr, "%s: --ms: expected 1 .. 60000, found '%s'\n", prog, v); return 0; }
@@ -112,7 +117,7 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->plan) {
     fprintf(stderr, "usage: mpirun -np R %s PLAN.h5 [--n 32[,64...]] [--dtype double[,float]] [--reps 5] [--ms 200]\n"
-                    "       [--only all|call|local]\n", prog);
+                    "       [--only all|call|local|ops]\n", prog);
     return 0;
   }
   if (!o->nn) o->n[o->nn++] = 32;
@@ -283,6 +288,56 @@ static void count_bytes(bench *b) {
   }
 }
 
+/* --only ops: each op's mean time inside hooked calls, per rank (the best of reps repetitions of
+ * `calls` calls each), printed by rank 0 rank after rank. Returns nonzero on failure. */
+static int profile_ops(bench *b, int reps, int64_t calls, int rank, int R) {
+  const rt_program *p = b->p;
+  const int64_t nops = p->nops;
+  double *sum = calloc((size_t)(nops + 1), sizeof *sum), *best = malloc((size_t)(nops + 1) * sizeof *best);
+  int bad = !sum || !best, anybad = 0;
+  for (int64_t o = 0; !bad && o <= nops; o++) best[o] = HUGE_VAL;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  for (int r = 0; !anybad && r < reps; r++) {
+    memset(sum, 0, (size_t)(nops + 1) * sizeof *sum);
+    MPI_Barrier(MPI_COMM_WORLD);
+    b->hook_on = 1;
+    for (int64_t i = 0; i < calls && !bad; i++) {
+      b->t_start = now();
+      bad = interp_run(b->c, RT_FORWARD, b->B, b->C, hook, b) != SHIRO_OK;
+      for (int64_t o = 0; o < nops; o++) sum[o] += b->t_op[o] - (o ? b->t_op[o - 1] : b->t_start);
+      sum[nops] += (nops ? b->t_op[nops - 1] : b->t_start) - b->t_start;
+    }
+    b->hook_on = 0;
+    if (sum[nops] < best[nops]) memcpy(best, sum, (size_t)(nops + 1) * sizeof *sum);  /* the fastest repetition's */
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  }
+  static const char *kind_name[] = {"start", "wait", "multiply", "gather", "add"};
+  for (int q = 0; !anybad && q < R; q++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (q != rank) continue;
+    double t_kind[5] = {0};
+    for (int64_t o = 0; o < nops; o++) {
+      const rt_op *op = &p->op[o];
+      const double us = 1e6 * best[o] / (double)calls;
+      t_kind[op->kind] += us;
+      if (op->kind == RT_START || op->kind == RT_WAIT)
+        printf("bench-op rank=%d op=%lld kind=%s stage=%d us=%.2f\n", rank, (long long)o, kind_name[op->kind], op->stage, us);
+      else
+        printf("bench-op rank=%d op=%lld kind=%s tag=%s rows=%lld entries=%lld listed=%d accum=%d us=%.2f\n", rank,
+               (long long)o, kind_name[op->kind], tag_name[b->c->plan->pr.ops[op->index * PROG_OP_WIDTH + OPF_TAG] & (NTAGS - 1)],
+               (long long)op->nrows, (long long)(op->ptr[op->nrows] - op->ptr[0]), op->rows != NULL, op->accum, us);
+    }
+    printf("bench-rank rank=%d call_us=%.2f compute_us=%.2f start_us=%.2f wait_us=%.2f\n", rank,
+           1e6 * best[nops] / (double)calls, t_kind[RT_MULTIPLY] + t_kind[RT_GATHER] + t_kind[RT_ADD], t_kind[RT_START],
+           t_kind[RT_WAIT]);
+    fflush(stdout);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  free(sum);
+  free(best);
+  return anybad;
+}
+
 /* One (dtype, N): every part, best of reps, printed by rank 0. Returns 0 on success. */
 static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n, int rank) {
   shiro_ctx_options co = shiro_ctx_options_default();
@@ -317,6 +372,19 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     b.gather_bytes /= 2;  /* memcpy copies this many (reads as many) */
   }
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!anybad && o->only == ONLY_OPS) {
+    int R = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &R);
+    const int64_t calls = calls_for(&b, P_CALL, o->ms, &bad);
+    anybad = bad || profile_ops(&b, o->reps, calls, rank, R);
+    free(b.B);
+    free(b.C);
+    free(b.cp_src);
+    free(b.cp_dst);
+    free(b.t_op);
+    shiro_ctx_destroy(&b.c);
+    return anybad;
+  }
   enum { WIN = NPARTS, WIN0, LOCAL1, NSERIES };
   double *t[NSERIES], *ov = calloc((size_t)o->reps, sizeof *ov), *ov0 = calloc((size_t)o->reps, sizeof *ov0), tag[NTAGS];
   for (int i = 0; i < NSERIES; i++) t[i] = calloc((size_t)o->reps, sizeof *t[i]);
