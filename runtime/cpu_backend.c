@@ -1,6 +1,8 @@
 /* cpu_backend.c — the CPU backend's table: host buffers, OpenMP kernels, the MPI transport. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "mpi_xport.h"
@@ -9,6 +11,25 @@
 typedef struct cpu_state {
   mpi_xport x[2];
 } cpu_state;
+
+/* A zeroed host buffer of rows x row_bytes bytes (at least one row), NULL when out of memory. From
+ * 2 MiB on it is 2 MiB-aligned and asked for transparent huge pages (madvise; a hint the kernel may
+ * ignore): the buffers are what shared-memory MPI copies into and out of, and Open MPI's single
+ * copy (CMA) moved 2.5 MB at 19-23 GB/s between huge pages against 9-10 GB/s between 4 KiB ones on
+ * this VM; the kernels' random reads of received rows take fewer TLB misses too. Freed with free(). */
+static void *host_buffer(int64_t rows, size_t row_bytes) {
+  enum { HUGE = 2 << 20 };
+  size_t bytes = (size_t)(rows > 0 ? rows : 1) * row_bytes;
+  if (bytes < HUGE) return calloc(1, bytes);
+  size_t whole = (bytes + HUGE - 1) / HUGE * HUGE;
+  void *p = aligned_alloc(HUGE, whole);
+  if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, whole, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, whole);
+  return p;
+}
 
 static void cpu_destroy(shiro_ctx *c) {
   cpu_state *s = c->state;
@@ -25,8 +46,8 @@ static void cpu_destroy(shiro_ctx *c) {
 
 static shiro_status cpu_setup(shiro_ctx *c) {
   const size_t n = (size_t)c->opts.n;
-  c->buf[PROG_BUF_S] = calloc((size_t)(c->rows[PROG_BUF_S] ? c->rows[PROG_BUF_S] : 1) * n, c->esz);
-  c->buf[PROG_BUF_R] = calloc((size_t)(c->rows[PROG_BUF_R] ? c->rows[PROG_BUF_R] : 1) * n, c->esz);
+  c->buf[PROG_BUF_S] = host_buffer(c->rows[PROG_BUF_S], n * c->esz);
+  c->buf[PROG_BUF_R] = host_buffer(c->rows[PROG_BUF_R], n * c->esz);
   c->state = calloc(1, sizeof(cpu_state));
   if (!c->buf[PROG_BUF_S] || !c->buf[PROG_BUF_R] || !c->state) {
     snprintf(c->error, sizeof c->error, "out of memory (send and receive buffers: %lld and %lld rows of %zu bytes)",
