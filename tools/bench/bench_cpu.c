@@ -141,6 +141,16 @@ typedef struct bench {
   int hook_on;
 } bench;
 
+/* Frees what a bench holds: its matrices, copy buffers, op timings and context. */
+static void bench_release(bench *b) {
+  free(b->B);
+  free(b->C);
+  free(b->cp_src);
+  free(b->cp_dst);
+  free(b->t_op);
+  shiro_ctx_destroy(&b->c);
+}
+
 static double now(void) { return MPI_Wtime(); }
 
 /* interp_run's hook: the time after every op. */
@@ -377,12 +387,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     MPI_Comm_size(MPI_COMM_WORLD, &R);
     const int64_t calls = calls_for(&b, P_CALL, o->ms, &bad);
     anybad = bad || profile_ops(&b, o->reps, calls, rank, R);
-    free(b.B);
-    free(b.C);
-    free(b.cp_src);
-    free(b.cp_dst);
-    free(b.t_op);
-    shiro_ctx_destroy(&b.c);
+    bench_release(&b);
     return anybad;
   }
   enum { WIN = NPARTS, WIN0, LOCAL1, NSERIES };
@@ -453,12 +458,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
   for (int i = 0; i < NSERIES; i++) free(t[i]);
   free(ov);
   free(ov0);
-  free(b.B);
-  free(b.C);
-  free(b.cp_src);
-  free(b.cp_dst);
-  free(b.t_op);
-  shiro_ctx_destroy(&b.c);
+  bench_release(&b);
   return anybad;
 }
 
