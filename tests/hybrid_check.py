@@ -4,7 +4,8 @@
 usage: hybrid_check.py BUILD_DIR plan|replay
   plan    on shipped matrices, tsubame4 and a 2-GPU machine with a slow NIC
           (where relaying pays on some node pairs and not on others):
-          hybrid's predicted time <= min(joint, hier, group)'s (all three are
+          hybrid's predicted time <= min(joint, hier, group)'s, and a mixed routing
+          (candidate 3-5) at least 3% below it (hybrid.c's MIXED_MARGIN) (all three are
           among its candidates: all direct, all relayed with joint's covers,
           all relayed with group's), its JSON counts every inter-node node
           pair once (direct + relayed; relayed with joint's covers a part of
@@ -78,6 +79,8 @@ def plans(build, tmp):
         t, low = v["hybrid"]["predicted_time_s"], min(v[s]["predicted_time_s"] for s in ("joint", "hier", "group"))
         if t > low * (1 + 1e-12):
             fail(f"{tag}: hybrid predicted {t} s, slower than min(joint, hier, group) {low} s")
+        if h["candidate"] >= 3 and not t < 0.97 * low:  # a mixed routing is kept only 3% below the pure ones
+            fail(f"{tag}: mixed candidate {h['candidate']} predicted {t} s, not 3% below min(joint, hier, group) {low} s")
         if not v["group"]["inter_node_rows"] <= v["hybrid"]["inter_node_rows"] <= v["joint"]["inter_node_rows"]:
             fail(f"{tag}: inter-node rows group {v['group']['inter_node_rows']} <= hybrid "
                  f"{v['hybrid']['inter_node_rows']} <= joint {v['joint']['inter_node_rows']} does not hold")
