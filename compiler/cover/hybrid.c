@@ -173,6 +173,13 @@ static int32_t pair_H(const hmodel *h, int64_t y) { return (int32_t)(h->rt->pair
 static int32_t first_of(const hmodel *h, int32_t N) { return N * h->G; }
 static int32_t end_of(const hmodel *h, int32_t N) { return (N + 1) * h->G < h->R ? (N + 1) * h->G : h->R; }
 
+/* The |U(q, N)| table (rep = 0) or |V(p, H)| table (1) of node pair y's current mode: joint's unions
+ * when it is relayed with joint's covers, group's otherwise. */
+static const int64_t *unions_of(const hmodel *h, int64_t y, int agg) {
+  int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
+  return agg ? (j ? h->nVj : h->nV) : (j ? h->nUj : h->nU);
+}
+
 /* q's relayed messages to node N of pair y = (N, H = q's node): U(q, N) to its rep and the forwards
  * rep -> p (sign 1 adds, -1 removes). */
 static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
@@ -180,7 +187,7 @@ static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
   int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (q - first_of(h, node_of(h, q)));
   int32_t rep = h->rt->rep[x];
-  msg(h, 0, q, rep, (j ? h->nUj : h->nU)[x], sign);
+  msg(h, 0, q, rep, unions_of(h, y, 0)[x], sign);
   for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
     int64_t b = blk_of(h, p, q);
     if (b >= 0) intra(h, h->fwd, 1, rep, p, sign * (j ? h->hb[b].jcols : h->hb[b].gcols));
@@ -194,7 +201,7 @@ static void agg_msgs(hmodel *h, int64_t y, int32_t p, int sign) {
   int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (p - first_of(h, node_of(h, p)));
   int32_t agg = h->rt->agg[x];
-  msg(h, 1, agg, p, (j ? h->nVj : h->nV)[x], sign);
+  msg(h, 1, agg, p, unions_of(h, y, 1)[x], sign);
   for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
     int64_t b = blk_of(h, p, q);
     if (b >= 0) intra(h, h->part, 0, q, agg, sign * (j ? h->hb[b].jrows : h->hb[b].grows));
@@ -262,13 +269,12 @@ static void move_relay(hmodel *h, int64_t y, int side, int32_t r, int32_t c) {
 static void place_relays(hmodel *h, double *t, double *s) {
   for (int64_t y = 0; y < h->np; y++) {
     if (h->rt->direct[y] == ROUTE_DIRECT) continue;
-    int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     for (int side = 0; side < 2; side++) {  /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
       int32_t from = side ? N : H, in = side ? H : N;
       for (int32_t r = first_of(h, from); r < end_of(h, from); r++) {
         int64_t x = y * h->G + (r - first_of(h, from));
-        if ((side ? (j ? h->nVj : h->nV) : (j ? h->nUj : h->nU))[x] == 0) continue;
+        if (unions_of(h, y, side)[x] == 0) continue;
         int32_t best = (side ? h->rt->agg : h->rt->rep)[x];
         for (int32_t c = first_of(h, in); c < end_of(h, in); c++) {
           if (c == best) continue;
@@ -672,12 +678,11 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     if (rt->direct[y] == ROUTE_DIRECT) continue;
     rt->pairs_relayed++;
     rt->pairs_relayed_joint += rt->direct[y] == ROUTE_RELAYED_JOINT;
-    int j = rt->direct[y] == ROUTE_RELAYED_JOINT;
     for (int32_t i = 0; i < G; i++) {
       int64_t x = y * G + i;
       int32_t q = first_of(h, H) + i, p = first_of(h, N) + i;
-      rt->relays_moved += (q < end_of(h, H) && (j ? h->nUj : h->nU)[x] > 0 && rt->rep[x] != rail(h, N, q)) +
-                          (p < end_of(h, N) && (j ? h->nVj : h->nV)[x] > 0 && rt->agg[x] != rail(h, H, p));
+      rt->relays_moved += (q < end_of(h, H) && unions_of(h, y, 0)[x] > 0 && rt->rep[x] != rail(h, N, q)) +
+                          (p < end_of(h, N) && unions_of(h, y, 1)[x] > 0 && rt->agg[x] != rail(h, H, p));
     }
   }
 done:
