@@ -7,9 +7,20 @@
 #include "internal.h"
 #include "mpi_xport.h"
 
-/* The CPU backend's state: the persistent requests of each program (RT_FORWARD, RT_TRANSPOSE). */
+/* An op's rows with entries, where many of them have none: what the kernels walk in its place. */
+typedef struct cpu_dense_rows {
+  int64_t nrows;   /* rows with entries (0: the op runs as stored) */
+  int64_t *ptr;    /* [nrows+1] their row pointers (absolute positions in the op's col / val) */
+  int32_t *rows;   /* [nrows] their destination rows (relative to dst_off) */
+} cpu_dense_rows;
+
+/* The CPU backend's state, per program (RT_FORWARD, RT_TRANSPOSE): the persistent requests, and
+ * per op (by index) its rows with entries where the op adds into contiguous rows most of which have
+ * none (cpu_load). */
 typedef struct cpu_state {
   mpi_xport x[2];
+  cpu_dense_rows *dense[2];  /* [nops] or NULL */
+  int64_t ndense[2];
 } cpu_state;
 
 /* A zeroed host buffer of rows x row_bytes bytes (at least one row), NULL when out of memory. From
@@ -31,11 +42,24 @@ static void *host_buffer(int64_t rows, size_t row_bytes) {
   return p;
 }
 
+/* Frees program d's compacted rows. */
+static void free_dense(cpu_state *s, int d) {
+  for (int64_t i = 0; s->dense[d] && i < s->ndense[d]; i++) {
+    free(s->dense[d][i].ptr);
+    free(s->dense[d][i].rows);
+  }
+  free(s->dense[d]);
+  s->dense[d] = NULL;
+  s->ndense[d] = 0;
+}
+
 static void cpu_destroy(shiro_ctx *c) {
   cpu_state *s = c->state;
   if (s) {
     mpi_xport_destroy(&s->x[0]);
     mpi_xport_destroy(&s->x[1]);
+    free_dense(s, 0);
+    free_dense(s, 1);
   }
   free(s);
   free(c->buf[PROG_BUF_S]);
@@ -57,8 +81,53 @@ static shiro_status cpu_setup(shiro_ctx *c) {
   return SHIRO_OK;
 }
 
+/* Whether op should run over its rows with entries only: it adds (an empty row is then nothing to
+ * do) into contiguous rows, and at least a quarter of them have no entry. A REMOTE_B op walks all of
+ * a rank's C rows, most of them empty where few B rows arrive: on mdual at R = 2 the walk of 129,284
+ * rows for 18,788 entries took 323 us against 64 us for a listed add of 23,902 rows. */
+static int worth_compacting(const rt_op *op) {
+  if (op->kind == RT_GATHER || !op->accum || op->rows || op->nrows < 64) return 0;
+  int64_t empty = 0;
+  for (int64_t i = 0; i < op->nrows; i++) empty += op->ptr[i + 1] == op->ptr[i];
+  return empty >= op->nrows / 4;
+}
+
+/* Program d's compacted ops (worth_compacting): their rows with entries, listed. Same entries in
+ * the same order, so the same bits; the ptr stays absolute, so new values (shiro_ctx_set_values,
+ * which rewrites op->val) need nothing here. */
+static shiro_status compact_ops(shiro_ctx *c, cpu_state *s, int d) {
+  const rt_program *p = &c->prog[d];
+  free_dense(s, d);
+  s->dense[d] = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *s->dense[d]);
+  if (!s->dense[d]) return SHIRO_ERR_NOMEM;
+  s->ndense[d] = p->nops;
+  for (int64_t k = 0; k < p->nops; k++) {
+    const rt_op *op = &p->op[k];
+    if (!worth_compacting(op)) continue;
+    cpu_dense_rows *z = &s->dense[d][k];
+    int64_t m = 0;
+    for (int64_t i = 0; i < op->nrows; i++) m += op->ptr[i + 1] > op->ptr[i];
+    z->ptr = malloc((size_t)(m + 1) * sizeof *z->ptr);
+    z->rows = malloc((size_t)(m ? m : 1) * sizeof *z->rows);
+    if (!z->ptr || !z->rows) return SHIRO_ERR_NOMEM;
+    z->ptr[0] = op->ptr[0];
+    for (int64_t i = 0, j = 0; i < op->nrows; i++)
+      if (op->ptr[i + 1] > op->ptr[i]) {
+        z->rows[j] = (int32_t)i;
+        z->ptr[++j] = op->ptr[i + 1];
+      }
+    z->nrows = m;
+    if (m == 0) z->ptr[0] = op->ptr[op->nrows];
+  }
+  return SHIRO_OK;
+}
+
 static shiro_status cpu_load(shiro_ctx *c, int d) {
   cpu_state *s = c->state;
+  if (compact_ops(c, s, d) != SHIRO_OK) {
+    snprintf(c->error, sizeof c->error, "out of memory (the row lists of the adds into C)");
+    return SHIRO_ERR_NOMEM;
+  }
   return mpi_xport_setup(&s->x[d], &c->prog[d].stages, c->comm, c->opts.dtype, c->opts.n, c->buf, c->error);
 }
 
@@ -66,8 +135,18 @@ static shiro_status cpu_load(shiro_ctx *c, int d) {
  * stage is in flight they poll its requests between chunks of rows, so that its messages move during
  * the multiply (not only in the wait). */
 static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
-  mpi_xport *x = &((cpu_state *)c->state)->x[c->dir];
+  cpu_state *s = c->state;
+  mpi_xport *x = &s->x[c->dir];
   const cpu_progress pg = {mpi_xport_poll, x};
+  rt_op dense;
+  if (s->dense[c->dir] && op->index >= 0 && op->index < s->ndense[c->dir] && s->dense[c->dir][op->index].ptr) {
+    const cpu_dense_rows *z = &s->dense[c->dir][op->index];
+    dense = *op;
+    dense.nrows = z->nrows;
+    dense.ptr = z->ptr;
+    dense.rows = z->rows;
+    op = &dense;
+  }
   cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n,
                  mpi_xport_in_flight(x) ? &pg : NULL);
   return SHIRO_OK;
