@@ -9,14 +9,17 @@
 # 2. Inputs: the shared matrices (../shared/data/matrices) with at least
 #    $MIN_NNZ stored nonzeros, and R-MAT matrices of the scales in $RMAT
 #    (shiro-gen rmat, edge factor 16, seed 1; kept in $OUT between runs); a
-#    plan per matrix and R (shiro-plan --ranks R: joint, block partition),
-#    kept too.
+#    plan per matrix and R (shiro-plan --ranks R --partition $PARTITION: joint;
+#    default work, the contiguous rows that balance the entries each rank
+#    computes under the covers; PARTITION=block for the equal rows PETSc
+#    gets), kept too.
 # 3. Local multiply: shiro's kernels on the one-rank plan's local op (all of A)
 #    against GraphBLAS GrB_mxm (the better of C = A·B and C += A·B), on one
 #    thread and on all ($THREADS), for every N in $LOCAL_NS, float and double.
 # 4. Whole replay: mpirun -np R shiro-bench-cpu (shiro_spmm) against mpirun
-#    -np R peer-petsc (MatMatMult, MPIAIJ × MPIDENSE, the same block partition;
-#    MatMult for N = 1), for R in $RANKS and N in $NS, double (shiro float
+#    -np R peer-petsc (MatMatMult, MPIAIJ × MPIDENSE, the block partition:
+#    equal rows, which balances PETSc's own work, nonzeros per rank, within
+#    2% on these matrices; MatMult for N = 1), for R in $RANKS and N in $NS, double (shiro float
 #    too, for information); threads per rank: all cores / R (at least 1).
 # 5. Overlap and pack/unpack at N = $OVERLAP_N, double, R in $RANKS (R > 1):
 #    the call's START..WAIT window against the exchange alone and the multiply
@@ -43,7 +46,7 @@ quick=0
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^# shellcheck/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "bench_replay.sh: unknown argument '$a' (expected --quick)" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +60,7 @@ RUNS=${RUNS:-3}
 REPS=${REPS:-7}
 MS=${MS:-20}
 OVERLAP_N=${OVERLAP_N:-32}
+PARTITION=${PARTITION:-work}
 if [ "$quick" = 1 ]; then
   ONLY=${ONLY:-"soc-Slashdot0902 mdual delaunay_n16 bcsstk33"}
   RMAT=${RMAT-"18"}
@@ -131,8 +135,8 @@ done
 name() { local b; b=$(basename "$1"); echo "${b%%.mtx*}"; }
 plan_of() {  # plan_of MATRIX R: the plan's path (made once)
   local p
-  p=$OUT/plans/$(name "$1")-$2.h5
-  [ -s "$p" ] || "$plan" "$1" --ranks "$2" -o "$p" --quiet
+  p=$OUT/plans/$(name "$1")-$2-$PARTITION.h5
+  [ -s "$p" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" -o "$p" --quiet
   echo "$p"
 }
 kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }   # kv KEY < line: the value of KEY=...
@@ -141,6 +145,7 @@ csv() { echo "$1" | tr ' ' ','; }
 
 echo "# shiro bench_replay.sh  $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')  build $BUILD"
 echo "# host $(hostname), $(nproc) cores, load average $(load); runs $RUNS (alternating), each best of $REPS samples of ~$MS ms"
+echo "# shiro's plans: joint, --partition $PARTITION; PETSc: the block partition"
 echo "# matrices: $(for m in "${mats[@]}"; do printf '%s ' "$(name "$m")"; done)"
 echo
 

@@ -19,6 +19,7 @@
 #include "cost_plan.h"
 #include "mm_read.h"
 #include "partition.h"
+#include "work_balance.h"
 #include "permute.h"
 #include "plan_build.h"
 #include "plan_file.h"
@@ -31,7 +32,7 @@ typedef struct options {
   const char *out;      /* plan path (NULL: default name) */
   int32_t ranks, gpn;   /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
-  const char *partition; /* "block", "nnz", "metis" or "parts" */
+  const char *partition; /* "block", "nnz", "work", "metis" or "parts" */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads;          /* 0: OpenMP default */
   int compare, json, quiet;
@@ -53,6 +54,9 @@ static void usage(FILE *f) {
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
           "  --partition P      block (default) | nnz (contiguous, balanced nonzeros) |\n"
+          "                     work (contiguous, balanced entries each rank computes under the\n"
+          "                     strategy's covers: a few rounds of covers from nnz's; auto and\n"
+          "                     hybrid balance with joint's) |\n"
           "                     metis (square matrices: METIS k-way, ranks own row lists) |\n"
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
@@ -142,8 +146,8 @@ static int parse(int argc, char **argv, options *o) {
         if (!val[6]) { fprintf(stderr, "%s: --partition parts:FILE: no file named\n", prog); return 0; }
         o->parts_file = val + 6;
         val = "parts";
-      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "metis")) {
-        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, metis or parts:FILE)\n", prog, val);
+      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "work") && strcmp(val, "metis")) {
+        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, work, metis or parts:FILE)\n", prog, val);
         return 0;
       }
       o->partition = val;
@@ -433,7 +437,7 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
     shiro_status st = part_block(M->m, o->ranks, Prow, err);
     return st != SHIRO_OK ? st : part_block(M->k, o->ranks, Pcol, err);
   }
-  if (!strcmp(o->partition, "nnz")) {
+  if (!strcmp(o->partition, "nnz") || !strcmp(o->partition, "work")) {  /* work starts from nnz (main) */
     shiro_status st = part_nnz(M, o->ranks, Prow, err);
     if (st != SHIRO_OK) return st;
     return M->m == M->k ? part_copy(Prow, Pcol, err) : part_block(M->k, o->ranks, Pcol, err);
@@ -448,6 +452,20 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
   if (st != SHIRO_OK) { sc_csr_free(P); return st; }
   *A = P;
   return SHIRO_OK;
+}
+
+/* Rounds of the work partition (after its start, the nnz partition), and what it did. */
+enum { WORK_ROUNDS = 8 };
+static sc_work work_seen;
+
+/* max / mean entries computed over the ranks, under B's selections (work_per_rank). */
+static double work_balance_of(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B) {
+  int64_t *w = malloc((size_t)Prow->parts * sizeof *w), most = 0;
+  if (!w || !A->nnz) { free(w); return 1.0; }
+  work_per_rank(A, Prow, B, w);
+  for (int32_t r = 0; r < Prow->parts; r++) most = w[r] > most ? w[r] : most;
+  free(w);
+  return (double)most * Prow->parts / (double)A->nnz;
 }
 
 /* max / mean nonzeros over the ranks' rows. */
@@ -489,9 +507,10 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
   printf("}");
 }
 
-static void report(const options *o, const sc_csr *A, const sc_blocks *B, const sc_volumes *v, const int *have,
-                   const timings *t, const char *out, double balance, const predictions *P) {
+static void report(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, const sc_volumes *v,
+                   const int *have, const timings *t, const char *out, double balance, const predictions *P) {
   int64_t covers = B ? B->n : 0;
+  double wbal = work_balance_of(A, Prow, B);
   if (!o->quiet) {
     fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; %lld off-diagonal blocks\n",
             o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn, (long long)covers);
@@ -515,7 +534,13 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
               (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
               hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.est_relayed_joint_s * 1e3,
               hybrid_seen.candidate);
-    fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f\n", o->partition, balance);
+    fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f, max/mean entries computed per rank %.3f\n",
+            o->partition, balance, wbal);
+    if (!strcmp(o->partition, "work"))
+      fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the most entries a rank computes %lld "
+              "(nnz partition: %lld, mean %lld)\n", work_seen.rounds,
+              strategy_name(o->auto_strategy || o->strategy == STRAT_HYBRID ? STRAT_JOINT : o->strategy),
+              (long long)work_seen.most, (long long)work_seen.most_start, (long long)work_seen.mean);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
     if (out) fprintf(stderr, "  wrote %s\n", out);
@@ -525,8 +550,9 @@ static void report(const options *o, const sc_csr *A, const sc_blocks *B, const 
     cli_json_string(stdout, o->matrix);
     printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, ",
            (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn);
-    printf("\"strategy\": \"%s\", \"partition\": \"%s\", \"load_balance\": %.6f, \"threads\": %d, \"blocks\": %lld, \"plan\": ",
-           strategy_name(o->strategy), o->partition, balance, omp_get_max_threads(), (long long)covers);
+    printf("\"strategy\": \"%s\", \"partition\": \"%s\", \"load_balance\": %.6f, \"entries_balance\": %.6f, "
+           "\"threads\": %d, \"blocks\": %lld, \"plan\": ",
+           strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
     printf(", ");
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
@@ -598,10 +624,17 @@ int main(int argc, char **argv) {
    * planner reads them through sc_csr_val, so the plan is the same. */
   sc_csr_compact_values(A);
   if (A0) sc_csr_compact_values(A0);
-  warn_empty_ranks(&o, A, &Prow, &Pcol);
+  if (strcmp(o.partition, "work")) warn_empty_ranks(&o, A, &Prow, &Pcol);  /* work: for the partition it keeps */
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   cli_progress("blocks", 0, 1);
-  if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
+  if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
+    cli_progress("work partition", 0, 1);
+    sc_strategy bs = o.auto_strategy || o.strategy == STRAT_HYBRID ? STRAT_JOINT : o.strategy;
+    if (work_balance(A, bs, o.gpn, WORK_ROUNDS, &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
+    cli_progress("work partition", 1, 1);
+    warn_empty_ranks(&o, A, &Prow, &Pcol);
+    t1 = cli_now(); t.partition += t1 - t0; t0 = t1;
+  } else if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
   cli_progress("blocks", 1, 1);
   if ((o.compare || o.strategy == STRAT_HYBRID) && !P.m) {  /* hybrid decides on a machine's links: auto's default */
     shiro_error me;
@@ -674,7 +707,7 @@ int main(int argc, char **argv) {
     P.have[o.strategy] = 1;
   }
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
-  report(&o, A, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow), &P);
+  report(&o, A, &Prow, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow), &P);
   rc = 0;
   goto done;
 fail:

@@ -87,3 +87,33 @@ shiro_status part_nnz(const sc_csr *A, int32_t parts, sc_partition *out, shiro_e
   out->first = first;
   return SHIRO_OK;
 }
+
+shiro_status part_scaled(const sc_csr *A, const sc_partition *P, const double *scale, sc_partition *out,
+                         shiro_error *err) {
+  const int32_t parts = P->parts;
+  if (P->n != A->m) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %lld rows against %lld", (long long)P->n, (long long)A->m);
+  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
+  double total = 0;
+  for (int32_t p = 0; p < parts; p++) total += scale[p] * (double)(A->Ap[P->first[p + 1]] - A->Ap[P->first[p]]);
+  first[0] = 0;
+  double sum = 0;  /* weight of rows [0, i) */
+  int64_t i = 0;
+  int32_t owner = 0;
+  for (int32_t p = 1; p < parts; p++) {
+    const double target = total * p / parts;
+    while (i < A->m) {
+      while (P->first[owner + 1] <= i) owner++;
+      const double w = scale[owner] * (double)(A->Ap[i + 1] - A->Ap[i]);
+      if (sum + 0.5 * w >= target) break;  /* row i goes to the part whose share its middle falls in */
+      sum += w;
+      i++;
+    }
+    first[p] = i;
+  }
+  first[parts] = A->m;
+  out->parts = parts;
+  out->n = A->m;
+  out->first = first;
+  return SHIRO_OK;
+}

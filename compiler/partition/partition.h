@@ -24,6 +24,13 @@ struct sc_csr;
  * (deterministic; a row is never split, so one dense row can unbalance it). */
 shiro_status part_nnz(const struct sc_csr *A, int32_t parts, sc_partition *out, shiro_error *err);
 
+/* A contiguous partition of A's rows balancing nonzeros weighted by their current part:
+ * row i, owned by part p in P, weighs scale[p] (>= 0) times its nonzeros, and part p of the
+ * result starts at the first row whose weight's middle passes p / parts of the total
+ * (deterministic). The work partition's step (work_balance.h). */
+shiro_status part_scaled(const struct sc_csr *A, const sc_partition *P, const double *scale, sc_partition *out,
+                         shiro_error *err);
+
 /* The `metis` partition (square A): METIS k-way on the symmetrized pattern
  * (A + Aᵀ, no diagonal), vertices weighted by their row's nonzeros + 1, fixed
  * seed. Returns the permutation *newof (newof[old] = new id: the rows of part

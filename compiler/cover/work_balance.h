@@ -1,0 +1,41 @@
+/* work_balance.h — the `work` partition: contiguous rows over which every rank
+ * computes about as many entries of A as the others, under a strategy's covers. */
+#ifndef SHIRO_WORK_BALANCE_H
+#define SHIRO_WORK_BALANCE_H
+
+#include <stdint.h>
+
+#include "blocks.h"
+#include "csr.h"
+#include "partition.h"
+#include "shiro_status.h"
+#include "strategy.h"
+
+/* What work_balance did: the most entries a rank computes with the partition it
+ * started from and with the one it kept, the mean (nonzeros / R), and the
+ * partitions it evaluated (the start included). */
+typedef struct sc_work {
+  int64_t most_start, most, mean;
+  int rounds;
+} sc_work;
+
+/* The entries each rank computes under B's current selections (w[R]): its
+ * nonzeros in its own columns, the partial rows it computes for other ranks
+ * (ent_partial of the blocks it is the source of) and its REMOTE_B entries
+ * (ent_remote of the blocks it is the destination of). A cover moves work: a
+ * row of block (p, q) in the cover is computed on q, a column on p. */
+void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, int64_t *w);
+
+/* From *Prow and *Pcol (for a square A the same partition; a rectangular A's
+ * Pcol is kept), `rounds` steps of: a new contiguous partition of the rows of
+ * the best one so far, each rank's rows weighted by (its work / its rows'
+ * nonzeros)^e (part_scaled: an overloaded rank gives rows away), its blocks,
+ * strategy s's covers (gpn ranks per node; not hybrid) and the work per rank.
+ * e starts at 1 and halves after each step that does not lower the most work
+ * of a rank. Keeps the evaluated partition of least maximum work (the earliest
+ * of equals, the start included): *Prow and *Pcol are replaced, and *B holds
+ * its blocks, built and not selected (B empty on entry). Deterministic. */
+shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
+                          sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err);
+
+#endif
