@@ -70,33 +70,45 @@ shiro_status part_copy(const sc_partition *in, sc_partition *out, shiro_error *e
   return SHIRO_OK;
 }
 
+/* Starts of `parts` parts of A's rows: first[0] = 0, first[parts] = A->m, the others filled by the
+ * caller (SHIRO_ERR_NOMEM: NULL). */
+static int64_t *new_starts(const sc_csr *A, int32_t parts) {
+  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  if (first) {
+    first[0] = 0;
+    first[parts] = A->m;
+  }
+  return first;
+}
+
+static shiro_status set_partition(sc_partition *out, int32_t parts, int64_t n, int64_t *first) {
+  out->parts = parts;
+  out->n = n;
+  out->first = first;
+  return SHIRO_OK;
+}
+
 shiro_status part_nnz(const sc_csr *A, int32_t parts, sc_partition *out, shiro_error *err) {
   if (parts < 1) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %d parts", parts);
-  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  int64_t *first = new_starts(A, parts);
   if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
   int64_t i = 0;
-  first[0] = 0;
   for (int32_t p = 1; p < parts; p++) {
     int64_t target = (int64_t)(((__int128)p * A->nnz + parts - 1) / parts);
     while (i < A->m && A->Ap[i] < target) i++;  /* first row whose prefix reaches the target */
     first[p] = i;
   }
-  first[parts] = A->m;
-  out->parts = parts;
-  out->n = A->m;
-  out->first = first;
-  return SHIRO_OK;
+  return set_partition(out, parts, A->m, first);
 }
 
 shiro_status part_scaled(const sc_csr *A, const sc_partition *P, const double *scale, sc_partition *out,
                          shiro_error *err) {
   const int32_t parts = P->parts;
   if (P->n != A->m) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %lld rows against %lld", (long long)P->n, (long long)A->m);
-  int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
+  int64_t *first = new_starts(A, parts);
   if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
   double total = 0;
   for (int32_t p = 0; p < parts; p++) total += scale[p] * (double)(A->Ap[P->first[p + 1]] - A->Ap[P->first[p]]);
-  first[0] = 0;
   double sum = 0;  /* weight of rows [0, i) */
   int64_t i = 0;
   int32_t owner = 0;
@@ -111,9 +123,5 @@ shiro_status part_scaled(const sc_csr *A, const sc_partition *P, const double *s
     }
     first[p] = i;
   }
-  first[parts] = A->m;
-  out->parts = parts;
-  out->n = A->m;
-  out->first = first;
-  return SHIRO_OK;
+  return set_partition(out, parts, A->m, first);
 }
