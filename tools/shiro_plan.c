@@ -458,14 +458,10 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
 enum { WORK_ROUNDS = 8 };
 static sc_work work_seen;
 
-/* max / mean entries computed over the ranks, under B's selections (work_per_rank). */
-static double work_balance_of(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B) {
-  int64_t *w = malloc((size_t)Prow->parts * sizeof *w), most = 0;
-  if (!w || !A->nnz) { free(w); return 1.0; }
-  work_per_rank(A, Prow, B, w);
-  for (int32_t r = 0; r < Prow->parts; r++) most = w[r] > most ? w[r] : most;
-  free(w);
-  return (double)most * Prow->parts / (double)A->nnz;
+/* The strategy whose covers the work partition balances with: auto's and hybrid's need the
+ * machine and the routing first, so joint's. */
+static sc_strategy work_strategy(const options *o) {
+  return o->auto_strategy || o->strategy == STRAT_HYBRID ? STRAT_JOINT : o->strategy;
 }
 
 /* max / mean nonzeros over the ranks' rows. */
@@ -510,7 +506,7 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
 static void report(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, const sc_volumes *v,
                    const int *have, const timings *t, const char *out, double balance, const predictions *P) {
   int64_t covers = B ? B->n : 0;
-  double wbal = work_balance_of(A, Prow, B);
+  double wbal = work_imbalance(A, Prow, B);
   if (!o->quiet) {
     fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; %lld off-diagonal blocks\n",
             o->matrix, (long long)A->m, (long long)A->k, (long long)A->nnz, o->ranks, o->gpn, (long long)covers);
@@ -539,7 +535,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the most entries a rank computes %lld "
               "(nnz partition: %lld, mean %lld)\n", work_seen.rounds,
-              strategy_name(o->auto_strategy || o->strategy == STRAT_HYBRID ? STRAT_JOINT : o->strategy),
+              strategy_name(work_strategy(o)),
               (long long)work_seen.most, (long long)work_seen.most_start, (long long)work_seen.mean);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
@@ -629,8 +625,7 @@ int main(int argc, char **argv) {
   cli_progress("blocks", 0, 1);
   if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
     cli_progress("work partition", 0, 1);
-    sc_strategy bs = o.auto_strategy || o.strategy == STRAT_HYBRID ? STRAT_JOINT : o.strategy;
-    if (work_balance(A, bs, o.gpn, WORK_ROUNDS, &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
+    if (work_balance(A, work_strategy(&o), o.gpn, WORK_ROUNDS, &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
     cli_progress("work partition", 1, 1);
     warn_empty_ranks(&o, A, &Prow, &Pcol);
     t1 = cli_now(); t.partition += t1 - t0; t0 = t1;

@@ -12,10 +12,6 @@
 #include "error.h"
 #include "work_balance.h"
 
-#ifndef WORK_STEP
-#define WORK_STEP 0.75
-#endif
-
 void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, int64_t *w) {
   for (int32_t r = 0; r < Prow->parts; r++) w[r] = A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]];
   for (int64_t t = 0; t < B->n; t++) {
@@ -30,6 +26,15 @@ static int64_t most_of(const int64_t *w, int32_t R) {
   int64_t m = 0;
   for (int32_t r = 0; r < R; r++) m = w[r] > m ? w[r] : m;
   return m;
+}
+
+double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B) {
+  int64_t *w = malloc((size_t)Prow->parts * sizeof *w);
+  if (!w || !A->nnz) { free(w); return 1.0; }
+  work_per_rank(A, Prow, B, w);
+  const double most = (double)most_of(w, Prow->parts);
+  free(w);
+  return most * Prow->parts / (double)A->nnz;
 }
 
 /* The blocks of (Prow, Pcol) with strategy s's selections, and the work per rank they give. */

@@ -26,6 +26,9 @@ typedef struct sc_work {
  * row of block (p, q) in the cover is computed on q, a column on p. */
 void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, int64_t *w);
 
+/* max / mean of work_per_rank over the ranks (1 for a matrix without nonzeros, or out of memory). */
+double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B);
+
 /* From *Prow and *Pcol (for a square A the same partition; a rectangular A's
  * Pcol is kept), `rounds` steps of: a new contiguous partition of the rows of
  * the best one so far, each rank's rows weighted by (its work / its rows'
