@@ -236,6 +236,59 @@ def predict(c):
                            f"{err:+.1%}, outside {PREDICT_TOLERANCE:.0%}")
 
 
+def partition(c):
+    """The default partition under auto (shiro-plan --strategy auto without --partition: block's or
+    the time partition, whichever auto's plan is predicted faster on) on shipped matrices at
+    R = 16, G = 4: the plan replays with --check; the time partition is never predicted slower
+    than block's (its rounds keep the best, block's included); the default keeps it exactly when
+    auto's plan is predicted faster on it; and simulated, the default plan is never slower than
+    auto's plan on the block partition. Some case must move to the time partition, else the
+    choice went untested."""
+    moved = 0
+    for name in ["email-Eu-core.mtx", "ca-GrQc.mtx", "tech-routers-rf.mtx", "bcspwr10.mtx"]:
+        matrix = os.path.join(DATA, name)
+        sims = {}
+        for part in ("default", "block"):
+            plan = os.path.join(c.tmp, f"{name}-auto-{part}.h5")
+            extra = [] if part == "default" else ["--partition", "block"]
+            p = run([os.path.join(c.build, "tools", "shiro-plan"), matrix, "--ranks", "16", "--gpus-per-node", "4",
+                     "-o", plan, "--json", "--quiet"] + extra)
+            if p.returncode != 0:
+                c.fail(f"shiro-plan {name} R=16 {part}: exit {p.returncode}: {p.stderr.strip()}")
+                break
+            d = json.loads(p.stdout)
+            if part == "default":
+                tp = d.get("time_partition")
+                if not tp or d["partition_choice"] != "auto":
+                    c.fail(f"{name}: the default plan under auto tried no time partition: {p.stdout[:800]}")
+                    break
+                keep = tp["auto_predicted_s"] < 0.97 * tp["auto_block_predicted_s"]
+                ok = tp["predicted_s"] <= tp["block_predicted_s"] and d["partition"] == ("time" if keep else "block")
+                moved += d["partition"] == "time"
+                print(f"{'ok  ' if ok else 'FAIL'} {name} R=16: time partition {tp['rounds']} rounds with "
+                      f"{tp['strategy']}'s plan, {1e6 * tp['block_predicted_s']:.1f} -> {1e6 * tp['predicted_s']:.1f} us "
+                      f"predicted; auto's plan {1e6 * tp['auto_block_predicted_s']:.1f} -> "
+                      f"{1e6 * tp['auto_predicted_s']:.1f} us: kept {d['partition']}")
+                if not ok:
+                    c.fail(f"{name}: time partition {tp}, kept {d['partition']}")
+            j = c.simulate(plan, "--n", "64", "--dtype", "float", "--machine", "tsubame4", "--compute", "none",
+                           "--iters", "10", "--check", matrix)
+            if j is None:
+                break
+            if j["check"] != "ok":
+                c.fail(f"{name} {part}: check {j['check']}")
+            sims[part] = (j["time_per_call_s"], d["strategy"], d["partition"])
+        if len(sims) == 2:
+            (td, sd, pd), (tb, sb, _) = sims["default"], sims["block"]
+            ok = td <= tb
+            print(f"{'ok  ' if ok else 'FAIL'} {name} R=16 simulated: default ({sd}, {pd}) {1e6 * td:.1f} us, "
+                  f"auto on block ({sb}) {1e6 * tb:.1f} us ({td / tb:.2f}x)")
+            if not ok:
+                c.fail(f"{name}: the default plan simulates {td} s, slower than auto's on block {tb} s")
+    if not moved:
+        c.fail("no case kept the time partition: the default's choice went untested")
+
+
 def max_local_nnz(path, R):
     """The most nonzeros of a diagonal block A(p,p) under the block partition (a square matrix)."""
     with open(path) as f:
@@ -328,6 +381,8 @@ def main():
             properties(c)
         elif mode == "predict":
             predict(c)
+        elif mode == "partition":
+            partition(c)
         elif mode == "args":
             args(c)
         else:

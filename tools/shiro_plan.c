@@ -19,6 +19,7 @@
 #include "cost_plan.h"
 #include "mm_read.h"
 #include "partition.h"
+#include "time_balance.h"
 #include "work_balance.h"
 #include "permute.h"
 #include "plan_build.h"
@@ -33,6 +34,7 @@ typedef struct options {
   int32_t ranks, gpn;   /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
   const char *partition; /* "block", "nnz", "work", "metis" or "parts" */
+  int partition_given;    /* --partition given (else under auto: block or time, as predicted) */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads;          /* 0: OpenMP default */
   int compare, json, quiet;
@@ -53,10 +55,14 @@ static void usage(FILE *f) {
           "                  [--format F [--base B] [--rows M] [--cols K]] [-o FILE] [--threads T] [--compare] [--json] [--quiet]\n"
           "  --ranks R          ranks (GPUs / MPI processes) the plan is for (required)\n"
           "  --gpus-per-node G  ranks per node; rank r is in node r / G (default 1)\n"
-          "  --partition P      block (default) | nnz (contiguous, balanced nonzeros) |\n"
+          "  --partition P      block (default; under auto: block or time, whichever auto's plan is\n"
+          "                     predicted faster on) | nnz (contiguous, balanced nonzeros) |\n"
           "                     work (contiguous, balanced entries each rank computes under the\n"
           "                     strategy's covers: a few rounds of covers from nnz's; auto and\n"
           "                     hybrid balance with joint's) |\n"
+          "                     time (contiguous, from block's: a few rounds of the strategy's plan\n"
+          "                     priced on --machine, rows moved off the ranks whose links are\n"
+          "                     busiest; auto balances with the plan it chose on block) |\n"
           "                     metis (square matrices: METIS k-way, ranks own row lists) |\n"
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
@@ -146,11 +152,12 @@ static int parse(int argc, char **argv, options *o) {
         if (!val[6]) { fprintf(stderr, "%s: --partition parts:FILE: no file named\n", prog); return 0; }
         o->parts_file = val + 6;
         val = "parts";
-      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "work") && strcmp(val, "metis")) {
-        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, work, metis or parts:FILE)\n", prog, val);
+      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "work") && strcmp(val, "time") && strcmp(val, "metis")) {
+        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, work, time, metis or parts:FILE)\n", prog, val);
         return 0;
       }
       o->partition = val;
+      o->partition_given = 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!(o->out = cli_value(prog, argc, argv, &i))) return 0;
     } else if (a[0] == '-' && a[1] != 0) {
@@ -360,7 +367,7 @@ typedef struct hybrid_price {
 static shiro_status price_hybrid(void *arg, const sc_blocks *B, double *time_s, shiro_error *err) {
   const hybrid_price *hp = arg;
   cost_pred pred;
-  shiro_status st = cost_plan(hp->A, hp->Prow, hp->Pcol, B, STRAT_HYBRID, hp->gpn, hp->m, hp->row_bytes, NULL, &pred, err);
+  shiro_status st = cost_plan(hp->A, hp->Prow, hp->Pcol, B, STRAT_HYBRID, hp->gpn, hp->m, hp->row_bytes, NULL, &pred, NULL, err);
   if (st == SHIRO_OK) *time_s = pred.time_s;
   return st;
 }
@@ -373,11 +380,11 @@ static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc
   shiro_status st = select_noted(B, s, gpn, NULL, NULL, err);
   if (st != SHIRO_OK || !strategy_is_two_tier(s)) {
     if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
-    if (st == SHIRO_OK && m) st = cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, NULL, pred, err);
+    if (st == SHIRO_OK && m) st = cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, NULL, pred, NULL, err);
     return st;
   }
   memset(v, 0, sizeof *v);
-  if (m) return cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, v, pred, err);
+  if (m) return cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, v, pred, NULL, err);
   return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
 }
 
@@ -387,6 +394,62 @@ static int auto_candidate(int s) {
          s == STRAT_HYBRID;
 }
 
+
+/* What the cost model predicted per strategy. */
+typedef struct predictions {
+  const sc_machine *m;          /* NULL: nothing predicted */
+  cost_pred pred[STRAT_COUNT];
+  int have[STRAT_COUNT];
+} predictions;
+
+/* Every strategy this run evaluates on one partition's blocks, and auto's choice. */
+typedef struct evaluation {
+  sc_volumes vol[STRAT_COUNT];
+  int have[STRAT_COUNT];
+  predictions P;           /* P.m: the machine predictions are for, NULL: none */
+  hybrid_price hprice;     /* hybrid's pricing, for B->route (lives as long as B) */
+  sc_strategy chosen;      /* auto: the candidate predicted fastest (the first of equals); else o->strategy */
+} evaluation;
+
+/* On blocks B of (Prow, Pcol): hybrid's links and pricing (on ev->P.m, else on hm when it has
+ * links), then every strategy --compare asks for or auto chooses from, except o->strategy
+ * (priced: every strategy with --machine, auto's candidates without it), and auto's choice.
+ * ev->P.m is set by the caller; the rest of *ev is filled. */
+static shiro_status evaluate_all(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 sc_blocks *B, const sc_machine *hm, size_t row_bytes, evaluation *ev, shiro_error *err) {
+  const sc_machine *pm = ev->P.m;
+  memset(ev->vol, 0, sizeof ev->vol);
+  memset(ev->have, 0, sizeof ev->have);
+  memset(ev->P.have, 0, sizeof ev->P.have);
+  ev->chosen = o->strategy;
+  if ((o->compare || o->auto_strategy || o->strategy == STRAT_HYBRID) && (pm || hm->nvlink_Bps > 0)) {
+    const sc_machine *lm = pm ? pm : hm;
+    sc_links lk = {o->gpn, lm->nics_per_node, lm->nvlink_Bps, lm->nvlink_lat_s, lm->nic_Bps, lm->nic_lat_s,
+                   lm->core_lat_s, lm->ideal, (double)row_bytes};
+    shiro_status st = strategy_route_links(B, &lk, err);
+    if (st != SHIRO_OK) return st;
+    ev->hprice = (hybrid_price){A, Prow, Pcol, o->gpn, lm, row_bytes};
+    B->route->price = price_hybrid;  /* its candidates priced as the plan will be */
+    B->route->price_arg = &ev->hprice;
+  }
+  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
+   * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
+  for (int s = 0; s < STRAT_COUNT; s++) {
+    if (s == (int)o->strategy || !(o->compare || (o->auto_strategy && auto_candidate(s)))) continue;
+    int price = pm && (o->machine || auto_candidate(s));
+    shiro_status st = evaluate(A, Prow, Pcol, B, (sc_strategy)s, o->gpn, &ev->vol[s], price ? pm : NULL, row_bytes,
+                               &ev->P.pred[s], err);
+    if (st != SHIRO_OK) return st;
+    ev->have[s] = 1;
+    ev->P.have[s] = price;
+  }
+  if (o->auto_strategy) {
+    ev->chosen = STRAT_JOINT;
+    for (int s = 0; s < STRAT_COUNT; s++)
+      if (auto_candidate(s) && ev->P.pred[s].time_s < ev->P.pred[ev->chosen].time_s) ev->chosen = (sc_strategy)s;
+  }
+  return SHIRO_OK;
+}
 
 /* The machine predictions are for: --machine, or for auto without it tsubame4's links with
  * the plan's G GPUs (and NICs) per node. Returns 0 (message printed) if it cannot be used. */
@@ -433,7 +496,7 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
                               shiro_error *err) {
   const sc_csr *M = *A;
   if (!strcmp(o->partition, "parts")) return partition_parts(o, A, oldof, Prow, Pcol, err);
-  if (!strcmp(o->partition, "block")) {
+  if (!strcmp(o->partition, "block") || !strcmp(o->partition, "time")) {  /* time starts from block */
     shiro_status st = part_block(M->m, o->ranks, Prow, err);
     return st != SHIRO_OK ? st : part_block(M->k, o->ranks, Pcol, err);
   }
@@ -457,6 +520,13 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
 /* Rounds of the work partition (after its start, the nnz partition), and what it did. */
 enum { WORK_ROUNDS = 8 };
 static sc_work work_seen;
+static sc_balance time_seen;  /* the time partition's rounds (in seconds, with time_strategy's plan) */
+static sc_strategy time_strategy;
+/* The default partition under auto keeps the time partition only where auto's plan is predicted
+ * at least 3% faster on it than on block's: within that, the model's error between two plans of
+ * the same strategy decides (bcsstk33, R = 32: 2.7% faster predicted, 1% slower simulated). */
+#define TIME_GAIN 0.97
+static double time_auto_block_s, time_auto_time_s;  /* auto's plan predicted on block's partition and on time's */
 
 /* The strategy whose covers the work partition balances with: auto's and hybrid's need the
  * machine and the routing first, so joint's. */
@@ -477,12 +547,6 @@ static double load_balance(const sc_csr *A, const sc_partition *Prow) {
 static void cover_progress(int64_t done, int64_t total, void *arg) { cli_progress((const char *)arg, done, total); }
 
 /* What was predicted (--machine, or auto's machine): per strategy, if have[s]. */
-typedef struct predictions {
-  const sc_machine *m;          /* NULL: nothing predicted */
-  cost_pred pred[STRAT_COUNT];
-  int have[STRAT_COUNT];
-} predictions;
-
 static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare,
                                const predictions *P) {
   printf("\"volumes\": {");
@@ -532,6 +596,13 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
               hybrid_seen.candidate);
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f, max/mean entries computed per rank %.3f\n",
             o->partition, balance, wbal);
+    if (time_seen.rounds)
+      fprintf(stderr, "  time partition: %d partitions evaluated with %s's plan, predicted %.4f ms (block partition: "
+              "%.4f ms)%s\n", time_seen.rounds, strategy_name(time_strategy), time_seen.best * 1e3, time_seen.start * 1e3,
+              !o->partition_given ? (strcmp(o->partition, "time") ? "; auto kept block's" : "; auto kept it") : "");
+    if (time_seen.rounds && o->auto_strategy)
+      fprintf(stderr, "  auto's plan on the time partition: predicted %.4f ms, on block's %.4f ms\n",
+              time_auto_time_s * 1e3, time_auto_block_s * 1e3);
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the most entries a rank computes %lld "
               "(nnz partition: %lld, mean %lld)\n", work_seen.rounds,
@@ -550,7 +621,12 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            "\"threads\": %d, \"blocks\": %lld, \"plan\": ",
            strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
-    printf(", ");
+    printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
+    if (time_seen.rounds)
+      printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\", \"predicted_s\": %.9g, "
+             "\"block_predicted_s\": %.9g, \"auto_predicted_s\": %.9g, \"auto_block_predicted_s\": %.9g}, ",
+             time_seen.rounds, strategy_name(time_strategy), time_seen.best, time_seen.start,
+             o->auto_strategy ? time_auto_time_s : time_seen.best, o->auto_strategy ? time_auto_block_s : time_seen.start);
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
@@ -599,9 +675,15 @@ int main(int argc, char **argv) {
   int write_plan = !o.compare || o.out;
   sc_machine hm;            /* hybrid's machine when nothing else is predicted */
   memset(&hm, 0, sizeof hm);
-  hybrid_price hprice;
-  if ((o.machine || o.auto_strategy) && !load_machine(&o, &mach)) return 2;
-  if (o.machine || o.auto_strategy) P.m = &mach;
+  evaluation ev, ev2;
+  sc_partition Prow2 = {0}, Pcol2 = {0};  /* the default partition under auto: the time partition tried */
+  sc_blocks B2 = {0};
+  memset(&ev, 0, sizeof ev);
+  memset(&ev2, 0, sizeof ev2);
+  const int part_auto = o.auto_strategy && !o.partition_given;  /* block or time, as predicted */
+  const int time_part = part_auto || !strcmp(o.partition, "time");
+  if ((o.machine || o.auto_strategy || time_part) && !load_machine(&o, &mach)) return 2;
+  if (o.machine || o.auto_strategy || time_part) P.m = &mach;
   if (!pair_tables_fit(&o, write_plan)) return 1;
   if (write_plan) {
     out = o.out ? strdup(o.out) : default_output(o.matrix);
@@ -620,7 +702,7 @@ int main(int argc, char **argv) {
    * planner reads them through sc_csr_val, so the plan is the same. */
   sc_csr_compact_values(A);
   if (A0) sc_csr_compact_values(A0);
-  if (strcmp(o.partition, "work")) warn_empty_ranks(&o, A, &Prow, &Pcol);  /* work: for the partition it keeps */
+  if (strcmp(o.partition, "work") && !time_part) warn_empty_ranks(&o, A, &Prow, &Pcol);  /* work: for the partition it keeps */
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   cli_progress("blocks", 0, 1);
   if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
@@ -636,31 +718,54 @@ int main(int argc, char **argv) {
     if (machine_load("tsubame4", &hm, &me) == SHIRO_OK) hm.gpus_per_node = hm.nics_per_node = o.gpn;
     else hm.nvlink_Bps = 0;  /* none found: hybrid's own numbers (strategy.h) */
   }
-  if ((o.compare || o.auto_strategy || o.strategy == STRAT_HYBRID) && (P.m || hm.nvlink_Bps > 0)) {
-    const sc_machine *lm = P.m ? P.m : &hm;
-    sc_links lk = {o.gpn, lm->nics_per_node, lm->nvlink_Bps, lm->nvlink_lat_s, lm->nic_Bps, lm->nic_lat_s,
-                   lm->core_lat_s, lm->ideal, (double)row_bytes};
-    if (strategy_route_links(&B, &lk, &err) != SHIRO_OK) goto fail;
-    hprice = (hybrid_price){A, &Prow, &Pcol, o.gpn, lm, row_bytes};
-    B.route->price = price_hybrid;  /* its candidates priced as the plan will be */
-    B.route->price_arg = &hprice;
+  ev.P.m = P.m;
+  if (evaluate_all(&o, A, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &err) != SHIRO_OK) goto fail;
+  if (time_part) {
+    /* The time partition, from block's: balanced with the plan's strategy, under auto the one
+     * it chose on block (hybrid routes on the partition: its best other candidate, for a given
+     * hybrid joint). The default partition under auto keeps it only if auto's plan on it is
+     * predicted faster than on block. */
+    sc_strategy bal = o.auto_strategy ? ev.chosen : o.strategy;
+    if (bal == STRAT_HYBRID) {
+      bal = STRAT_JOINT;
+      for (int s = 0; s < STRAT_COUNT && o.auto_strategy; s++)
+        if (auto_candidate(s) && s != STRAT_HYBRID && ev.P.pred[s].time_s < ev.P.pred[bal].time_s) bal = (sc_strategy)s;
+    }
+    time_strategy = bal;
+    double tt0 = cli_now();
+    if (part_copy(&Prow, &Prow2, &err) != SHIRO_OK || part_copy(&Pcol, &Pcol2, &err) != SHIRO_OK) goto fail;
+    cli_progress("time partition", 0, 1);
+    if (time_balance(A, bal, o.gpn, P.m, row_bytes, WORK_ROUNDS, &Prow2, &Pcol2, &B2, &time_seen, &err) != SHIRO_OK)
+      goto fail;
+    cli_progress("time partition", 1, 1);
+    t.partition += cli_now() - tt0;  /* a partition's time, not the plan's covers' */
+    t0 += cli_now() - tt0;
+    const int moved = time_seen.best < time_seen.start;  /* else it is block's partition */
+    ev2.P.m = P.m;
+    if (moved && evaluate_all(&o, A, &Prow2, &Pcol2, &B2, &hm, row_bytes, &ev2, &err) != SHIRO_OK) goto fail;
+    time_auto_block_s = ev.P.pred[ev.chosen].time_s;
+    time_auto_time_s = moved ? ev2.P.pred[ev2.chosen].time_s : time_auto_block_s;
+    const int faster = moved && time_auto_time_s < TIME_GAIN * time_auto_block_s;
+    if (moved && (!part_auto || faster)) {  /* the time partition's plan */
+      sc_partition tp = Prow; Prow = Prow2; Prow2 = tp;
+      tp = Pcol; Pcol = Pcol2; Pcol2 = tp;
+      sc_blocks tb = B; B = B2; B2 = tb;
+      ev = ev2;
+      ev.hprice.Prow = &Prow;
+      ev.hprice.Pcol = &Pcol;
+      if (B.route) B.route->price_arg = &ev.hprice;
+    }
+    if (!part_auto || faster) o.partition = "time";
+    blocks_free(&B2);
+    part_free(&Prow2);
+    part_free(&Pcol2);
+    warn_empty_ranks(&o, A, &Prow, &Pcol);
   }
-  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
-   * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
-  for (int s = 0; s < STRAT_COUNT; s++) {
-    if (s == (int)o.strategy || !(o.compare || (o.auto_strategy && auto_candidate(s)))) continue;
-    /* priced: every strategy with --machine; auto's candidates without it */
-    int price = P.m && (o.machine || auto_candidate(s));
-    if (evaluate(A, &Prow, &Pcol, &B, (sc_strategy)s, o.gpn, &vol[s], price ? P.m : NULL, row_bytes, &P.pred[s],
-                 &err) != SHIRO_OK) goto fail;
-    have[s] = 1;
-    P.have[s] = price;
-  }
-  if (o.auto_strategy) {
-    o.strategy = STRAT_JOINT;
-    for (int s = 0; s < STRAT_COUNT; s++)
-      if (auto_candidate(s) && P.pred[s].time_s < P.pred[o.strategy].time_s) o.strategy = (sc_strategy)s;
-  }
+  memcpy(vol, ev.vol, sizeof vol);
+  memcpy(have, ev.have, sizeof have);
+  memcpy(P.pred, ev.P.pred, sizeof P.pred);
+  memcpy(P.have, ev.P.have, sizeof P.have);
+  o.strategy = ev.chosen;
   if (select_noted(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
   t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
   if (write_plan || strategy_is_two_tier(o.strategy)) {
@@ -697,7 +802,7 @@ int main(int argc, char **argv) {
   have[o.strategy] = 1;
   if (P.m && !P.have[o.strategy]) {  /* priced as it was built, or (flat, not built) now */
     shiro_status pst = cm.R ? cost_predict(&cm, &P.pred[o.strategy], &err)
-                              : cost_plan(A, &Prow, &Pcol, &B, o.strategy, o.gpn, P.m, row_bytes, NULL, &P.pred[o.strategy], &err);
+                              : cost_plan(A, &Prow, &Pcol, &B, o.strategy, o.gpn, P.m, row_bytes, NULL, &P.pred[o.strategy], NULL, &err);
     if (pst != SHIRO_OK) goto fail;
     P.have[o.strategy] = 1;
   }
@@ -711,6 +816,9 @@ fail:
 done:
   cost_free(&cm);
   blocks_free(&B);
+  blocks_free(&B2);
+  part_free(&Prow2);
+  part_free(&Pcol2);
   part_free(&Prow);
   part_free(&Pcol);
   sc_csr_free(A);

@@ -12,8 +12,10 @@ The table: per matrix, the simulated ms per call of each strategy (the
 fastest in bold), the inter-node MB it moves per call, the planner's
 predicted ms beside the simulated ones (shiro-plan --compare --json --machine's
 "predicted_time_s"), and what --strategy auto (shiro-plan's default when
-1 < G < R) chooses on the same machine: its simulated (predicted) ms and how it
-compares with the fastest of col, joint, hier and group. Under the table the
+1 < G < R) chooses on the same machine, strategy and partition (block, or the time
+partition where auto's plan is predicted faster on it): the default plan's simulated
+(predicted) ms and how it compares with the fastest of col, joint, hier and group, each
+on the block partition. Under the table the
 geometric means, and auto's against col's. With --compute model also the share of the compute inside stage 0
 (the local multiply) that hides behind stage 0's messages, and how much the
 modelled compute adds to the call (ms, against communication only). Results are kept
@@ -68,7 +70,8 @@ class Runner:
         out = os.path.join(self.tmp, f"{name_of(matrix)}-{R}-{strategy}.h5")
         p = subprocess.run([os.path.join(self.a.build, "tools", "shiro-plan"), matrix, "--ranks", str(R),
                             "--gpus-per-node", str(self.a.gpn), "--strategy", strategy, "-o", out, "--quiet",
-                            "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            "--threads", "1"] + (["--machine", self.a.machine, "--n", str(self.a.n), "--dtype", self.a.dtype]
+                                                 if strategy == "auto" else []), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"shiro-plan {matrix} --strategy {strategy} --ranks {R}: {p.stderr.strip()}")
         return out
@@ -96,21 +99,31 @@ class Runner:
         self.save()
         return j
 
-    def predicted(self, matrix, R):
-        """shiro-plan --compare --json --strategy auto --machine: (predicted_time_s per strategy, the
-        strategy auto chose), or ({}, None) where it has none."""
+    def plan_json(self, matrix, R, extra):
         p = subprocess.run([os.path.join(self.a.build, "tools", "shiro-plan"), matrix, "--ranks", str(R),
-                            "--gpus-per-node", str(self.a.gpn), "--compare", "--json", "--quiet", "--machine",
-                            self.a.machine, "--strategy", "auto", "--n", str(self.a.n), "--dtype", self.a.dtype],
+                            "--gpus-per-node", str(self.a.gpn), "--json", "--quiet", "--machine",
+                            self.a.machine, "--n", str(self.a.n), "--dtype", self.a.dtype] + extra,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
-            return {}, None
+            return None
         try:
-            j = json.loads(p.stdout)
+            return json.loads(p.stdout)
+        except json.JSONDecodeError:
+            return None
+
+    def predicted(self, matrix, R):
+        """(predicted_time_s per strategy on the block partition, from shiro-plan --compare --json
+        --strategy auto --partition block --machine; and the default plan's (--strategy auto, its
+        partition chosen too): (strategy, partition, predicted_time_s)), or ({}, None)."""
+        j = self.plan_json(matrix, R, ["--compare", "--strategy", "auto", "--partition", "block"])
+        d = self.plan_json(matrix, R, ["--compare", "--strategy", "auto"])  # --compare: nothing written
+        try:
             vols = j["volumes"]
-        except (json.JSONDecodeError, KeyError):
+            s = d["strategy"]
+            chosen = (s, d["partition"], d["volumes"][s]["predicted_time_s"])
+        except (TypeError, KeyError):
             return {}, None
-        return {s: v["predicted_time_s"] for s, v in vols.items() if "predicted_time_s" in v}, j.get("strategy")
+        return {s: v["predicted_time_s"] for s, v in vols.items() if "predicted_time_s" in v}, chosen
 
     def run_all(self, jobs):
         """Runs (matrix, R, strategy) jobs, jobs.jobs at a time; returns {job: JSON or error string}."""
@@ -128,7 +141,7 @@ class Runner:
 
 def table(a, r, mats):
     strategies = a.strategies.split(",")
-    jobs = [(m, a.ranks, s) for m in mats for s in strategies]
+    jobs = [(m, a.ranks, s) for m in mats for s in strategies + (["auto"] if "auto" not in strategies else [])]
     res = r.run_all(jobs)
     got = {m: r.predicted(m, a.ranks) for m in mats}
     pred = {m: got[m][0] for m in mats}
@@ -166,17 +179,18 @@ def table(a, r, mats):
             logs[s].append(math.log(ok[s]["time_per_call_s"]))
         cells.append(best)
         if with_pred:
-            c = auto[m]
-            if c in ok and all(s in ok for s in four):
+            ja = res.get((m, a.ranks, "auto"))  # the default plan: auto's strategy and partition
+            if auto[m] and isinstance(ja, dict) and all(s in ok for s in four):
+                c, part, pt = auto[m]
                 fastest = min(ok[s]["time_per_call_s"] for s in four)
-                ratio = ok[c]["time_per_call_s"] / fastest
+                ratio = ja["time_per_call_s"] / fastest
                 ratios.append(ratio)
-                auto_logs.append(math.log(ok[c]["time_per_call_s"]))
+                auto_logs.append(math.log(ja["time_per_call_s"]))
                 if "col" in ok:
                     col_logs.append(math.log(ok["col"]["time_per_call_s"]))
-                cells += [f"{c} {1e3 * ok[c]['time_per_call_s']:.3f} ({1e3 * pred[m][c]:.3f})", f"{ratio:.2f}"]
+                cells += [f"{c}, {part}: {1e3 * ja['time_per_call_s']:.3f} ({1e3 * pt:.3f})", f"{ratio:.2f}"]
             else:
-                cells += [f"{c} (not simulated)", ""]
+                cells += [f"{auto[m][0] if auto[m] else '?'} (not simulated)", ""]
         cells += [f"{ok[s]['inter_node_bytes_per_call'] / 1e6:.2f}" if s in ok else "" for s in strategies]
         if a.compute == "model":  # stage 0's compute hidden; what the compute adds to the call
             cells += [f"{100 * ok[s]['overlap']['hidden_fraction']:.0f}%, "

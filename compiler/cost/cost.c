@@ -226,8 +226,23 @@ static double flow_start(const cost_flow *f, const double *ready) {
   return t;
 }
 
+/* Adds to rank_s[r] (NULL: nothing) how long after the stage's start the busiest of rank r's
+ * links (its NVLink port's two directions, its NIC's two) is through. */
+static void add_rank_times(const cost_model *cm, const link_use *use, double before, double *rank_s) {
+  if (!rank_s) return;
+  const int32_t R = cm->R;
+  for (int32_t r = 0; r < R; r++) {
+    const int64_t nic = 2 * (int64_t)R + 2 * nic_of(cm, r);
+    const int64_t li[4] = {r, R + r, nic, nic + 1};
+    double most = 0;
+    for (int k = 0; k < 4; k++)
+      if (use[li[k]].n && use[li[k]].finish - before > most) most = use[li[k]].finish - before;
+    rank_s[r] += most;
+  }
+}
+
 static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use *use, link_flow *order, ps_flow *ps,
-                        double *done, cost_stage *st) {
+                        double *done, cost_stage *st, double *rank_s) {
   int64_t L = cm->nlinks;
   memset(use, 0, (size_t)L * sizeof *use);
   for (int64_t i = 0; i < cm->nflow; i++) {
@@ -262,6 +277,7 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
       link_where(cm, li, &st->rank, &st->link);
     }
   }
+  add_rank_times(cm, use, before, rank_s);
   for (int64_t i = 0; i < cm->nflow; i++) {
     const cost_flow *f = &cm->flow[i];
     if (f->stage != s) continue;
@@ -274,7 +290,12 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
 }
 
 shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err) {
+  return cost_predict_ranks(cm, out, NULL, err);
+}
+
+shiro_status cost_predict_ranks(const cost_model *cm, cost_pred *out, double *rank_s, shiro_error *err) {
   memset(out, 0, sizeof *out);
+  if (rank_s) memset(rank_s, 0, (size_t)cm->R * sizeof *rank_s);
   if (cm->too_many_stages)
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "cost model: a program has more than %d stages", COST_MAX_STAGES);
   double *ready = calloc((size_t)cm->R, sizeof *ready);
@@ -286,7 +307,7 @@ shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err
   if (cm->failed || !ready || !use || !order || !ps || !fin) st = shiro_fail(err, SHIRO_ERR_NOMEM, "cost model: out of memory (%lld messages)", (long long)cm->nflow);
   out->nstages = cm->nstages;
   for (int32_t s = 0; s < cm->nstages && st == SHIRO_OK; s++) {
-    price_stage(cm, s, ready, use, order, ps, fin, &out->stage[s]);
+    price_stage(cm, s, ready, use, order, ps, fin, &out->stage[s], rank_s);
     out->time_s += out->stage[s].time_s;
   }
   free(ready);

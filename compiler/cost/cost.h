@@ -71,6 +71,12 @@ void cost_add_rank(cost_model *cm, const prog_rank *pr);
  * allocation failed (here or in cost_add_rank). */
 shiro_status cost_predict(const cost_model *cm, cost_pred *out, shiro_error *err);
 
+/* cost_predict, and in rank_s[R] (NULL: not filled) each rank's share of it: summed over
+ * the stages, how long after the stage's start the busiest of the rank's links (NVLink
+ * send and receive, its NIC's send and receive) is through. The time partition balances
+ * these (time_balance.h). */
+shiro_status cost_predict_ranks(const cost_model *cm, cost_pred *out, double *rank_s, shiro_error *err);
+
 /* Frees the accumulators; the model is then as after a failed cost_init. NULL is a no-op. */
 void cost_free(cost_model *cm);
 

@@ -18,13 +18,13 @@ static shiro_status price_rank(void *arg, const prog_meta *meta, prog_rank *pr, 
 
 shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
                        sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes, sc_volumes *vol,
-                       cost_pred *pred, shiro_error *err) {
+                       cost_pred *pred, double *rank_s, shiro_error *err) {
   cost_model cm;
   shiro_status st = cost_init(&cm, m, Prow->parts, row_bytes, err);
   if (st != SHIRO_OK) return st;
   price_sink ps = {&cm, vol};
   st = plan_build_each(A, Prow, Pcol, B, s, gpn, price_rank, &ps, err);
-  if (st == SHIRO_OK) st = cost_predict(&cm, pred, err);
+  if (st == SHIRO_OK) st = cost_predict_ranks(&cm, pred, rank_s, err);
   cost_free(&cm);
   return st;
 }

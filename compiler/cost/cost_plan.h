@@ -9,10 +9,11 @@
 /* Builds strategy s's programs from blocks whose selections are set for s
  * (strategy_select), adds each to a cost model of machine m for rows of
  * row_bytes, and fills *pred; with vol non-NULL also adds their volumes
- * (plan_rank_volumes) to *vol. Memory: one program per thread at a time, as
+ * (plan_rank_volumes) to *vol, and with rank_s non-NULL each rank's time
+ * (cost_predict_ranks, rank_s[R]). Memory: one program per thread at a time, as
  * plan_build_each. On failure (err filled) *pred is unspecified. */
 shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
                        sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes, sc_volumes *vol,
-                       cost_pred *pred, shiro_error *err);
+                       cost_pred *pred, double *rank_s, shiro_error *err);
 
 #endif

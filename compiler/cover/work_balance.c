@@ -37,43 +37,36 @@ double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks
   return most * Prow->parts / (double)A->nnz;
 }
 
-/* The blocks of (Prow, Pcol) with strategy s's selections, and the work per rank they give. */
-static shiro_status evaluate(const sc_csr *A, sc_strategy s, int32_t gpn, const sc_partition *Prow,
-                             const sc_partition *Pcol, sc_blocks *B, int64_t *w, shiro_error *err) {
-  shiro_status st = blocks_build(A, Prow, Pcol, B, err);
-  if (st == SHIRO_OK) st = strategy_select(B, s, gpn, NULL, NULL, err);
-  if (st == SHIRO_OK) work_per_rank(A, Prow, B, w);
-  return st;
-}
-
-shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
-                          sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err) {
+shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_eval eval, void *arg, sc_partition *Prow,
+                            sc_partition *Pcol, sc_blocks *B, sc_balance *rep, shiro_error *err) {
   const int32_t R = Prow->parts;
   const int square = A->m == A->k;
-  if (s == STRAT_HYBRID) return shiro_fail(err, SHIRO_ERR_ARG, "work partition: hybrid's covers need a machine; balance with joint's");
-  int64_t *w = malloc((size_t)R * sizeof *w), *wbest = malloc((size_t)R * sizeof *wbest);
+  double *w = malloc((size_t)R * sizeof *w), *wbest = malloc((size_t)R * sizeof *wbest);
   double *scale = malloc((size_t)R * sizeof *scale);
   sc_partition next = {0}, nextc = {0};
-  shiro_status st = (w && wbest && scale) ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "work partition: out of memory");
-  if (st == SHIRO_OK) st = evaluate(A, s, gpn, Prow, Pcol, B, wbest, err);
+  shiro_status st = (w && wbest && scale) ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "balanced partition: out of memory");
+  double obj = 0;
+  if (st == SHIRO_OK) st = blocks_build(A, Prow, Pcol, B, err);
+  if (st == SHIRO_OK) st = eval(arg, Prow, Pcol, B, wbest, &obj, err);
   blocks_free(B);
-  rep->most_start = rep->most = st == SHIRO_OK ? most_of(wbest, R) : 0;
-  rep->mean = A->nnz / (R > 0 ? R : 1);
+  rep->start = rep->best = obj;
   rep->rounds = 1;
   double step = 1.0;  /* the exponent of the rescale: a full step, halved after each step that does not help */
   for (int k = 0; k < rounds && st == SHIRO_OK && R > 1; k++) {
-    for (int32_t r = 0; r < R; r++) {  /* a row brings its rank's work per nonzero it owns */
+    for (int32_t r = 0; r < R; r++) {  /* a row brings its rank's load per nonzero it owns */
       const int64_t own = A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]];
-      scale[r] = own > 0 && wbest[r] > 0 ? pow((double)wbest[r] / (double)own, step) : 1.0;
+      scale[r] = own > 0 && wbest[r] > 0 ? pow(wbest[r] / (double)own, step) : 1.0;
     }
     st = part_scaled(A, Prow, scale, &next, err);
     if (st == SHIRO_OK && square) st = part_copy(&next, &nextc, err);
-    if (st == SHIRO_OK) st = evaluate(A, s, gpn, &next, square ? &nextc : Pcol, B, w, err);
+    const sc_partition *nc = square ? &nextc : Pcol;
+    if (st == SHIRO_OK) st = blocks_build(A, &next, nc, B, err);
+    if (st == SHIRO_OK) st = eval(arg, &next, nc, B, w, &obj, err);
     blocks_free(B);
     rep->rounds++;
-    if (st == SHIRO_OK && most_of(w, R) < rep->most) {  /* the best so far: the next step starts from it */
-      rep->most = most_of(w, R);
-      int64_t *t = wbest; wbest = w; w = t;
+    if (st == SHIRO_OK && obj < rep->best) {  /* the best so far: the next step starts from it */
+      rep->best = obj;
+      double *t = wbest; wbest = w; w = t;
       part_free(Prow);
       *Prow = next;
       next = (sc_partition){0};
@@ -94,5 +87,36 @@ shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int round
   free(w);
   free(wbest);
   free(scale);
+  return st;
+}
+
+/* balance_rounds' evaluation for the work partition: strategy s's covers, the work per rank,
+ * the most of them. */
+typedef struct work_eval { const sc_csr *A; sc_strategy s; int32_t gpn; int64_t *w; } work_eval;
+
+static shiro_status eval_work(void *arg, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
+                              double *load, double *objective, shiro_error *err) {
+  (void)Pcol;
+  const work_eval *we = arg;
+  shiro_status st = strategy_select(B, we->s, we->gpn, NULL, NULL, err);
+  if (st != SHIRO_OK) return st;
+  work_per_rank(we->A, Prow, B, we->w);
+  for (int32_t r = 0; r < Prow->parts; r++) load[r] = (double)we->w[r];
+  *objective = (double)most_of(we->w, Prow->parts);
+  return SHIRO_OK;
+}
+
+shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
+                          sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err) {
+  if (s == STRAT_HYBRID) return shiro_fail(err, SHIRO_ERR_ARG, "work partition: hybrid's covers need a machine; balance with joint's");
+  work_eval we = {A, s, gpn, malloc((size_t)Prow->parts * sizeof(int64_t))};
+  if (!we.w) return shiro_fail(err, SHIRO_ERR_NOMEM, "work partition: out of memory");
+  sc_balance b = {0};
+  shiro_status st = balance_rounds(A, rounds, eval_work, &we, Prow, Pcol, B, &b, err);
+  free(we.w);
+  rep->most_start = (int64_t)b.start;
+  rep->most = (int64_t)b.best;
+  rep->mean = A->nnz / (Prow->parts > 0 ? Prow->parts : 1);
+  rep->rounds = b.rounds;
   return st;
 }

@@ -29,15 +29,28 @@ void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B
 /* max / mean of work_per_rank over the ranks (1 for a matrix without nonzeros, or out of memory). */
 double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B);
 
-/* From *Prow and *Pcol (for a square A the same partition; a rectangular A's
- * Pcol is kept), `rounds` steps of: a new contiguous partition of the rows of
- * the best one so far, each rank's rows weighted by (its work / its rows'
- * nonzeros)^e (part_scaled: an overloaded rank gives rows away), its blocks,
- * strategy s's covers (gpn ranks per node; not hybrid) and the work per rank.
- * e starts at 1 and halves after each step that does not lower the most work
- * of a rank. Keeps the evaluated partition of least maximum work (the earliest
- * of equals, the start included): *Prow and *Pcol are replaced, and *B holds
- * its blocks, built and not selected (B empty on entry). Deterministic. */
+/* One evaluation for balance_rounds: B holds the blocks of (Prow, Pcol), built and not
+ * selected; fills load[R], what each rank carries (a rank of more load per nonzero it owns
+ * gives rows away), and *objective, the partition's score (lower is better). */
+typedef shiro_status (*sc_balance_eval)(void *arg, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
+                                        double *load, double *objective, shiro_error *err);
+
+/* What balance_rounds did: the objective of the partition it started from and of the one it
+ * kept, and the partitions it evaluated (the start included). */
+typedef struct sc_balance { double start, best; int rounds; } sc_balance;
+
+/* From *Prow and *Pcol (for a square A the same partition; a rectangular A's Pcol is kept),
+ * `rounds` steps of: a new contiguous partition of the rows of the best one so far, each
+ * rank's rows weighted by (its load / its rows' nonzeros)^e (part_scaled), its blocks and
+ * eval's load and objective. e starts at 1 and halves after each step that does not lower
+ * the objective. Keeps the evaluated partition of least objective (the earliest of equals,
+ * the start included): *Prow and *Pcol are replaced, and *B holds its blocks, built and not
+ * selected (B empty on entry). Deterministic if eval is. */
+shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_eval eval, void *arg, sc_partition *Prow,
+                            sc_partition *Pcol, sc_blocks *B, sc_balance *rep, shiro_error *err);
+
+/* balance_rounds with strategy s's covers (gpn ranks per node; not hybrid): the load is the
+ * work per rank, the objective its most; *rep in entries (its mean: nonzeros / R). */
 shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
                           sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err);
 
