@@ -62,6 +62,7 @@ def time_partition(plan_tool, dump):
         for name in CASES:
             mtx = os.path.join(DATA, name)
             for R, G, extra in ((8, 2, ["--partition", "time", "--strategy", "joint"]),
+                                (8, 2, ["--partition", "time", "--strategy", "hybrid"]),
                                 (8, 2, ["--partition", "time", "--strategy", "group"]), (16, 4, [])):
                 plan = os.path.join(tmp, f"{name}-{R}.h5")
                 case = f"{name} R={R} G={G} {' '.join(extra) or '(default: auto)'}"

@@ -62,7 +62,7 @@ static void usage(FILE *f) {
           "                     hybrid balance with joint's) |\n"
           "                     time (contiguous, from block's: a few rounds of the strategy's plan\n"
           "                     priced on --machine, rows moved off the ranks whose links are\n"
-          "                     busiest; auto balances with the plan it chose on block) |\n"
+          "                     busiest; auto balances with the strategy it chose on block) |\n"
           "                     metis (square matrices: METIS k-way, ranks own row lists) |\n"
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
@@ -722,15 +722,9 @@ int main(int argc, char **argv) {
   if (evaluate_all(&o, A, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &err) != SHIRO_OK) goto fail;
   if (time_part) {
     /* The time partition, from block's: balanced with the plan's strategy, under auto the one
-     * it chose on block (hybrid routes on the partition: its best other candidate, for a given
-     * hybrid joint). The default partition under auto keeps it only if auto's plan on it is
+     * it chose on block. The default partition under auto keeps it only if auto's plan on it is
      * predicted faster than on block. */
     sc_strategy bal = o.auto_strategy ? ev.chosen : o.strategy;
-    if (bal == STRAT_HYBRID) {
-      bal = STRAT_JOINT;
-      for (int s = 0; s < STRAT_COUNT && o.auto_strategy; s++)
-        if (auto_candidate(s) && s != STRAT_HYBRID && ev.P.pred[s].time_s < ev.P.pred[bal].time_s) bal = (sc_strategy)s;
-    }
     time_strategy = bal;
     double tt0 = cli_now();
     if (part_copy(&Prow, &Prow2, &err) != SHIRO_OK || part_copy(&Pcol, &Pcol2, &err) != SHIRO_OK) goto fail;
