@@ -37,7 +37,7 @@ import threading
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIMULATE = os.path.join(ROOT, "tools", "simulate.sh")
 COLORS = {"block": "#7f7f7f", "col": "#d62728", "row": "#8c564b", "joint": "#1f77b4", "hier": "#ff7f0e",
-          "group": "#2ca02c", "cola": "#9467bd", "hybrid": "#17becf"}
+          "group": "#2ca02c", "cola": "#9467bd", "hybrid": "#17becf", "auto": "#000000"}
 
 
 def name_of(path):

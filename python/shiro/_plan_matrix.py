@@ -111,7 +111,8 @@ def plan_matrix(A, *, ranks, out, gpus_per_node=1, strategy=None, partition=None
     `out`. A: a scipy.sparse matrix (its values go into the plan), a 2 x E integer edge_index (numpy or
     torch; A[edge_index[0][e], edge_index[1][e]] = 1, num_nodes x num_nodes, default max id + 1) or the
     path of a Matrix Market file. strategy, partition: shiro-plan's --strategy and --partition
-    ('block', 'nnz', 'metis', or an array of one rank id per row, written as a parts: file).
+    ('block', 'nnz', 'work', 'time', 'metis', or an array of one rank id per row, written as a parts: file;
+    None: shiro-plan's default, which under auto may be 'time': each rank's rows come from the plan).
     Local by default; with comm (an mpi4py communicator) collective: rank 0 plans, and every rank
     returns or raises the same. Raises shiro.Error with shiro-plan's message on failure."""
     msg = None
