@@ -56,7 +56,8 @@ def time_partition(plan_tool, dump):
     """--partition time (compiler/cost/time_balance.c) and the default partition under auto: the
     time partition is never predicted slower than block's, with the strategy it balanced with;
     an explicit --partition time is kept, the default keeps it exactly when auto's plan is
-    predicted faster on it; every plan verifies and covers each row once; some case moves."""
+    predicted faster on it; every plan verifies and covers each row once, leaving no rank
+    without rows; some case moves."""
     moved = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
@@ -87,6 +88,8 @@ def time_partition(plan_tool, dump):
                 ranks = recount(dump, plan)
                 if not ranks or sum(c for c, _ in ranks) != d["m"]:
                     fail(f"{case}: the ranks' C rows do not sum to {d['m']}")
+                elif d["partition"] == "time" and min(c for c, _ in ranks) == 0:
+                    fail(f"{case}: the time partition leaves a rank without rows: {[c for c, _ in ranks]}")
                 v = run([dump, plan, "--verify", "--matrix", mtx])
                 if v.returncode != 0:
                     fail(f"{case}: the plan does not verify: {v.stdout.strip()[-300:]} {v.stderr.strip()[-300:]}")

@@ -5,6 +5,7 @@
  * rows many others need (it sends them) or needs many (it receives them), and
  * its share of the nonzeros says little about either. Each round prices the
  * plan and moves rows away from the ranks whose links take longest. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "cost_plan.h"
@@ -64,6 +65,11 @@ static shiro_status eval_time(void *arg, const sc_partition *Prow, const sc_part
     load[r] = per > 0 ? t * per : 0;  /* no traffic anywhere: every rank keeps its rows */
   }
   *objective = pred.time_s;
+  /* A partition that leaves a rank without rows (where there are enough of them) is never
+   * kept: the rank would still take part in every call and hold nothing, which a user of
+   * the default plan does not expect (as-caida20071105 at R = 128 asked for one). */
+  for (int32_t r = 0; r < R && te->A->m >= R; r++)
+    if (Prow->first[r + 1] == Prow->first[r]) *objective = INFINITY;
   return SHIRO_OK;
 }
 
