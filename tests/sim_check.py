@@ -216,7 +216,8 @@ def predict(c):
         matrix = os.path.join(DATA, name)
         for R in (8, 16):
             p = run([os.path.join(c.build, "tools", "shiro-plan"), matrix, "--ranks", str(R), "--gpus-per-node", "4",
-                     "--compare", "--json", "--quiet", "--machine", "tsubame4", "--n", "64", "--dtype", "float"])
+                     "--compare", "--json", "--quiet", "--machine", "tsubame4", "--n", "64", "--dtype", "float",
+                     "--partition", "block"])  # c.plan's partition (explicit strategies: block)
             if p.returncode != 0:
                 c.fail(f"shiro-plan --compare --machine {name} R={R}: exit {p.returncode}: {p.stderr.strip()}")
                 continue

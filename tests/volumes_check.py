@@ -167,7 +167,7 @@ def main():
         for rg in configs.split(","):
             R, G = (int(x) for x in rg.split(":"))
             out = subprocess.run([os.path.join(build, "tools", "shiro-plan"), path, "--ranks", str(R), "--gpus-per-node",
-                                  str(G), "--compare", "--json", "--quiet"], stdout=subprocess.PIPE, text=True)
+                                  str(G), "--compare", "--json", "--quiet", "--partition", "block"], stdout=subprocess.PIPE, text=True)
             got = json.loads(out.stdout)["volumes"] if out.returncode == 0 else None
             want, group_inter = recompute(m, k, pat, R, G)
             checked += 1

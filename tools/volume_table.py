@@ -33,7 +33,7 @@ def main():
     lhc, lgh = [], []
     for m in mats:
         p = subprocess.run([exe, m, "--ranks", str(a.ranks), "--gpus-per-node", str(a.gpn), "--compare", "--json",
-                            "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            "--quiet", "--partition", "block"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             print(f"| {os.path.basename(m)} | error: {p.stderr.strip()} |")
             continue
