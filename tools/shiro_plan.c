@@ -6,6 +6,7 @@
 #include <hdf5.h>
 #include <omp.h>
 #include <sys/sysinfo.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,7 +598,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f, max/mean entries computed per rank %.3f\n",
             o->partition, balance, wbal);
     if (time_seen.rounds)
-      fprintf(stderr, "  time partition: %d partitions evaluated with %s's plan, predicted %.4f ms (block partition: "
+      fprintf(stderr, "  time partition: %d partition(s) evaluated with %s's plan, predicted %.4f ms (block partition: "
               "%.4f ms)%s\n", time_seen.rounds, strategy_name(time_strategy), time_seen.best * 1e3, time_seen.start * 1e3,
               !o->partition_given ? (strcmp(o->partition, "time") ? "; auto kept block's" : "; auto kept it") : "");
     if (time_seen.rounds && o->auto_strategy)
@@ -622,11 +623,17 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
     printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
-    if (time_seen.rounds)
-      printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\", \"predicted_s\": %.9g, "
-             "\"block_predicted_s\": %.9g, \"auto_predicted_s\": %.9g, \"auto_block_predicted_s\": %.9g}, ",
-             time_seen.rounds, strategy_name(time_strategy), time_seen.best, time_seen.start,
-             o->auto_strategy ? time_auto_time_s : time_seen.best, o->auto_strategy ? time_auto_block_s : time_seen.start);
+    if (time_seen.rounds) {
+      const double ts[4] = {time_seen.best, time_seen.start, o->auto_strategy ? time_auto_time_s : time_seen.best,
+                           o->auto_strategy ? time_auto_block_s : time_seen.start};
+      const char *names[4] = {"predicted_s", "block_predicted_s", "auto_predicted_s", "auto_block_predicted_s"};
+      printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\"", time_seen.rounds, strategy_name(time_strategy));
+      for (int i = 0; i < 4; i++) {  /* a partition never kept (an empty rank) is priced infinite: null */
+        if (isfinite(ts[i])) printf(", \"%s\": %.9g", names[i], ts[i]);
+        else printf(", \"%s\": null", names[i]);
+      }
+      printf("}, ");
+    }
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
