@@ -652,6 +652,51 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
   }
 }
 
+/* The time partition, from block's (*Prow, *Pcol, whose blocks *B are evaluated in *ev):
+ * balanced with the plan's strategy, under auto the one it chose on block (time_balance on m),
+ * then every strategy evaluated again on it. Kept (*Prow, *Pcol, *B and *ev replaced, and
+ * o->partition "time") if given explicitly, or under the default partition (part_auto) if
+ * auto's plan on it is predicted at least 1 - TIME_GAIN faster than on block's. *secs: the
+ * time it took. Notes what it did in time_seen, time_strategy and time_auto_*. */
+static shiro_status time_partition(options *o, const sc_csr *A, sc_partition *Prow, sc_partition *Pcol, sc_blocks *B,
+                                   const sc_machine *m, const sc_machine *hm, size_t row_bytes, int part_auto,
+                                   evaluation *ev, double *secs, shiro_error *err) {
+  const double start = cli_now();
+  sc_partition Prow2 = {0}, Pcol2 = {0};
+  sc_blocks B2 = {0};
+  evaluation ev2;
+  memset(&ev2, 0, sizeof ev2);
+  time_strategy = o->auto_strategy ? ev->chosen : o->strategy;
+  shiro_status st = part_copy(Prow, &Prow2, err);
+  if (st == SHIRO_OK) st = part_copy(Pcol, &Pcol2, err);
+  cli_progress("time partition", 0, 1);
+  if (st == SHIRO_OK) st = time_balance(A, time_strategy, o->gpn, m, row_bytes, WORK_ROUNDS, &Prow2, &Pcol2, &B2, &time_seen, err);
+  cli_progress("time partition", 1, 1);
+  *secs = cli_now() - start;
+  const int moved = st == SHIRO_OK && time_seen.best < time_seen.start;  /* else it is block's partition */
+  ev2.P.m = m;
+  if (moved) st = evaluate_all(o, A, &Prow2, &Pcol2, &B2, hm, row_bytes, &ev2, err);
+  if (st == SHIRO_OK) {
+    time_auto_block_s = ev->P.pred[ev->chosen].time_s;
+    time_auto_time_s = moved ? ev2.P.pred[ev2.chosen].time_s : time_auto_block_s;
+    const int faster = moved && time_auto_time_s < TIME_GAIN * time_auto_block_s;
+    if (moved && (!part_auto || faster)) {  /* the time partition's plan */
+      sc_partition tp = *Prow; *Prow = Prow2; Prow2 = tp;
+      tp = *Pcol; *Pcol = Pcol2; Pcol2 = tp;
+      sc_blocks tb = *B; *B = B2; B2 = tb;
+      *ev = ev2;
+      ev->hprice.Prow = Prow;
+      ev->hprice.Pcol = Pcol;
+      if (B->route) B->route->price_arg = &ev->hprice;
+    }
+    if (!part_auto || faster) o->partition = "time";
+  }
+  blocks_free(&B2);
+  part_free(&Prow2);
+  part_free(&Pcol2);
+  return st;
+}
+
 int main(int argc, char **argv) {
   options o;
   huge_pages_restart(argv);
@@ -682,11 +727,8 @@ int main(int argc, char **argv) {
   int write_plan = !o.compare || o.out;
   sc_machine hm;            /* hybrid's machine when nothing else is predicted */
   memset(&hm, 0, sizeof hm);
-  evaluation ev, ev2;
-  sc_partition Prow2 = {0}, Pcol2 = {0};  /* the default partition under auto: the time partition tried */
-  sc_blocks B2 = {0};
+  evaluation ev;
   memset(&ev, 0, sizeof ev);
-  memset(&ev2, 0, sizeof ev2);
   const int part_auto = o.auto_strategy && !o.partition_given;  /* block or time, as predicted */
   const int time_part = part_auto || !strcmp(o.partition, "time");
   if ((o.machine || o.auto_strategy || time_part) && !load_machine(&o, &mach)) return 2;
@@ -728,38 +770,11 @@ int main(int argc, char **argv) {
   ev.P.m = P.m;
   if (evaluate_all(&o, A, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &err) != SHIRO_OK) goto fail;
   if (time_part) {
-    /* The time partition, from block's: balanced with the plan's strategy, under auto the one
-     * it chose on block. The default partition under auto keeps it only if auto's plan on it is
-     * predicted faster than on block. */
-    sc_strategy bal = o.auto_strategy ? ev.chosen : o.strategy;
-    time_strategy = bal;
-    double tt0 = cli_now();
-    if (part_copy(&Prow, &Prow2, &err) != SHIRO_OK || part_copy(&Pcol, &Pcol2, &err) != SHIRO_OK) goto fail;
-    cli_progress("time partition", 0, 1);
-    if (time_balance(A, bal, o.gpn, P.m, row_bytes, WORK_ROUNDS, &Prow2, &Pcol2, &B2, &time_seen, &err) != SHIRO_OK)
-      goto fail;
-    cli_progress("time partition", 1, 1);
-    t.partition += cli_now() - tt0;  /* a partition's time, not the plan's covers' */
-    t0 += cli_now() - tt0;
-    const int moved = time_seen.best < time_seen.start;  /* else it is block's partition */
-    ev2.P.m = P.m;
-    if (moved && evaluate_all(&o, A, &Prow2, &Pcol2, &B2, &hm, row_bytes, &ev2, &err) != SHIRO_OK) goto fail;
-    time_auto_block_s = ev.P.pred[ev.chosen].time_s;
-    time_auto_time_s = moved ? ev2.P.pred[ev2.chosen].time_s : time_auto_block_s;
-    const int faster = moved && time_auto_time_s < TIME_GAIN * time_auto_block_s;
-    if (moved && (!part_auto || faster)) {  /* the time partition's plan */
-      sc_partition tp = Prow; Prow = Prow2; Prow2 = tp;
-      tp = Pcol; Pcol = Pcol2; Pcol2 = tp;
-      sc_blocks tb = B; B = B2; B2 = tb;
-      ev = ev2;
-      ev.hprice.Prow = &Prow;
-      ev.hprice.Pcol = &Pcol;
-      if (B.route) B.route->price_arg = &ev.hprice;
-    }
-    if (!part_auto || faster) o.partition = "time";
-    blocks_free(&B2);
-    part_free(&Prow2);
-    part_free(&Pcol2);
+    double tp_s = 0;
+    shiro_status st = time_partition(&o, A, &Prow, &Pcol, &B, P.m, &hm, row_bytes, part_auto, &ev, &tp_s, &err);
+    t.partition += tp_s;  /* a partition's time, not the plan's covers' */
+    t0 += tp_s;
+    if (st != SHIRO_OK) goto fail;
     warn_empty_ranks(&o, A, &Prow, &Pcol);
   }
   memcpy(vol, ev.vol, sizeof vol);
@@ -817,9 +832,6 @@ fail:
 done:
   cost_free(&cm);
   blocks_free(&B);
-  blocks_free(&B2);
-  part_free(&Prow2);
-  part_free(&Pcol2);
   part_free(&Prow);
   part_free(&Pcol);
   sc_csr_free(A);
