@@ -34,7 +34,7 @@ typedef struct options {
   const char *out;      /* plan path (NULL: default name) */
   int32_t ranks, gpn;   /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
-  const char *partition; /* "block", "nnz", "work", "metis" or "parts" */
+  const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
   int partition_given;    /* --partition given (else under auto: block or time, as predicted) */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads;          /* 0: OpenMP default */
@@ -356,23 +356,6 @@ static shiro_status select_noted(sc_blocks *B, sc_strategy s, int32_t gpn, sc_pr
   return st;
 }
 
-/* Hybrid's price of a routing: the plan built and priced on the machine (cost_plan). */
-typedef struct hybrid_price {
-  const sc_csr *A;
-  const sc_partition *Prow, *Pcol;
-  int32_t gpn;
-  const sc_machine *m;
-  size_t row_bytes;
-} hybrid_price;
-
-static shiro_status price_hybrid(void *arg, const sc_blocks *B, double *time_s, shiro_error *err) {
-  const hybrid_price *hp = arg;
-  cost_pred pred;
-  shiro_status st = cost_plan(hp->A, hp->Prow, hp->Pcol, B, STRAT_HYBRID, hp->gpn, hp->m, hp->row_bytes, NULL, &pred, NULL, err);
-  if (st == SHIRO_OK) *time_s = pred.time_s;
-  return st;
-}
-
 /* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan)
  * and, on machine m (NULL: none), its predicted time in *pred (the plan built to be priced). */
 static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
@@ -408,7 +391,7 @@ typedef struct evaluation {
   sc_volumes vol[STRAT_COUNT];
   int have[STRAT_COUNT];
   predictions P;           /* P.m: the machine predictions are for, NULL: none */
-  hybrid_price hprice;     /* hybrid's pricing, for B->route (lives as long as B) */
+  cost_hybrid hprice;      /* hybrid's pricing, for B->route (lives as long as B) */
   sc_strategy chosen;      /* auto: the candidate predicted fastest (the first of equals); else o->strategy */
 } evaluation;
 
@@ -424,14 +407,9 @@ static shiro_status evaluate_all(const options *o, const sc_csr *A, const sc_par
   memset(ev->P.have, 0, sizeof ev->P.have);
   ev->chosen = o->strategy;
   if ((o->compare || o->auto_strategy || o->strategy == STRAT_HYBRID) && (pm || hm->nvlink_Bps > 0)) {
-    const sc_machine *lm = pm ? pm : hm;
-    sc_links lk = {o->gpn, lm->nics_per_node, lm->nvlink_Bps, lm->nvlink_lat_s, lm->nic_Bps, lm->nic_lat_s,
-                   lm->core_lat_s, lm->ideal, (double)row_bytes};
-    shiro_status st = strategy_route_links(B, &lk, err);
+    ev->hprice = (cost_hybrid){A, Prow, Pcol, o->gpn, pm ? pm : hm, row_bytes};
+    shiro_status st = cost_route_hybrid(B, &ev->hprice, err);  /* its candidates priced as the plan will be */
     if (st != SHIRO_OK) return st;
-    ev->hprice = (hybrid_price){A, Prow, Pcol, o->gpn, lm, row_bytes};
-    B->route->price = price_hybrid;  /* its candidates priced as the plan will be */
-    B->route->price_arg = &ev->hprice;
   }
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
    * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
@@ -518,7 +496,7 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
   return SHIRO_OK;
 }
 
-/* Rounds of the work partition (after its start, the nnz partition), and what it did. */
+/* Rounds of the work and time partitions (after their start: nnz's, block's), and what they did. */
 enum { WORK_ROUNDS = 8 };
 static sc_work work_seen;
 static sc_balance time_seen;  /* the time partition's rounds (in seconds, with time_strategy's plan) */

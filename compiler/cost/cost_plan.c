@@ -28,3 +28,24 @@ shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_parti
   cost_free(&cm);
   return st;
 }
+
+/* strategy.h's route price callback: *arg is a cost_hybrid. */
+static shiro_status price_hybrid(void *arg, const sc_blocks *B, double *time_s, shiro_error *err) {
+  const cost_hybrid *hp = arg;
+  cost_pred pred;
+  shiro_status st = cost_plan(hp->A, hp->Prow, hp->Pcol, B, STRAT_HYBRID, hp->gpn, hp->m, hp->row_bytes, NULL, &pred,
+                              NULL, err);
+  if (st == SHIRO_OK) *time_s = pred.time_s;
+  return st;
+}
+
+shiro_status cost_route_hybrid(sc_blocks *B, const cost_hybrid *hp, shiro_error *err) {
+  const sc_machine *m = hp->m;
+  sc_links lk = {hp->gpn, m->nics_per_node, m->nvlink_Bps, m->nvlink_lat_s, m->nic_Bps, m->nic_lat_s, m->core_lat_s,
+                 m->ideal, (double)hp->row_bytes};
+  shiro_status st = strategy_route_links(B, &lk, err);
+  if (st != SHIRO_OK) return st;
+  B->route->price = price_hybrid;
+  B->route->price_arg = (void *)hp;
+  return SHIRO_OK;
+}

@@ -16,4 +16,19 @@ shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_parti
                        sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes, sc_volumes *vol,
                        cost_pred *pred, double *rank_s, shiro_error *err);
 
+/* Hybrid's candidates priced as its plan will be: the plan of blocks B and a routing, built and
+ * priced on machine m (cost_plan) over the partition (Prow, Pcol). */
+typedef struct cost_hybrid {
+  const sc_csr *A;
+  const sc_partition *Prow, *Pcol;
+  int32_t gpn;
+  const sc_machine *m;
+  size_t row_bytes;
+} cost_hybrid;
+
+/* Sets B's routing up on hp->m's links (strategy_route_links) and prices hybrid's candidates
+ * with *hp, which must outlive every strategy_select of B with hybrid (NULL the route's price
+ * before it ends). */
+shiro_status cost_route_hybrid(sc_blocks *B, const cost_hybrid *hp, shiro_error *err);
+
 #endif

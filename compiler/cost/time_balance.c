@@ -21,38 +21,16 @@ typedef struct time_eval {
   double *rank_s;
 } time_eval;
 
-/* Hybrid's candidates priced as the plan will be (the route's price callback). */
-typedef struct time_price { const time_eval *te; const sc_partition *Prow, *Pcol; } time_price;
-
-static shiro_status price_route(void *arg, const sc_blocks *B, double *time_s, shiro_error *err) {
-  const time_price *tp = arg;
-  const time_eval *te = tp->te;
-  cost_pred pred;
-  shiro_status st = cost_plan(te->A, tp->Prow, tp->Pcol, B, STRAT_HYBRID, te->gpn, te->m, te->row_bytes, NULL, &pred,
-                              NULL, err);
-  if (st == SHIRO_OK) *time_s = pred.time_s;
-  return st;
-}
-
 static shiro_status eval_time(void *arg, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
                               double *load, double *objective, shiro_error *err) {
   const time_eval *te = arg;
   const int32_t R = Prow->parts;
   cost_pred pred;
-  time_price tp = {te, Prow, Pcol};
-  shiro_status st = SHIRO_OK;
-  if (te->s == STRAT_HYBRID) {  /* its routing is decided on this partition, on the machine's links */
-    const sc_machine *m = te->m;
-    sc_links lk = {te->gpn, m->nics_per_node, m->nvlink_Bps, m->nvlink_lat_s, m->nic_Bps, m->nic_lat_s,
-                   m->core_lat_s, m->ideal, (double)te->row_bytes};
-    st = strategy_route_links(B, &lk, err);
-    if (st == SHIRO_OK) {
-      B->route->price = price_route;
-      B->route->price_arg = &tp;
-    }
-  }
+  const cost_hybrid hp = {te->A, Prow, Pcol, te->gpn, te->m, te->row_bytes};
+  /* hybrid: its routing is decided on this partition, on the machine's links */
+  shiro_status st = te->s == STRAT_HYBRID ? cost_route_hybrid(B, &hp, err) : SHIRO_OK;
   if (st == SHIRO_OK) st = strategy_select(B, te->s, te->gpn, NULL, NULL, err);
-  if (B->route) B->route->price = NULL;  /* tp ends here */
+  if (B->route) B->route->price = NULL;  /* hp ends here */
   if (st == SHIRO_OK)
     st = cost_plan(te->A, Prow, Pcol, B, te->s, te->gpn, te->m, te->row_bytes, NULL, &pred, te->rank_s, err);
   if (st != SHIRO_OK) return st;
