@@ -16,7 +16,7 @@ usage: hybrid_check.py BUILD_DIR plan|replay
           relayed with group's covers, relayed with joint's), else the routing
           code went untested
   replay  the plans at R = 4 and 8 (relayed, some with joint's covers, and
-          all direct) and R = 16, G = 2 (all three modes mixed, relays off the
+          all direct) and R = 12, G = 2 (all three modes mixed, relays off the
           rail) replayed under mpirun with shiro-spmm --check, float and
           double, forward and transposed (--direction both)
 """
@@ -58,7 +58,7 @@ def slow_machine(tmp):
 def plans(build, tmp):
     """(matrix, R, G, plan path, hybrid JSON) of each case planned, the checks of `plan` on the way."""
     slow = slow_machine(tmp)
-    cases = [("email-Eu-core.mtx", 8, 2, slow), ("email-Eu-core.mtx", 16, 2, slow), ("bcspwr10.mtx", 8, 2, slow),
+    cases = [("email-Eu-core.mtx", 8, 2, slow), ("email-Eu-core.mtx", 12, 2, slow), ("bcspwr10.mtx", 8, 2, slow),
              ("email-Eu-core.mtx", 4, 2, slow), ("ca-GrQc.mtx", 16, 4, "tsubame4"),
              ("email-Eu-core.mtx", 16, 4, "tsubame4"), ("tech-routers-rf.mtx", 32, 4, "tsubame4")]
     out, mixed, three = [], False, False
@@ -122,7 +122,7 @@ def replay(build, tmp):
         return 77
     three = False
     for m, R, G, plan, h in plans(build, tmp):
-        if R not in (4, 8) and (R, G) != (16, 2):
+        if R not in (4, 8) and (R, G) != (12, 2):
             continue
         three |= h["pairs_direct"] > 0 and 0 < h["pairs_relayed_joint"] < h["pairs_relayed"]
         for dtype in ("float", "double"):

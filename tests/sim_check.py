@@ -86,7 +86,7 @@ def replay(c, R):
         if not ok:
             c.fail(f"{s} R={R}: {json.dumps(j)[:1500]}")
     if R == 8:  # hybrid mixing two of its three modes (a 2-GPU machine with a slow NIC: hybrid_check.py;
-        # 0 pairs direct, 5 relayed with group's covers, 7 with joint's)
+        # 0 pairs direct, 7 relayed with group's covers, 5 with joint's)
         with open(os.path.join(ROOT, "tools", "sim", "machines", "tsubame4.json")) as f:
             d = json.load(f)
         d.update(name="slow-nic-2", gpus_per_node=2, nics_per_node=2)

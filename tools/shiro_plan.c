@@ -569,10 +569,10 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     if (hybrid_have)
       fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
               "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
-              "candidate %d of 6\n", (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
+              "candidate %d of 6; group's covers %s\n", (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
               (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
               hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.est_relayed_joint_s * 1e3,
-              hybrid_seen.candidate);
+              hybrid_seen.candidate, hybrid_seen.group_balanced ? "NIC-balanced" : "fewest-hop");
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f, max/mean entries computed per rank %.3f\n",
             o->partition, balance, wbal);
     if (time_seen.rounds)
@@ -622,10 +622,13 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     if (hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
              "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
-             "\"estimate_relayed_joint_s\": %.9g, \"candidate\": %d}",
+             "\"estimate_relayed_joint_s\": %.9g, \"candidate\": %d, \"group_covers\": \"%s\", "
+             "\"price_group_s\": %.9g, \"price_group_balanced_s\": %.9g}",
              (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
              (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s,
-             hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s, hybrid_seen.est_relayed_joint_s, hybrid_seen.candidate);
+             hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s, hybrid_seen.est_relayed_joint_s, hybrid_seen.candidate,
+             hybrid_seen.group_balanced ? "balanced" : "fewest-hop", hybrid_seen.price_group_s,
+             hybrid_seen.price_group_balanced_s);
     printf("}\n");
   }
 }

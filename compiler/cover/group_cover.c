@@ -19,10 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "cover.h"
 #include "error.h"
 #include "sorted.h"
 #include "strategy.h"
+
+enum { HOP_UNIT = 1 };  /* a hop's weight against the links' prices (balanced covers) */
 
 /* A thread's scratch for merge_lists: a bitmap (zero between calls) and the
  * index of each value, over the widest value range seen. */
@@ -170,7 +174,7 @@ done:
 /* Builds the combined graph and weights of node pair (N, H): SHIRO_OK,
  * SHIRO_ERR_NOMEM or SHIRO_ERR_UNSUPPORTED (more than 2^31-1 rows or
  * columns); np_build says which. */
-static shiro_status np_graph(const sc_blocks *B, int32_t G, node_pair *np, stamp *st) {
+static shiro_status np_graph(const sc_blocks *B, int32_t G, const int64_t *price, node_pair *np, stamp *st) {
   int32_t R = B->parts;
   int32_t N = np->N, H = np->H;
   np->rows = calloc((size_t)G, sizeof *np->rows); np->nrows = calloc((size_t)G, sizeof *np->nrows);
@@ -241,6 +245,16 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, node_pair *np, stamp
     }
     for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + np->cmap[y][j]] += f_hop;
   }
+  if (price) {  /* the links each vertex loads: a column of q = H*G+x goes q -> rail(N, q) in stage 0,
+                   a row of p = N*G+y comes rail(H, p) -> p in stage 1 */
+    for (int32_t x = 0; x < G; x++) {
+      int32_t q = H * G + x, p = N * G + x;
+      int64_t pc = q < R ? price[q] + price[R + sc_rail(N, q, G, R)] : 0;
+      int64_t pr = p < R ? price[2 * R + sc_rail(H, p, G, R)] + price[3 * R + p] : 0;
+      for (int64_t v = np->coff[x]; v < np->coff[x + 1]; v++) np->cw[v] = np->cw[v] * HOP_UNIT + pc;
+      for (int64_t i = np->roff[x]; i < np->roff[x + 1]; i++) np->rw[i] = np->rw[i] * HOP_UNIT + pr;
+    }
+  }
   for (int64_t i = 0; i < np->nr; i++) np->Gp[i + 1] += np->Gp[i];
   int64_t *fill = malloc((size_t)(np->nr ? np->nr : 1) * sizeof *fill);
   if (!fill) return SHIRO_ERR_NOMEM;
@@ -260,8 +274,9 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, node_pair *np, stamp
 }
 
 /* np_graph, with err naming the node pair and what failed. */
-static shiro_status np_build(const sc_blocks *B, int32_t G, node_pair *np, stamp *st, shiro_error *err) {
-  shiro_status s = np_graph(B, G, np, st);
+static shiro_status np_build(const sc_blocks *B, int32_t G, const int64_t *price, node_pair *np, stamp *st,
+                             shiro_error *err) {
+  shiro_status s = np_graph(B, G, price, np, st);
   if (s == SHIRO_ERR_UNSUPPORTED)
     return np_fail(np, err, s, "%lld rows and %lld columns, more than the 2^31-1 a cover problem takes; plan for "
                    "more ranks or fewer per node", (long long)np->nr, (long long)np->nc);
@@ -325,19 +340,16 @@ static int64_t linked_pairs(const sc_blocks *B, int32_t G, int32_t nodes, int64_
   return m;
 }
 
-shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) {
-  int32_t R = B->parts, G = gpn < R ? gpn : R;
-  int32_t nodes = (R + G - 1) / G;
-  int64_t npairs = (int64_t)nodes * nodes;
-  int64_t fail_at = npairs;  /* the failing node pair of lowest index; err holds its message */
+/* One pass of group's covers over the linked node pairs, written into the
+ * blocks and B->cert (replacing an earlier pass's). price: NULL (group's own
+ * weights: fewest hops) or per link of each rank, [4 * R] (stage-0 NIC out,
+ * stage-0 NIC in, stage-1 NIC out, stage-1 NIC in), added to every vertex's
+ * hop weight scaled by HOP_UNIT. cnt: NULL or [nlinked * 2G]: per pair, the
+ * columns selected of each part of H, then the rows of each part of N. */
+static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int64_t *linked, int64_t nlinked,
+                               const int64_t *price, int64_t *cnt, shiro_error *err) {
+  int64_t fail_at = (int64_t)nodes * nodes;  /* the failing node pair of lowest index; err holds its message */
   shiro_status fail_st = SHIRO_OK;
-  blocks_drop_cert(B);
-  B->cert_nodes = nodes;
-  B->cert_gpn = G;
-  B->cert = calloc((size_t)npairs, sizeof *B->cert);
-  B->cert_at = calloc((size_t)npairs * ((size_t)G + 1), sizeof *B->cert_at);
-  int64_t *linked = NULL, nlinked = B->cert && B->cert_at ? linked_pairs(B, G, nodes, &linked) : -1;
-  if (nlinked < 0) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory for the node pairs' certificates (%d nodes)", nodes);
 #pragma omp parallel
   {
     cover_ws *ws = cover_ws_new();
@@ -356,7 +368,7 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
       first_fail = fail_at;
       if (np.N == np.H || pair > first_fail) continue;  /* pairs before a failure still run: the first one is reported */
       if (!ws) pst = np_fail(&np, &perr, SHIRO_ERR_NOMEM, "out of memory for a cover workspace");
-      else if ((pst = np_build(B, G, &np, &st, &perr)) == SHIRO_OK) pst = np_cover(&np, G, ws, &perr);
+      else if ((pst = np_build(B, G, price, &np, &st, &perr)) == SHIRO_OK) pst = np_cover(&np, G, ws, &perr);
       if (pst != SHIRO_OK) {
 #pragma omp critical(group_fail)
         if (pair < fail_at) {  /* the lowest failing pair, whatever the threads' timing */
@@ -367,6 +379,17 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
         }
       } else {
         np_apply(B, G, &np);
+        if (cnt)
+          for (int32_t y = 0; y < G; y++) {
+            int64_t c = 0, r = 0;
+            for (int64_t v = np.coff[y]; v < np.coff[y + 1]; v++) c += np.ccov[v];
+            for (int64_t v = np.roff[y]; v < np.roff[y + 1]; v++) r += np.rcov[v];
+            cnt[x * 2 * G + y] = c;
+            cnt[x * 2 * G + G + y] = r;
+          }
+        free(B->cert[pair]);
+        B->cert[pair] = NULL;
+        memset(B->cert_at + pair * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
         if (np.ncert) {  /* kept: taken out of np before np_free */
           B->cert[pair] = np.cert;
           memcpy(B->cert_at + pair * (G + 1), np.cert_at, ((size_t)G + 1) * sizeof *np.cert_at);
@@ -379,6 +402,150 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
     free(st.bits);
     free(st.at);
   }
-  free(linked);
   return fail_st;
+}
+
+/* Sets up B's node-level certificate tables and the linked pairs (*linked, *nlinked). */
+static shiro_status group_setup(sc_blocks *B, int32_t G, int32_t nodes, int64_t **linked, int64_t *nlinked,
+                                shiro_error *err) {
+  int64_t npairs = (int64_t)nodes * nodes;
+  blocks_drop_cert(B);
+  B->cert_nodes = nodes;
+  B->cert_gpn = G;
+  B->cert = calloc((size_t)npairs, sizeof *B->cert);
+  B->cert_at = calloc((size_t)npairs * ((size_t)G + 1), sizeof *B->cert_at);
+  *nlinked = B->cert && B->cert_at ? linked_pairs(B, G, nodes, linked) : -1;
+  if (*nlinked < 0) return shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory for the node pairs' certificates (%d nodes)", nodes);
+  return SHIRO_OK;
+}
+
+shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) {
+  int32_t R = B->parts, G = gpn < R ? gpn : R;
+  int32_t nodes = (R + G - 1) / G;
+  int64_t *linked = NULL, nlinked = 0;
+  shiro_status st = group_setup(B, G, nodes, &linked, &nlinked, err);
+  if (st == SHIRO_OK) st = group_pass(B, G, nodes, linked, nlinked, NULL, NULL, err);
+  free(linked);
+  return st;
+}
+
+/* The NIC loads (rows) per stage of a pass's counts: L[4R] as group_pass's price. */
+static void pass_loads(const int64_t *cnt, const int64_t *linked, int64_t nlinked, int32_t G, int32_t nodes,
+                       int32_t R, int64_t *L) {
+  memset(L, 0, (size_t)4 * R * sizeof *L);
+  for (int64_t x = 0; x < nlinked; x++) {
+    int32_t N = (int32_t)(linked[x] / nodes), H = (int32_t)(linked[x] % nodes);
+    for (int32_t y = 0; y < G; y++) {
+      int32_t q = H * G + y, p = N * G + y;
+      int64_t c = cnt[x * 2 * G + y], r = cnt[x * 2 * G + G + y];
+      if (q < R) { L[q] += c; L[R + sc_rail(N, q, G, R)] += c; }
+      if (p < R) { L[2 * R + sc_rail(H, p, G, R)] += r; L[3 * R + p] += r; }
+    }
+  }
+}
+
+/* m0 + m1 (the busiest NIC of each stage, rows) and Σ L² of loads L. */
+static void loads_est(const int64_t *L, int32_t R, double *est, double *sq) {
+  int64_t m0 = 0, m1 = 0;
+  double q = 0;
+  for (int32_t r = 0; r < 2 * R; r++) {
+    if (L[r] > m0) m0 = L[r];
+    if (L[2 * R + r] > m1) m1 = L[2 * R + r];
+    q += (double)L[r] * L[r] + (double)L[2 * R + r] * L[2 * R + r];
+  }
+  *est = (double)m0 + (double)m1;
+  *sq = q;
+}
+
+/* Adds (sign 1) or removes pair x's counts c[2G] into loads L. */
+static void pair_load(int64_t *L, const int64_t *c, int64_t pair, int32_t G, int32_t nodes, int32_t R, int sign) {
+  int32_t N = (int32_t)(pair / nodes), H = (int32_t)(pair % nodes);
+  for (int32_t y = 0; y < G; y++) {
+    int32_t q = H * G + y, p = N * G + y;
+    if (q < R) { L[q] += sign * c[y]; L[R + sc_rail(N, q, G, R)] += sign * c[y]; }
+    if (p < R) { L[2 * R + sc_rail(H, p, G, R)] += sign * c[G + y]; L[3 * R + p] += sign * c[G + y]; }
+  }
+}
+
+/* Balanced covers: a pair's vertices are priced BAL_PRICE * (load / busiest of the stage)^BAL_POWER
+ * per link they load; only pairs with a link at BAL_HOT of its stage's busiest are solved again. */
+#define BAL_PRICE 64.0
+#define BAL_POWER 8.0
+#define BAL_HOT 0.9
+
+shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int rounds, shiro_error *err) {
+  int32_t R = B->parts, G = gpn < R ? gpn : R;
+  int32_t nodes = (R + G - 1) / G;
+  int64_t *linked = NULL, nlinked = 0;
+  shiro_status st = group_setup(B, G, nodes, &linked, &nlinked, err);
+  int64_t *cnt = NULL, *L = NULL, *price = NULL, *c2 = NULL;
+  cover_ws *ws = NULL;
+  stamp sp = {NULL, NULL, 0};
+  if (st != SHIRO_OK) goto done;
+  cnt = malloc((size_t)(nlinked ? nlinked : 1) * 2 * G * sizeof *cnt);
+  L = malloc((size_t)4 * R * sizeof *L);
+  price = calloc((size_t)4 * R, sizeof *price);
+  ws = cover_ws_new();
+  c2 = malloc((size_t)2 * G * sizeof *c2);
+  if (!cnt || !L || !price || !ws || !c2) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "group: out of memory for balancing (%d ranks)", R);
+    goto done;
+  }
+  st = group_pass(B, G, nodes, linked, nlinked, NULL, cnt, err);
+  if (st != SHIRO_OK) goto done;
+  pass_loads(cnt, linked, nlinked, G, nodes, R, L);
+  double est, sq;
+  loads_est(L, R, &est, &sq);
+  int64_t took = 0;
+  for (int t = 0; t < rounds; t++) {
+    int64_t took0 = took;
+    for (int64_t x = 0; x < nlinked; x++) {  /* in pair order: deterministic */
+      int64_t m0 = 0, m1 = 0;
+      for (int32_t r = 0; r < 2 * R; r++) { if (L[r] > m0) m0 = L[r]; if (L[2 * R + r] > m1) m1 = L[2 * R + r]; }
+      pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, -1);
+      int hot = 0;
+      for (int32_t r = 0; r < 4 * R; r++) {  /* the links' prices without this pair */
+        double M = r < 2 * R ? (double)m0 : (double)m1, f = M > 0 ? (double)L[r] / M : 0;
+        price[r] = (int64_t)(BAL_PRICE * pow(f, BAL_POWER) + 0.5);
+      }
+      int32_t N = (int32_t)(linked[x] / nodes), H = (int32_t)(linked[x] % nodes);
+      for (int32_t y = 0; y < G && !hot; y++) {
+        int32_t q = H * G + y, p = N * G + y;
+        int64_t *c = cnt + x * 2 * G;
+        if (q < R && (L[q] + c[y] >= BAL_HOT * m0 || L[R + sc_rail(N, q, G, R)] + c[y] >= BAL_HOT * m0)) hot = 1;
+        if (p < R && (L[2 * R + sc_rail(H, p, G, R)] + c[G + y] >= BAL_HOT * m1 || L[3 * R + p] + c[G + y] >= BAL_HOT * m1)) hot = 1;
+      }
+      if (!hot) { pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1); continue; }
+      node_pair np;
+      memset(&np, 0, sizeof np);
+      np.N = N; np.H = H;
+      st = np_build(B, G, price, &np, &sp, err);
+      if (st == SHIRO_OK) st = np_cover(&np, G, ws, err);
+      if (st != SHIRO_OK) { np_free(&np, G); goto done; }
+      for (int32_t y = 0; y < G; y++) {
+        int64_t c = 0, r = 0;
+        for (int64_t v = np.coff[y]; v < np.coff[y + 1]; v++) c += np.ccov[v];
+        for (int64_t v = np.roff[y]; v < np.roff[y + 1]; v++) r += np.rcov[v];
+        c2[y] = c; c2[G + y] = r;
+      }
+      pair_load(L, c2, linked[x], G, nodes, R, 1);
+      double e1, q1;
+      loads_est(L, R, &e1, &q1);
+      if (e1 < est || (e1 == est && q1 < sq)) {
+        np_apply(B, G, &np);
+        memcpy(cnt + x * 2 * G, c2, (size_t)2 * G * sizeof *c2);
+        est = e1; sq = q1; took++;
+      } else {
+        pair_load(L, c2, linked[x], G, nodes, R, -1);
+        pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1);
+      }
+      np_free(&np, G);
+    }
+    if (took == took0) break;
+  }
+done:
+  cover_ws_free(ws);
+  free(sp.bits); free(sp.at);
+  free(linked); free(cnt); free(L); free(price); free(c2);
+  return st;
 }

@@ -66,6 +66,16 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
  * index that failed, and what failed in it, whatever the thread count. */
 shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
 
+/* Group's node-pair covers (the same minimum cardinality per pair, the same
+ * certificates), then the freedom among minimum covers used to balance the
+ * NICs (group_cover.c): for up to `rounds` sweeps over the node pairs in
+ * order, a pair that loads a NIC within 10% of its stage's busiest (stage 0:
+ * columns q -> rail(N, q); stage 1: rows rail(H, p) -> p) is solved again
+ * with its vertices priced by the loads of the links they use, and keeps the
+ * new cover only if the sum of the two stages' busiest NIC loads falls (or
+ * stays and Σ load² falls). Serial, deterministic. Used by hybrid. */
+shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int rounds, shiro_error *err);
+
 /* The links hybrid decides by (a machine's, as compiler/cost/ reads it, and
  * the bytes of one row): bandwidths in bytes/s, latencies in seconds. */
 typedef struct sc_links {
@@ -104,6 +114,8 @@ typedef struct sc_route {
   double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s;  /* the decision's estimate: chosen, all direct,
                                                                        all relayed (group's covers, joint's) */
   double price_s;                        /* the chosen one's price (0 without price) */
+  int group_balanced;                    /* 1: the relayed mode used group's NIC-balanced covers, 0: its own */
+  double price_group_s, price_group_balanced_s;  /* all relayed, rail-aligned, with each (0 without price) */
   int candidate;                         /* which: 0 all direct, 1 all relayed (group's covers), 2 all
                                             relayed (joint's covers), 3 / 4 / 5 greedy from 0 / 1 / 2 */
 } sc_route;
