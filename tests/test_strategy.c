@@ -5,7 +5,8 @@
  * and matching are both optimal), and is no larger than the block's rows or
  * columns (joint <= min(col, row) per pair); selections do not depend on the
  * thread count; every strategy leaves each block the entry counts of its
- * selection.
+ * selection; group's NIC-balanced covers keep its cardinality and
+ * certificates and never raise its NIC estimate.
  *   test_strategy        the matrices shipped in tests/data (workdir tests/)
  *   test_strategy DIR    four larger ones of the shared set DIR
  *                        (../shared/data/matrices); exit 77 if DIR is absent
@@ -18,6 +19,7 @@
 
 #include "blocks.h"
 #include "mm_read.h"
+#include "sorted.h"
 #include "strategy.h"
 #include "test_util.h"
 
@@ -56,6 +58,94 @@ static int64_t matching_pairs(const char *path, const sc_block *b, const int32_t
   }
   free(used);
   return pairs;
+}
+
+
+/* Group-style node-level counts of blocks B with G ranks per node: *rows = Σ over node pairs
+ * (N <- H) of the distinct columns each q of H sends (selected in some block (p in N, q)) plus the
+ * distinct rows each p of N receives; *est = the busiest NIC of stage 0 (columns q -> rail(N, q),
+ * out of q and into the rail rank) plus that of stage 1 (rows rail(H, p) -> p), in rows.
+ * Every nonzero of an inter-node block must have its row or its column selected. */
+static void node_counts(const char *path, const sc_blocks *B, int32_t G, int64_t *rows, int64_t *est) {
+  int32_t R = B->parts, nodes = (R + G - 1) / G;
+  int64_t *L = calloc((size_t)4 * R, sizeof *L);
+  int64_t rmax = 0;
+  for (int64_t t = 0; t < B->n; t++)
+    rmax = B->b[t].nr > rmax ? B->b[t].nr : rmax, rmax = B->b[t].nc > rmax ? B->b[t].nc : rmax;
+  int64_t *seen = NULL;
+  int64_t total = 0, m0 = 0, m1 = 0;
+  *rows = *est = -1;
+  if (!L) { EXPECT(0, "out of memory"); return; }
+  for (int32_t x = 0; x < R; x++)  /* per rank x: its distinct selected columns toward each node, rows from each */
+    for (int side = 0; side < 2; side++)
+      for (int32_t other = 0; other < nodes; other++) {
+        if (other == x / G) continue;
+        int64_t n = 0, cap = 0;
+        for (int64_t t = 0; t < B->n; t++) {
+          const sc_block *b = &B->b[t];
+          if (side ? (b->p == x && b->q / G == other) : (b->q == x && b->p / G == other)) cap += side ? b->nr : b->nc;
+        }
+        seen = realloc(seen, (size_t)(cap + 1) * sizeof *seen);
+        for (int64_t t = 0; t < B->n; t++) {
+          const sc_block *b = &B->b[t];
+          if (!(side ? (b->p == x && b->q / G == other) : (b->q == x && b->p / G == other))) continue;
+          for (int32_t i = 0; i < b->nr; i++)
+            for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
+              EXPECT(b->rsel[i] || b->csel[b->Gj[e]], "%s block (%d,%d): a nonzero uncovered", path, b->p, b->q);
+          if (side) { for (int32_t i = 0; i < b->nr; i++) if (b->rsel[i]) seen[n++] = b->rows[i]; }
+          else { for (int32_t j = 0; j < b->nc; j++) if (b->csel[j]) seen[n++] = b->cols[j]; }
+        }
+        int64_t u = 0;  /* distinct: small lists, quadratic is fine */
+        for (int64_t a = 0; a < n; a++) {
+          int dup = 0;
+          for (int64_t c = 0; c < a && !dup; c++) dup = seen[c] == seen[a];
+          u += !dup;
+        }
+        total += u;
+        if (side) { L[2 * R + sc_rail(other, x, G, R)] += u; L[3 * R + x] += u; }
+        else { L[x] += u; L[R + sc_rail(other, x, G, R)] += u; }
+      }
+  for (int32_t r = 0; r < 2 * R; r++) { if (L[r] > m0) m0 = L[r]; if (L[2 * R + r] > m1) m1 = L[2 * R + r]; }
+  *rows = total;
+  *est = m0 + m1;
+  free(seen);
+  free(L);
+}
+
+/* Group's NIC-balanced covers against its own at G = 2: the same inter-node rows (both minimum
+ * at the node level) and certificates, every nonzero covered, entry counts kept, a NIC estimate no
+ * higher, the same selections on 1 and 2 threads. */
+static void check_balanced(const char *path, const sc_csr *A, const sc_partition *Pr, const sc_partition *Pc) {
+  shiro_error err;
+  sc_blocks Bg = {0}, Bb[2] = {{0}, {0}};
+  const int32_t G = 2;
+  EXPECT(blocks_build(A, Pr, Pc, &Bg, &err) == SHIRO_OK && strategy_select(&Bg, STRAT_GROUP, G, NULL, NULL, &err) == SHIRO_OK,
+         "group: %s", err.message);
+  for (int th = 0; th < 2; th++) {
+    omp_set_num_threads(th + 1);
+    EXPECT(blocks_build(A, Pr, Pc, &Bb[th], &err) == SHIRO_OK && strategy_select(&Bb[th], STRAT_JOINT, G, NULL, NULL, &err) == SHIRO_OK &&
+           strategy_select_group_balanced(&Bb[th], G, 4, &err) == SHIRO_OK, "balanced: %s", err.message);
+  }
+  int64_t rg, eg, rb, eb;
+  node_counts(path, &Bg, G, &rg, &eg);
+  node_counts(path, &Bb[0], G, &rb, &eb);
+  EXPECT(rg == rb && eb <= eg, "%s R=%d: group %lld inter-node rows, NIC estimate %lld; balanced %lld, %lld", path,
+         Bg.parts, (long long)rg, (long long)eg, (long long)rb, (long long)eb);
+  for (int64_t t = 0; t < Bb[0].n; t++) {
+    const sc_block *b = &Bb[0].b[t];
+    check_entries(path, b);
+    EXPECT(!memcmp(b->rsel, Bb[1].b[t].rsel, (size_t)b->nr) && !memcmp(b->csel, Bb[1].b[t].csel, (size_t)b->nc),
+           "%s block (%d,%d): balanced cover differs between 1 and 2 threads", path, b->p, b->q);
+  }
+  int64_t npairs = (int64_t)Bg.cert_nodes * Bg.cert_nodes;
+  for (int64_t c = 0; c < npairs && Bb[0].cert_at; c++) {
+    int64_t n = Bg.cert_at[c * (G + 1) + G];
+    EXPECT(n == Bb[0].cert_at[c * (G + 1) + G] && (n == 0 || !memcmp(Bg.cert[c], Bb[0].cert[c], (size_t)n * 2 * sizeof(int64_t))),
+           "%s node pair %lld: the balanced certificate is not group's", path, (long long)c);
+  }
+  blocks_free(&Bg);
+  blocks_free(&Bb[0]);
+  blocks_free(&Bb[1]);
 }
 
 static void check_matrix(const char *path, int32_t R) {
@@ -102,6 +192,7 @@ static void check_matrix(const char *path, int32_t R) {
     EXPECT(strategy_select(&B2, others[s], 2, NULL, NULL, &err) == SHIRO_OK, "%s", strategy_name(others[s]));
     for (int64_t t = 0; t < B2.n; t++) check_entries(path, &B2.b[t]);
   }
+  if (R >= 4) check_balanced(path, A, &Pr, &Pc);
   blocks_free(&B1);
   blocks_free(&B2);
   part_free(&Pr);
