@@ -13,13 +13,18 @@
  * without running max-flow on the whole graph. The cover is then cut back to
  * the blocks (p, q): a column is sent to p only if p has a nonzero in it
  * whose row is not selected, and a row is computed by q only if q still holds
- * one of its nonzeros. */
+ * one of its nonzeros.
+ *
+ * strategy_select_group_balanced (hybrid's) starts from these covers and uses
+ * the freedom among each pair's minimum covers: the weights above get, per
+ * vertex, a price for the NICs it loads (a column of part x: q -> rail(N, q)
+ * in stage 0; a row of part y: rail(H, p) -> p in stage 1), so the cover
+ * still has the fewest vertices and, among those, the cheapest links. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <math.h>
 
 #include "cover.h"
 #include "error.h"
