@@ -541,13 +541,14 @@ static shiro_status group_covers(hmodel *h, sc_blocks *B, int32_t G, shiro_error
   }
   set_all(h, ROUTE_RELAYED_GROUP);
   rail_relays(h);
-  shiro_status st = strategy_select_group(B, G, err);
-  if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_s, err);
-  if (st == SHIRO_OK) st = strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
+  /* the balanced ones first: group's own are usually kept, and are then the last made */
+  shiro_status st = strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
   if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_balanced_s, err);
+  if (st == SHIRO_OK) st = strategy_select_group(B, G, err);
+  if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_s, err);
   if (st != SHIRO_OK) return st;
   rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s;  /* must win clearly */
-  return rt->group_balanced ? SHIRO_OK : strategy_select_group(B, G, err);
+  return rt->group_balanced ? strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err) : SHIRO_OK;
 }
 
 shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err) {
