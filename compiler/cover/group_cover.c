@@ -31,7 +31,16 @@
 #include "sorted.h"
 #include "strategy.h"
 
-enum { HOP_UNIT = 1 };  /* a hop's weight against the links' prices (balanced covers) */
+/* The four NIC links part y of node pair (N <- H) loads, as indices into a [4R] table of links:
+ * l[0], l[1] stage 0 (a column of q = H*G+y: out of q, into rail(N, q)); l[2], l[3] stage 1 (a row
+ * of p = N*G+y: out of rail(H, p), into p); -1 where q or p is past the last rank. */
+static void part_links(int32_t N, int32_t H, int32_t y, int32_t G, int32_t R, int64_t l[4]) {
+  int32_t q = H * G + y, p = N * G + y;
+  l[0] = q < R ? q : -1;
+  l[1] = q < R ? R + sc_rail(N, q, G, R) : -1;
+  l[2] = p < R ? 2 * (int64_t)R + sc_rail(H, p, G, R) : -1;
+  l[3] = p < R ? 3 * (int64_t)R + p : -1;
+}
 
 /* A thread's scratch for merge_lists: a bitmap (zero between calls) and the
  * index of each value, over the widest value range seen. */
@@ -250,16 +259,14 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, const int64_t *price
     }
     for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + np->cmap[y][j]] += f_hop;
   }
-  if (price) {  /* the links each vertex loads: a column of q = H*G+x goes q -> rail(N, q) in stage 0,
-                   a row of p = N*G+y comes rail(H, p) -> p in stage 1 */
+  if (price)  /* each vertex also pays for the NIC links it loads (part_links) */
     for (int32_t x = 0; x < G; x++) {
-      int32_t q = H * G + x, p = N * G + x;
-      int64_t pc = q < R ? price[q] + price[R + sc_rail(N, q, G, R)] : 0;
-      int64_t pr = p < R ? price[2 * R + sc_rail(H, p, G, R)] + price[3 * R + p] : 0;
-      for (int64_t v = np->coff[x]; v < np->coff[x + 1]; v++) np->cw[v] = np->cw[v] * HOP_UNIT + pc;
-      for (int64_t i = np->roff[x]; i < np->roff[x + 1]; i++) np->rw[i] = np->rw[i] * HOP_UNIT + pr;
+      int64_t l[4];
+      part_links(N, H, x, G, R, l);
+      int64_t pc = l[0] >= 0 ? price[l[0]] + price[l[1]] : 0, pr = l[2] >= 0 ? price[l[2]] + price[l[3]] : 0;
+      for (int64_t v = np->coff[x]; v < np->coff[x + 1]; v++) np->cw[v] += pc;
+      for (int64_t i = np->roff[x]; i < np->roff[x + 1]; i++) np->rw[i] += pr;
     }
-  }
   for (int64_t i = 0; i < np->nr; i++) np->Gp[i + 1] += np->Gp[i];
   int64_t *fill = malloc((size_t)(np->nr ? np->nr : 1) * sizeof *fill);
   if (!fill) return SHIRO_ERR_NOMEM;
@@ -345,11 +352,21 @@ static int64_t linked_pairs(const sc_blocks *B, int32_t G, int32_t nodes, int64_
   return m;
 }
 
+/* The columns np's cover selects of each part of H into c[0..G), its rows of each part of N into
+ * c[G..2G). */
+static void np_counts(const node_pair *np, int32_t G, int64_t *c) {
+  for (int32_t y = 0; y < G; y++) {
+    c[y] = c[G + y] = 0;
+    for (int64_t v = np->coff[y]; v < np->coff[y + 1]; v++) c[y] += np->ccov[v];
+    for (int64_t v = np->roff[y]; v < np->roff[y + 1]; v++) c[G + y] += np->rcov[v];
+  }
+}
+
 /* One pass of group's covers over the linked node pairs, written into the
  * blocks and B->cert (replacing an earlier pass's). price: NULL (group's own
  * weights: fewest hops) or per link of each rank, [4 * R] (stage-0 NIC out,
  * stage-0 NIC in, stage-1 NIC out, stage-1 NIC in), added to every vertex's
- * hop weight scaled by HOP_UNIT. cnt: NULL or [nlinked * 2G]: per pair, the
+ * hop weight. cnt: NULL or [nlinked * 2G]: per pair, the
  * columns selected of each part of H, then the rows of each part of N. */
 static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int64_t *linked, int64_t nlinked,
                                const int64_t *price, int64_t *cnt, shiro_error *err) {
@@ -384,14 +401,7 @@ static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int
         }
       } else {
         np_apply(B, G, &np);
-        if (cnt)
-          for (int32_t y = 0; y < G; y++) {
-            int64_t c = 0, r = 0;
-            for (int64_t v = np.coff[y]; v < np.coff[y + 1]; v++) c += np.ccov[v];
-            for (int64_t v = np.roff[y]; v < np.roff[y + 1]; v++) r += np.rcov[v];
-            cnt[x * 2 * G + y] = c;
-            cnt[x * 2 * G + G + y] = r;
-          }
+        if (cnt) np_counts(&np, G, cnt + x * 2 * G);
         free(B->cert[pair]);
         B->cert[pair] = NULL;
         memset(B->cert_at + pair * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
@@ -434,42 +444,27 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err) 
   return st;
 }
 
-/* The NIC loads (rows) per stage of a pass's counts: L[4R] as group_pass's price. */
-static void pass_loads(const int64_t *cnt, const int64_t *linked, int64_t nlinked, int32_t G, int32_t nodes,
-                       int32_t R, int64_t *L) {
-  memset(L, 0, (size_t)4 * R * sizeof *L);
-  for (int64_t x = 0; x < nlinked; x++) {
-    int32_t N = (int32_t)(linked[x] / nodes), H = (int32_t)(linked[x] % nodes);
-    for (int32_t y = 0; y < G; y++) {
-      int32_t q = H * G + y, p = N * G + y;
-      int64_t c = cnt[x * 2 * G + y], r = cnt[x * 2 * G + G + y];
-      if (q < R) { L[q] += c; L[R + sc_rail(N, q, G, R)] += c; }
-      if (p < R) { L[2 * R + sc_rail(H, p, G, R)] += r; L[3 * R + p] += r; }
-    }
-  }
-}
-
-/* m0 + m1 (the busiest NIC of each stage, rows) and Σ L² of loads L. */
-static void loads_est(const int64_t *L, int32_t R, double *est, double *sq) {
-  int64_t m0 = 0, m1 = 0;
-  double q = 0;
-  for (int32_t r = 0; r < 2 * R; r++) {
-    if (L[r] > m0) m0 = L[r];
-    if (L[2 * R + r] > m1) m1 = L[2 * R + r];
-    q += (double)L[r] * L[r] + (double)L[2 * R + r] * L[2 * R + r];
-  }
-  *est = (double)m0 + (double)m1;
-  *sq = q;
-}
-
-/* Adds (sign 1) or removes pair x's counts c[2G] into loads L. */
+/* Adds (sign 1) or takes out (-1) node pair `pair`'s counts c[2G] (np_counts) in the link loads L[4R]. */
 static void pair_load(int64_t *L, const int64_t *c, int64_t pair, int32_t G, int32_t nodes, int32_t R, int sign) {
   int32_t N = (int32_t)(pair / nodes), H = (int32_t)(pair % nodes);
   for (int32_t y = 0; y < G; y++) {
-    int32_t q = H * G + y, p = N * G + y;
-    if (q < R) { L[q] += sign * c[y]; L[R + sc_rail(N, q, G, R)] += sign * c[y]; }
-    if (p < R) { L[2 * R + sc_rail(H, p, G, R)] += sign * c[G + y]; L[3 * R + p] += sign * c[G + y]; }
+    int64_t l[4];
+    part_links(N, H, y, G, R, l);
+    if (l[0] >= 0) { L[l[0]] += sign * c[y]; L[l[1]] += sign * c[y]; }
+    if (l[2] >= 0) { L[l[2]] += sign * c[G + y]; L[l[3]] += sign * c[G + y]; }
   }
+}
+
+/* The busiest link of each stage of loads L (*m0, *m1, rows) and Σ L². */
+static void loads_max(const int64_t *L, int32_t R, int64_t *m0, int64_t *m1, double *sq) {
+  double q = 0;
+  *m0 = *m1 = 0;
+  for (int32_t r = 0; r < 2 * R; r++) {
+    if (L[r] > *m0) *m0 = L[r];
+    if (L[2 * R + r] > *m1) *m1 = L[2 * R + r];
+    q += (double)L[r] * L[r] + (double)L[2 * R + r] * L[2 * R + r];
+  }
+  *sq = q;
 }
 
 /* Balanced covers: a pair's vertices are priced BAL_PRICE * (load / busiest of the stage)^BAL_POWER
@@ -477,6 +472,31 @@ static void pair_load(int64_t *L, const int64_t *c, int64_t pair, int32_t G, int
 #define BAL_PRICE 64.0
 #define BAL_POWER 8.0
 #define BAL_HOT 0.9
+
+/* 1 if node pair (N <- H), with counts c and its loads taken out of L, loads a link that with
+ * them is at BAL_HOT of its stage's busiest (m0, m1); then price[] holds, for every link the pair
+ * touches (the ones np_graph reads), its price from the loads without the pair. */
+static int pair_price(const int64_t *L, const int64_t *c, int32_t N, int32_t H, int32_t G, int32_t R, int64_t m0,
+                      int64_t m1, int64_t *price) {
+  int hot = 0;
+  for (int32_t y = 0; y < G && !hot; y++) {
+    int64_t l[4];
+    part_links(N, H, y, G, R, l);
+    if (l[0] >= 0 && (L[l[0]] + c[y] >= BAL_HOT * m0 || L[l[1]] + c[y] >= BAL_HOT * m0)) hot = 1;
+    if (l[2] >= 0 && (L[l[2]] + c[G + y] >= BAL_HOT * m1 || L[l[3]] + c[G + y] >= BAL_HOT * m1)) hot = 1;
+  }
+  if (!hot) return 0;
+  for (int32_t y = 0; y < G; y++) {
+    int64_t l[4];
+    part_links(N, H, y, G, R, l);
+    for (int k = 0; k < 4; k++) {
+      if (l[k] < 0) continue;
+      double M = k < 2 ? (double)m0 : (double)m1, f = M > 0 ? (double)L[l[k]] / M : 0;
+      price[l[k]] = (int64_t)(BAL_PRICE * pow(f, BAL_POWER) + 0.5);
+    }
+  }
+  return 1;
+}
 
 shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int rounds, shiro_error *err) {
   int32_t R = B->parts, G = gpn < R ? gpn : R;
@@ -488,7 +508,7 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
   stamp sp = {NULL, NULL, 0};
   if (st != SHIRO_OK) goto done;
   cnt = malloc((size_t)(nlinked ? nlinked : 1) * 2 * G * sizeof *cnt);
-  L = malloc((size_t)4 * R * sizeof *L);
+  L = calloc((size_t)4 * R, sizeof *L);
   price = calloc((size_t)4 * R, sizeof *price);
   ws = cover_ws_new();
   c2 = malloc((size_t)2 * G * sizeof *c2);
@@ -498,51 +518,36 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
   }
   st = group_pass(B, G, nodes, linked, nlinked, NULL, cnt, err);
   if (st != SHIRO_OK) goto done;
-  pass_loads(cnt, linked, nlinked, G, nodes, R, L);
-  double est, sq;
-  loads_est(L, R, &est, &sq);
+  for (int64_t x = 0; x < nlinked; x++) pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1);
+  int64_t m0, m1;
+  double sq;
+  loads_max(L, R, &m0, &m1, &sq);
   int64_t took = 0;
   for (int t = 0; t < rounds; t++) {
     int64_t took0 = took;
     for (int64_t x = 0; x < nlinked; x++) {  /* in pair order: deterministic */
-      int64_t m0 = 0, m1 = 0;
-      for (int32_t r = 0; r < 2 * R; r++) { if (L[r] > m0) m0 = L[r]; if (L[2 * R + r] > m1) m1 = L[2 * R + r]; }
-      pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, -1);
-      int hot = 0;
-      for (int32_t r = 0; r < 4 * R; r++) {  /* the links' prices without this pair */
-        double M = r < 2 * R ? (double)m0 : (double)m1, f = M > 0 ? (double)L[r] / M : 0;
-        price[r] = (int64_t)(BAL_PRICE * pow(f, BAL_POWER) + 0.5);
-      }
       int32_t N = (int32_t)(linked[x] / nodes), H = (int32_t)(linked[x] % nodes);
-      for (int32_t y = 0; y < G && !hot; y++) {
-        int32_t q = H * G + y, p = N * G + y;
-        int64_t *c = cnt + x * 2 * G;
-        if (q < R && (L[q] + c[y] >= BAL_HOT * m0 || L[R + sc_rail(N, q, G, R)] + c[y] >= BAL_HOT * m0)) hot = 1;
-        if (p < R && (L[2 * R + sc_rail(H, p, G, R)] + c[G + y] >= BAL_HOT * m1 || L[3 * R + p] + c[G + y] >= BAL_HOT * m1)) hot = 1;
-      }
-      if (!hot) { pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1); continue; }
+      int64_t *c = cnt + x * 2 * G;
+      pair_load(L, c, linked[x], G, nodes, R, -1);
+      if (!pair_price(L, c, N, H, G, R, m0, m1, price)) { pair_load(L, c, linked[x], G, nodes, R, 1); continue; }
       node_pair np;
       memset(&np, 0, sizeof np);
       np.N = N; np.H = H;
       st = np_build(B, G, price, &np, &sp, err);
       if (st == SHIRO_OK) st = np_cover(&np, G, ws, err);
       if (st != SHIRO_OK) { np_free(&np, G); goto done; }
-      for (int32_t y = 0; y < G; y++) {
-        int64_t c = 0, r = 0;
-        for (int64_t v = np.coff[y]; v < np.coff[y + 1]; v++) c += np.ccov[v];
-        for (int64_t v = np.roff[y]; v < np.roff[y + 1]; v++) r += np.rcov[v];
-        c2[y] = c; c2[G + y] = r;
-      }
+      np_counts(&np, G, c2);
       pair_load(L, c2, linked[x], G, nodes, R, 1);
-      double e1, q1;
-      loads_est(L, R, &e1, &q1);
-      if (e1 < est || (e1 == est && q1 < sq)) {
+      int64_t n0, n1;
+      double q1;
+      loads_max(L, R, &n0, &n1, &q1);
+      if (n0 + n1 < m0 + m1 || (n0 + n1 == m0 + m1 && q1 < sq)) {
         np_apply(B, G, &np);
-        memcpy(cnt + x * 2 * G, c2, (size_t)2 * G * sizeof *c2);
-        est = e1; sq = q1; took++;
+        memcpy(c, c2, (size_t)2 * G * sizeof *c2);
+        m0 = n0; m1 = n1; sq = q1; took++;
       } else {
         pair_load(L, c2, linked[x], G, nodes, R, -1);
-        pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1);
+        pair_load(L, c, linked[x], G, nodes, R, 1);
       }
       np_free(&np, G);
     }
