@@ -3,6 +3,7 @@
 expect(cond, what, proc=None): prints "ok   what" or "FAIL what" (with the process's exit status and the
 tails of its output when one is given), counts the failure in checklib.failures, returns cond.
 run(cmd, timeout=300, **kw): subprocess.run with stdout and stderr captured as text.
+auto_partition(d): the partition shiro-plan's default under auto must have kept, from its --json.
 A driver ends with `return 1 if checklib.failures else 0`.
 """
 import subprocess
@@ -24,3 +25,29 @@ def expect(cond, what, proc=None, tail=3000):
 def run(cmd, timeout=300, **kw):
     """Runs cmd to completion (at most timeout seconds), its output captured as text."""
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
+
+
+def auto_partition(d):
+    """The partition the default plan under auto (no --partition) must have kept, from shiro-plan's
+    --json d, and what is wrong with d's record of the choice ("" if nothing): time if auto's plan
+    is predicted at least 3% faster on it than on block's, then (square A, METIS built in) metis
+    if auto's plan is predicted at least 3% faster on it than on that one; a metis partition that
+    leaves a rank empty is not weighed. Rectangular A, or R = 1: no metis_partition."""
+    tp = d.get("time_partition")
+    if not tp or d.get("partition_choice") != "auto":
+        return None, f"no time_partition or partition_choice {d.get('partition_choice')!r}"
+    want, best = "block", tp["auto_block_predicted_s"]
+    if tp["auto_predicted_s"] < 0.97 * best:
+        want, best = "time", tp["auto_predicted_s"]
+    mp = d.get("metis_partition")
+    if mp is None:
+        return want, ""
+    if d["m"] != d["k"]:
+        return want, "a metis_partition for a rectangular matrix"
+    if abs(mp["against_predicted_s"] - best) > 1e-9 * best:
+        return want, f"metis weighed against {mp['against_predicted_s']} s, not the {want} partition's {best} s"
+    if mp["empty_ranks"]:
+        return want, "" if mp["auto_predicted_s"] is None and not mp["kept"] else "an empty-rank metis partition weighed"
+    if mp["auto_predicted_s"] < 0.97 * best:
+        want = "metis"
+    return want, "" if mp["kept"] == (want == "metis") else f"metis_partition kept {mp['kept']} with {want} wanted"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The work partition (shiro-plan --partition work, compiler/cover/work_balance.c), and the
-time partition (--partition time, and the default partition under auto; time_partition below).
+time partition (--partition time, and the default partition under auto, which may also be
+metis's; time_partition below).
 
 usage: work_check.py BUILD_DIR
 
@@ -21,6 +22,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from checklib import auto_partition
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
@@ -55,10 +58,10 @@ def recount(dump, plan):
 def time_partition(plan_tool, dump):
     """--partition time (compiler/cost/time_balance.c) and the default partition under auto: the
     time partition is never predicted slower than block's, with the strategy it balanced with;
-    an explicit --partition time is kept, the default keeps it exactly when auto's plan is
-    predicted faster on it; every plan verifies and covers each row once, leaving no rank
+    an explicit --partition time is kept, the default keeps block's, time's or metis's exactly as
+    checklib.auto_partition says from the predictions it records; every plan verifies and covers each row once, leaving no rank
     without rows; some case moves."""
-    moved = 0
+    moved = metis = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
             mtx = os.path.join(DATA, name)
@@ -77,24 +80,27 @@ def time_partition(plan_tool, dump):
                 if not tp:
                     fail(f"{case}: no time_partition in --json")
                     continue
-                want = "time" if extra or tp["auto_predicted_s"] < 0.97 * tp["auto_block_predicted_s"] else "block"
+                want, wrong = ("time", "") if extra else auto_partition(d)
                 ok = (tp["predicted_s"] <= tp["block_predicted_s"] and d["partition"] == want and tp["rounds"] >= 1
-                      and d["partition_choice"] == ("given" if extra else "auto"))
+                      and d["partition_choice"] == ("given" if extra else "auto") and not wrong)
                 moved += tp["predicted_s"] < tp["block_predicted_s"]
+                metis += d["partition"] == "metis"
                 print(f"{'ok  ' if ok else 'FAIL'} {case}: {tp['strategy']}'s plan {1e6 * tp['block_predicted_s']:.1f} -> "
                       f"{1e6 * tp['predicted_s']:.1f} us predicted, partition {d['partition']}")
                 if not ok:
-                    fail(f"{case}: {json.dumps(tp)}, partition {d['partition']} (want {want})")
+                    fail(f"{case}: {json.dumps(tp)}, {json.dumps(d.get('metis_partition'))}, partition "
+                         f"{d['partition']} (want {want}) {wrong}")
                 ranks = recount(dump, plan)
                 if not ranks or sum(c for c, _ in ranks) != d["m"]:
                     fail(f"{case}: the ranks' C rows do not sum to {d['m']}")
-                elif d["partition"] == "time" and min(c for c, _ in ranks) == 0:
-                    fail(f"{case}: the time partition leaves a rank without rows: {[c for c, _ in ranks]}")
+                elif d["partition"] in ("time", "metis") and min(c for c, _ in ranks) == 0:
+                    fail(f"{case}: the {d['partition']} partition leaves a rank without rows: {[c for c, _ in ranks]}")
                 v = run([dump, plan, "--verify", "--matrix", mtx])
                 if v.returncode != 0:
                     fail(f"{case}: the plan does not verify: {v.stdout.strip()[-300:]} {v.stderr.strip()[-300:]}")
     if not moved:
         fail("no case where the time partition lowered the predicted time: the rescaling went untested")
+    print(f"     the default under auto kept the metis partition in {metis} case(s)")
 
 
 def main():

@@ -25,6 +25,7 @@
 #include "permute.h"
 #include "plan_build.h"
 #include "plan_file.h"
+#include "shiro_config.h"
 #include "strategy.h"
 
 static const char *prog = "shiro-plan";
@@ -506,6 +507,9 @@ static sc_strategy time_strategy;
  * the same strategy decides (bcsstk33, R = 32: 2.7% faster predicted, 1% slower simulated). */
 #define TIME_GAIN 0.97
 static double time_auto_block_s, time_auto_time_s;  /* auto's plan predicted on block's partition and on time's */
+/* The metis candidate under auto's default partition (metis_candidate, below). */
+static int metis_tried;                     /* 1: the candidate was evaluated; 2: it left a rank empty, not weighed */
+static double metis_auto_s, metis_other_s;  /* auto's plan predicted on it, and on the partition it was weighed against */
 
 /* The strategy whose covers the work partition balances with: auto's and hybrid's need the
  * machine and the routing first, so joint's. */
@@ -578,10 +582,16 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     if (time_seen.rounds)
       fprintf(stderr, "  time partition: %d partition(s) evaluated with %s's plan, predicted %.4f ms (block partition: "
               "%.4f ms)%s\n", time_seen.rounds, strategy_name(time_strategy), time_seen.best * 1e3, time_seen.start * 1e3,
-              !o->partition_given ? (strcmp(o->partition, "time") ? "; auto kept block's" : "; auto kept it") : "");
+              !o->partition_given ? (!strcmp(o->partition, "time") ? "; auto kept it" : !strcmp(o->partition, "block")
+                                     ? "; auto kept block's" : "; auto kept metis's (below)") : "");
     if (time_seen.rounds && o->auto_strategy)
       fprintf(stderr, "  auto's plan on the time partition: predicted %.4f ms, on block's %.4f ms\n",
               time_auto_time_s * 1e3, time_auto_block_s * 1e3);
+    if (metis_tried == 1)
+      fprintf(stderr, "  auto's plan on the metis partition: predicted %.4f ms, against %.4f ms; %s\n", metis_auto_s * 1e3,
+              metis_other_s * 1e3, strcmp(o->partition, "metis") ? "not kept (under 3% faster)" : "kept (ranks own row lists)");
+    else if (metis_tried == 2)
+      fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the most entries a rank computes %lld "
               "(nnz partition: %lld, mean %lld)\n", work_seen.rounds,
@@ -612,6 +622,12 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
       }
       printf("}, ");
     }
+    if (metis_tried == 1)
+      printf("\"metis_partition\": {\"auto_predicted_s\": %.9g, \"against_predicted_s\": %.9g, \"empty_ranks\": false, "
+             "\"kept\": %s}, ", metis_auto_s, metis_other_s, strcmp(o->partition, "metis") ? "false" : "true");
+    else if (metis_tried == 2)
+      printf("\"metis_partition\": {\"auto_predicted_s\": null, \"against_predicted_s\": %.9g, \"empty_ranks\": true, "
+             "\"kept\": false}, ", metis_other_s);
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
@@ -675,6 +691,74 @@ static shiro_status time_partition(options *o, const sc_csr *A, sc_partition *Pr
   blocks_free(&B2);
   part_free(&Prow2);
   part_free(&Pcol2);
+  return st;
+}
+
+/* Under auto's default partition a square A is also partitioned by METIS (a k-way cut of the
+ * symmetrized pattern: on meshes and on graphs whose numbering says little about who talks to
+ * whom, block's ranges cut far more edges) and every candidate evaluated on it; it is kept if
+ * auto's plan there is predicted at least 1 - METIS_GAIN faster than the plan chosen so far
+ * (block's or time's), the same margin as the time partition's. Ranks then own row lists
+ * (shiro_plan_info's c_global, b_global), not ranges. */
+#define METIS_GAIN 0.97
+
+/* The metis candidate, from the matrix as read (*A, unpermuted, its blocks *B on (*Prow, *Pcol)
+ * evaluated in *ev). Kept: *A becomes the permuted matrix, *A0 the one read, *oldof the
+ * renumbering, *Prow, *Pcol, *B and *ev replaced and o->partition "metis". A partition with an
+ * empty rank is not weighed. *secs: the time it took. */
+static shiro_status metis_candidate(options *o, sc_csr **A, sc_csr **A0, int64_t **oldof, sc_partition *Prow,
+                                    sc_partition *Pcol, sc_blocks *B, const sc_machine *hm, size_t row_bytes,
+                                    evaluation *ev, double *secs, shiro_error *err) {
+  const double start = cli_now();
+  options om = *o;
+  om.partition = "metis";
+  sc_csr *Am = *A;
+  int64_t *oldm = NULL;
+  sc_partition Prow2 = {0}, Pcol2 = {0};
+  sc_blocks B2 = {0};
+  evaluation ev2;
+  memset(&ev2, 0, sizeof ev2);
+  ev2.P.m = ev->P.m;
+  cli_progress("metis partition", 0, 1);
+  shiro_status st = partition(&om, &Am, &oldm, &Prow2, &Pcol2, err);
+  int empty = 0;
+  for (int32_t p = 0; st == SHIRO_OK && p < Prow2.parts; p++) empty |= Prow2.first[p + 1] == Prow2.first[p];
+  if (st == SHIRO_OK && empty) {
+    metis_tried = 2;
+    metis_other_s = ev->P.pred[ev->chosen].time_s;
+  }
+  if (st == SHIRO_OK && !empty) {
+    sc_csr_compact_values(Am);
+    st = blocks_build(Am, &Prow2, &Pcol2, &B2, err);
+    if (st == SHIRO_OK) st = evaluate_all(o, Am, &Prow2, &Pcol2, &B2, hm, row_bytes, &ev2, err);
+    if (st == SHIRO_OK) {
+      metis_tried = 1;
+      metis_other_s = ev->P.pred[ev->chosen].time_s;
+      metis_auto_s = ev2.P.pred[ev2.chosen].time_s;
+    }
+  }
+  cli_progress("metis partition", 1, 1);
+  if (st == SHIRO_OK && metis_tried == 1 && metis_auto_s < METIS_GAIN * metis_other_s) {
+    sc_partition tp = *Prow; *Prow = Prow2; Prow2 = tp;
+    tp = *Pcol; *Pcol = Pcol2; Pcol2 = tp;
+    sc_blocks tb = *B; *B = B2; B2 = tb;
+    *ev = ev2;
+    ev->hprice.Prow = Prow;
+    ev->hprice.Pcol = Pcol;
+    if (B->route) B->route->price_arg = &ev->hprice;
+    *A0 = *A;
+    *A = Am;
+    *oldof = oldm;
+    Am = NULL;
+    oldm = NULL;
+    o->partition = "metis";
+  }
+  if (Am != *A) sc_csr_free(Am);
+  free(oldm);
+  blocks_free(&B2);
+  part_free(&Prow2);
+  part_free(&Pcol2);
+  *secs = cli_now() - start;
   return st;
 }
 
@@ -756,8 +840,15 @@ int main(int argc, char **argv) {
     t.partition += tp_s;  /* a partition's time, not the plan's covers' */
     t0 += tp_s;
     if (st != SHIRO_OK) goto fail;
-    warn_empty_ranks(&o, A, &Prow, &Pcol);
   }
+  if (part_auto && A->m == A->k && SHIRO_HAVE_METIS && o.ranks > 1) {  /* read as is (block), so A0 is NULL */
+    double mp_s = 0;
+    shiro_status st = metis_candidate(&o, &A, &A0, &oldof, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &mp_s, &err);
+    t.partition += mp_s;
+    t0 += mp_s;
+    if (st != SHIRO_OK) goto fail;
+  }
+  if (time_part) warn_empty_ranks(&o, A, &Prow, &Pcol);
   memcpy(vol, ev.vol, sizeof vol);
   memcpy(have, ev.have, sizeof have);
   memcpy(P.pred, ev.P.pred, sizeof P.pred);
