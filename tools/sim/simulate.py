@@ -151,10 +151,14 @@ def run_once(a, exe, platform, facts, network, menv, compute, records):
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=records)
     wall = time.time() - t0
-    if p.returncode != 0:
+    deadlock = "Deadlock detected" in p.stdout + p.stderr
+    if p.returncode != 0 or deadlock:
         said = [x for x in (p.stdout + p.stderr).splitlines() if x.strip() and "did not return 0" not in x]
         tail = "\n".join(said[:15] + (["..."] if len(said) > 15 else []))
-        raise Failure(f"smpirun exit {p.returncode} (compute {compute}):\n{tail}")
+        hint = ("\n(SimGrid stops some replays of persistent requests with \"Deadlock detected\" when it sends "
+                "small messages detached (eagerly); --cfg smpi/send-is-detached-thresh:0 sends every message by "
+                "rendezvous and lets them finish: tools/sim/README.md, \"Deadlocks\")" if deadlock else "")
+        raise Failure(f"smpirun exit {p.returncode} (compute {compute}):\n{tail}{hint}")
     recs = {}
     name = f"-n{a.n}-{a.dtype}.json"
     for r in range(R):
