@@ -12,8 +12,8 @@ The table: per matrix, the simulated ms per call of each strategy (the
 fastest in bold), the inter-node MB it moves per call, the planner's
 predicted ms beside the simulated ones (shiro-plan --compare --json --machine's
 "predicted_time_s"), and what --strategy auto (shiro-plan's default when
-1 < G < R) chooses on the same machine, strategy and partition (block, or the time
-partition where auto's plan is predicted faster on it): the default plan's simulated
+1 < G < R) chooses on the same machine, strategy and partition (block, the time or
+METIS's partition, whichever auto's plan is predicted faster on): the default plan's simulated
 (predicted) ms and how it compares with the fastest of col, joint, hier and group, each
 on the block partition. Under the table the
 geometric means, and auto's against col's. With --compute model also the share of the compute inside stage 0
