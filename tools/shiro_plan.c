@@ -649,6 +649,20 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
   }
 }
 
+/* A candidate partition kept: (*Prow, *Pcol, *B, *ev) and (*Prow2, *Pcol2, *B2, *ev2) swap (the
+ * caller frees the second set, now the old one), and the kept evaluation's prices point at the
+ * kept partitions. */
+static void keep_candidate(sc_partition *Prow, sc_partition *Pcol, sc_blocks *B, evaluation *ev, sc_partition *Prow2,
+                           sc_partition *Pcol2, sc_blocks *B2, const evaluation *ev2) {
+  sc_partition tp = *Prow; *Prow = *Prow2; *Prow2 = tp;
+  tp = *Pcol; *Pcol = *Pcol2; *Pcol2 = tp;
+  sc_blocks tb = *B; *B = *B2; *B2 = tb;
+  *ev = *ev2;
+  ev->hprice.Prow = Prow;
+  ev->hprice.Pcol = Pcol;
+  if (B->route) B->route->price_arg = &ev->hprice;
+}
+
 /* The time partition, from block's (*Prow, *Pcol, whose blocks *B are evaluated in *ev):
  * balanced with the plan's strategy, under auto the one it chose on block (time_balance on m),
  * then every strategy evaluated again on it. Kept (*Prow, *Pcol, *B and *ev replaced, and
@@ -677,15 +691,7 @@ static shiro_status time_partition(options *o, const sc_csr *A, sc_partition *Pr
     time_auto_block_s = ev->P.pred[ev->chosen].time_s;
     time_auto_time_s = moved ? ev2.P.pred[ev2.chosen].time_s : time_auto_block_s;
     const int faster = moved && time_auto_time_s < TIME_GAIN * time_auto_block_s;
-    if (moved && (!part_auto || faster)) {  /* the time partition's plan */
-      sc_partition tp = *Prow; *Prow = Prow2; Prow2 = tp;
-      tp = *Pcol; *Pcol = Pcol2; Pcol2 = tp;
-      sc_blocks tb = *B; *B = B2; B2 = tb;
-      *ev = ev2;
-      ev->hprice.Prow = Prow;
-      ev->hprice.Pcol = Pcol;
-      if (B->route) B->route->price_arg = &ev->hprice;
-    }
+    if (moved && (!part_auto || faster)) keep_candidate(Prow, Pcol, B, ev, &Prow2, &Pcol2, &B2, &ev2);
     if (!part_auto || faster) o->partition = "time";
   }
   blocks_free(&B2);
@@ -739,13 +745,7 @@ static shiro_status metis_candidate(options *o, sc_csr **A, sc_csr **A0, int64_t
   }
   cli_progress("metis partition", 1, 1);
   if (st == SHIRO_OK && metis_tried == 1 && metis_auto_s < METIS_GAIN * metis_other_s) {
-    sc_partition tp = *Prow; *Prow = Prow2; Prow2 = tp;
-    tp = *Pcol; *Pcol = Pcol2; Pcol2 = tp;
-    sc_blocks tb = *B; *B = B2; B2 = tb;
-    *ev = ev2;
-    ev->hprice.Prow = Prow;
-    ev->hprice.Pcol = Pcol;
-    if (B->route) B->route->price_arg = &ev->hprice;
+    keep_candidate(Prow, Pcol, B, ev, &Prow2, &Pcol2, &B2, &ev2);
     *A0 = *A;
     *A = Am;
     *oldof = oldm;
