@@ -650,8 +650,8 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
   }
 }
 
-/* A candidate partition kept: (*Prow, *Pcol, *B, *ev) and (*Prow2, *Pcol2, *B2, *ev2) swap (the
- * caller frees the second set, now the old one), and the kept evaluation's prices point at the
+/* A candidate partition kept: (*Prow, *Pcol, *B) and (*Prow2, *Pcol2, *B2) swap (the caller frees
+ * the second set, now the old one), *ev becomes *ev2 (plain values), and its prices point at the
  * kept partitions. */
 static void keep_candidate(sc_partition *Prow, sc_partition *Pcol, sc_blocks *B, evaluation *ev, sc_partition *Prow2,
                            sc_partition *Pcol2, sc_blocks *B2, const evaluation *ev2) {
