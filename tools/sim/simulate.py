@@ -151,9 +151,10 @@ def run_once(a, exe, platform, facts, network, menv, compute, records):
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=records)
     wall = time.time() - t0
-    deadlock = "Deadlock detected" in p.stdout + p.stderr
+    said_all = p.stdout + p.stderr
+    deadlock = "Deadlock detected" in said_all
     if p.returncode != 0 or deadlock:
-        said = [x for x in (p.stdout + p.stderr).splitlines() if x.strip() and "did not return 0" not in x]
+        said = [x for x in said_all.splitlines() if x.strip() and "did not return 0" not in x]
         tail = "\n".join(said[:15] + (["..."] if len(said) > 15 else []))
         hint = ("\n(SimGrid stops some replays of persistent requests with \"Deadlock detected\" when it sends "
                 "small messages detached (eagerly); --cfg smpi/send-is-detached-thresh:0 sends every message by "
