@@ -40,7 +40,10 @@ static uint64_t rnd(void) {
  * rounded sum (two) differ often, in float and in double. */
 static double value(void) { return (1.0 + (double)(rnd() >> 12) * 0x1p-52) * (rnd() & 1 ? 1 : -1); }
 
-enum { NROWS = 300, NSRC = 97, MAXE = 12, HEAVY = 2000, MAXENT = NROWS * MAXE + HEAVY };
+/* BASE: the operator's entries start at position BASE of col / val, as a program's ops do (their
+ * row pointers are absolute positions in the rank's arrays), so a kernel that assumed ptr[0] == 0
+ * would read other entries. */
+enum { NROWS = 300, NSRC = 97, MAXE = 12, HEAVY = 2000, BASE = 5, MAXENT = BASE + NROWS * MAXE + HEAVY };
 
 typedef struct operator_ {
   int64_t ptr[NROWS + 1];
@@ -54,7 +57,12 @@ typedef struct operator_ {
  * if sparse, 0 in 4 rows of 5 and 1..3 in the others: a remote op's shape, pairs of rows without
  * entries that the kernels skip when they add), destination rows a permutation. */
 static void make(operator_ *A, int one_per_row, int heavy, int sparse) {
-  A->ptr[0] = 0;
+  for (int k = 0; k < BASE; k++) {  /* another op's entries */
+    A->col[k] = (int32_t)(rnd() % NSRC);
+    A->vd[k] = value();
+    A->vf[k] = (float)value();
+  }
+  A->ptr[0] = BASE;
   for (int i = 0; i < NROWS; i++) {
     int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : sparse ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3)) : (int)(rnd() % (MAXE + 1));
     for (int e = 0; e < len; e++) {
@@ -159,7 +167,7 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
       if (run >= 2) {
         EXPECT(pl.in_parallel == 0, "%s: the progress hook was called inside a parallel region", what);
         /* chunks of the op (cpu_kernels.c: cost = entries + rows, times N); a poll after each but the last */
-        int64_t chunks = (A->ptr[NROWS] + NROWS) * n / (grain_chunk ? grain_chunk : 1 << 18), want_calls;
+        int64_t chunks = (A->ptr[NROWS] - A->ptr[0] + NROWS) * n / (grain_chunk ? grain_chunk : 1 << 18), want_calls;
         chunks = chunks > 64 ? 64 : chunks;
         want_calls = chunks < 2 ? 0 : run == 2 ? chunks - 1 : 1;
         EXPECT(pl.calls == want_calls, "%s (N = %lld): %d polls, expected %lld (hook asking for %s)", what, (long long)n,
