@@ -150,7 +150,7 @@ enum { ROW_PREFETCH = 8 };
   ATTR static inline __attribute__((always_inline)) void NAME##_as(const kargs *a, int64_t lo, int64_t hi, \
                                                                  const int listed, const int accum) { \
     const int64_t *ptr = a->ptr;                                                              \
-    const int32_t *col = a->col, *rows = listed ? a->rows : NULL;                             \
+    const int32_t *col = a->col, *rows = a->rows;                                             \
     const T *val = (const T *)a->val;                                                         \
     T *d0 = (T *)(void *)a->dst;                                                              \
     const T *s0 = (const T *)(const void *)a->src;                                            \
@@ -161,8 +161,8 @@ enum { ROW_PREFETCH = 8 };
       int64_t ea = ptr[i], eb = ptr[i + 1];                                                   \
       const int64_t ea1 = ptr[i + 1], eb1 = ptr[i + 2];                                       \
       if (accum && ea == eb1) continue; /* two rows without entries: nothing to add */        \
-      T *da = d0 + (rows ? (int64_t)rows[i] : i) * (L);                                       \
-      T *db = d0 + (rows ? (int64_t)rows[i + 1] : i + 1) * (L);                               \
+      T *da = d0 + (listed ? (int64_t)rows[i] : i) * (L);                                     \
+      T *db = d0 + (listed ? (int64_t)rows[i + 1] : i + 1) * (L);                             \
       V xa, xb;                                                                               \
       if (accum) {                                                                            \
         xa = LD(V, da);                                                                       \
@@ -184,7 +184,7 @@ enum { ROW_PREFETCH = 8 };
       ST(db, xb);                                                                             \
     }                                                                                         \
     if (i < hi && !(accum && ptr[i] == ptr[i + 1])) { /* the last row of an odd range */      \
-      T *d = d0 + (rows ? (int64_t)rows[i] : i) * (L);                                        \
+      T *d = d0 + (listed ? (int64_t)rows[i] : i) * (L);                                      \
       int64_t e = ptr[i];                                                                     \
       const int64_t e1 = ptr[i + 1];                                                          \
       V x = accum ? LD(V, d) : e < e1 ? TERM(V, s0 + (int64_t)col[e] * (L), HV, e) : zero;    \
