@@ -133,10 +133,10 @@ for s in $RMAT; do
   mats+=("$f")
 done
 name() { local b; b=$(basename "$1"); echo "${b%%.mtx*}"; }
-plan_of() {  # plan_of MATRIX R: the plan's path (made once)
+plan_of() {  # plan_of MATRIX R: the plan's path (made again when shiro-plan is newer than it)
   local p
   p=$OUT/plans/$(name "$1")-$2-$PARTITION.h5
-  [ -s "$p" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" -o "$p" --quiet
+  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" -o "$p" --quiet
   echo "$p"
 }
 kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }   # kv KEY < line: the value of KEY=...

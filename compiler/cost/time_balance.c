@@ -56,7 +56,7 @@ shiro_status time_balance(const sc_csr *A, sc_strategy s, int32_t gpn, const sc_
                           shiro_error *err) {
   time_eval te = {A, s, gpn, m, row_bytes, malloc((size_t)Prow->parts * sizeof(double))};
   if (!te.rank_s) return shiro_fail(err, SHIRO_ERR_NOMEM, "time partition: out of memory");
-  shiro_status st = balance_rounds(A, rounds, eval_time, &te, Prow, Pcol, B, rep, err);
+  shiro_status st = balance_rounds(A, rounds, BALANCE_SHORTEN_EXPONENT, eval_time, &te, Prow, Pcol, B, rep, err);
   free(te.rank_s);
   return st;
 }

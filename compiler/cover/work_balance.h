@@ -39,18 +39,34 @@ typedef shiro_status (*sc_balance_eval)(void *arg, const sc_partition *Prow, con
  * kept, and the partitions it evaluated (the start included). */
 typedef struct sc_balance { double start, best; int rounds; } sc_balance;
 
+/* How balance_rounds shortens its step after a step that does not lower the objective:
+ * BALANCE_SHORTEN_EXPONENT halves the exponent e of the scales, which gives the rescale's own
+ * partition of flatter weights (near the nnz partition wherever the search stands);
+ * BALANCE_SHORTEN_MOVE halves how far each boundary moves from the best partition's toward the
+ * rescale's (e stays 1). Neither finds the better partition everywhere: on cit-HepTh at R = 2
+ * every full step crosses the balance, and the exponent stops at 1.19x the mean entries where
+ * the move reaches 1.003x; at R = 32 (4 per node) the exponent does better on email-Enron
+ * (1.19x against 1.37x) and soc-Slashdot0902 (1.16x against 1.39x). The work partition runs
+ * both (work_balance); the time partition halves the exponent (the move, at R = 32 with 4 per
+ * node, was predicted faster on 5 of 12 shared matrices and slower on 3, by as much). */
+typedef enum sc_balance_shorten { BALANCE_SHORTEN_EXPONENT, BALANCE_SHORTEN_MOVE } sc_balance_shorten;
+
 /* From *Prow and *Pcol (for a square A the same partition; a rectangular A's Pcol is kept),
  * `rounds` steps of: a new contiguous partition of the rows of the best one so far, each
- * rank's rows weighted by (its load / its rows' nonzeros)^e (part_scaled), its blocks and
- * eval's load and objective. e starts at 1 and halves after each step that does not lower
- * the objective. Keeps the evaluated partition of least objective (the earliest of equals,
- * the start included): *Prow and *Pcol are replaced, and *B holds its blocks, built and not
- * selected (B empty on entry). Deterministic if eval is. */
-shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_eval eval, void *arg, sc_partition *Prow,
-                            sc_partition *Pcol, sc_blocks *B, sc_balance *rep, shiro_error *err);
+ * rank's rows weighted by (its load / its rows' nonzeros)^e (part_scaled), shortened as
+ * `shorten` says, its blocks and eval's load and objective. A step starts full (e = 1, every
+ * boundary moved all the way) and halves after each step that does not lower the objective.
+ * Keeps the evaluated partition of least objective (the earliest of equals, the start
+ * included): *Prow and *Pcol are replaced, and *B holds its blocks, built and not selected (B
+ * empty on entry). Deterministic if eval is. */
+shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_shorten shorten, sc_balance_eval eval, void *arg,
+                            sc_partition *Prow, sc_partition *Pcol, sc_blocks *B, sc_balance *rep, shiro_error *err);
 
 /* balance_rounds with strategy s's covers (gpn ranks per node; not hybrid): the load is the
- * work per rank, the objective its most; *rep in entries (its mean: nonzeros / R). */
+ * work per rank, the objective its most; *rep in entries (its mean: nonzeros / R). Two
+ * searches of `rounds` steps from the same start, one per sc_balance_shorten; keeps the
+ * exponent's partition unless the move's is strictly better (rep->rounds counts both, the
+ * start twice). */
 shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
                           sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err);
 
