@@ -9,10 +9,11 @@
 # 2. Inputs: the shared matrices (../shared/data/matrices) with at least
 #    $MIN_NNZ stored nonzeros, and R-MAT matrices of the scales in $RMAT
 #    (shiro-gen rmat, edge factor 16, seed 1; kept in $OUT between runs); a
-#    plan per matrix and R (shiro-plan --ranks R --partition $PARTITION: joint;
-#    default work, the contiguous rows that balance the entries each rank
-#    computes under the covers; PARTITION=block for the equal rows PETSc
-#    gets), kept too.
+#    plan per matrix, R and N (shiro-plan --ranks R --partition $PARTITION
+#    --n N: joint; default work, the contiguous rows that balance the cost of
+#    each rank's multiplies under the covers, entries plus 4 + 4/N per row an
+#    op visits; PARTITION=block for the equal rows PETSc gets), kept too (made
+#    again when shiro-plan is newer).
 # 3. Local multiply: shiro's kernels on the one-rank plan's local op (all of A)
 #    against GraphBLAS GrB_mxm (the better of C = A·B and C += A·B), on one
 #    thread and on all ($THREADS), for every N in $LOCAL_NS, float and double.
@@ -133,10 +134,10 @@ for s in $RMAT; do
   mats+=("$f")
 done
 name() { local b; b=$(basename "$1"); echo "${b%%.mtx*}"; }
-plan_of() {  # plan_of MATRIX R: the plan's path (made again when shiro-plan is newer than it)
+plan_of() {  # plan_of MATRIX R N: the plan's path (made again when shiro-plan is newer than it)
   local p
-  p=$OUT/plans/$(name "$1")-$2-$PARTITION.h5
-  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" -o "$p" --quiet
+  p=$OUT/plans/$(name "$1")-$2-$PARTITION-n$3.h5
+  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" --n "$3" -o "$p" --quiet
   echo "$p"
 }
 kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }   # kv KEY < line: the value of KEY=...
@@ -145,14 +146,14 @@ csv() { echo "$1" | tr ' ' ','; }
 
 echo "# shiro bench_replay.sh  $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')  build $BUILD"
 echo "# host $(hostname), $(nproc) cores, load average $(load); runs $RUNS (alternating), each best of $REPS samples of ~$MS ms"
-echo "# shiro's plans: joint, --partition $PARTITION; PETSc: the block partition"
+echo "# shiro's plans: joint, --partition $PARTITION --n N (the N run); PETSc: the block partition"
 echo "# matrices: $(for m in "${mats[@]}"; do printf '%s ' "$(name "$m")"; done)"
 echo
 
 # ---- 3. local multiply: shiro vs GraphBLAS ----
 declare -A S1 ST G1 GT
 for m in "${mats[@]}"; do
-  p1=$(plan_of "$m" 1)
+  p1=$(plan_of "$m" 1 64)  # one rank: every N's plan is the same
   for _ in $(seq "$RUNS"); do
     while read -r line; do
       k="$(name "$m") $(echo "$line" | kv dtype) $(echo "$line" | kv n)"
@@ -188,14 +189,16 @@ declare -A SD SF P
 for R in $RANKS; do
   t=$(( $(nproc) / R )); [ "$t" -ge 1 ] || t=1
   for m in "${mats[@]}"; do
-    pr=$(plan_of "$m" "$R")
+    for n in $NS; do plan_of "$m" "$R" "$n" >/dev/null; done
     for _ in $(seq "$RUNS"); do
-      while read -r line; do
-        k="$(name "$m") $R $(echo "$line" | kv n)"
-        if [ "$(echo "$line" | kv dtype)" = double ]; then SD[$k]=$(min "${SD[$k]:-}" "$(echo "$line" | kv call_ms)")
-        else SF[$k]=$(min "${SF[$k]:-}" "$(echo "$line" | kv call_ms)"); fi
-        done < <(OMP_NUM_THREADS=$t mpirun $(bind "$t") -np "$R" "$bench" "$pr" --only call --n "$(csv "$NS")" --dtype double,float \
-                 --reps "$REPS" --ms "$MS")
+      for n in $NS; do
+        while read -r line; do
+          k="$(name "$m") $R $n"
+          if [ "$(echo "$line" | kv dtype)" = double ]; then SD[$k]=$(min "${SD[$k]:-}" "$(echo "$line" | kv call_ms)")
+          else SF[$k]=$(min "${SF[$k]:-}" "$(echo "$line" | kv call_ms)"); fi
+        done < <(OMP_NUM_THREADS=$t mpirun $(bind "$t") -np "$R" "$bench" "$(plan_of "$m" "$R" "$n")" --only call --n "$n" \
+                 --dtype double,float --reps "$REPS" --ms "$MS")
+      done
       while read -r line; do
         k="$(name "$m") $R $(echo "$line" | kv n)"
         P[$k]=$(min "${P[$k]:-}" "$(echo "$line" | kv ms)")
@@ -228,7 +231,7 @@ for R in $RANKS; do
   [ "$R" -gt 1 ] || continue
   t=$(( $(nproc) / R )); [ "$t" -ge 1 ] || t=1
   for m in "${mats[@]}"; do
-    line=$(OMP_NUM_THREADS=$t mpirun $(bind "$t") -np "$R" "$bench" "$(plan_of "$m" "$R")" --n "$OVERLAP_N" --dtype double \
+    line=$(OMP_NUM_THREADS=$t mpirun $(bind "$t") -np "$R" "$bench" "$(plan_of "$m" "$R" "$OVERLAP_N")" --n "$OVERLAP_N" --dtype double \
              --reps $((REPS * RUNS)) --ms "$MS")
     printf '%-18s %2d | %8.3f %8.3f %8.3f %8.3f | %7.2f %7.2f %7.2f %7.2f | %9.2f %8.2f %8.2f\n' "$(name "$m")" "$R" \
       "$(echo "$line" | kv comm_ms)" "$(echo "$line" | kv comp_ms)" "$(echo "$line" | kv window_ms)" \

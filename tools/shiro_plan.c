@@ -60,9 +60,10 @@ static void usage(FILE *f) {
           "  --partition P      block (default; under auto: block, time or, for a square A, metis,\n"
           "                     whichever auto's plan is predicted faster on) |\n"
           "                     nnz (contiguous, balanced nonzeros) |\n"
-          "                     work (contiguous, balanced entries each rank computes under the\n"
-          "                     strategy's covers: a few rounds of covers from nnz's; auto and\n"
-          "                     hybrid balance with joint's) |\n"
+          "                     work (contiguous, balanced cost of each rank's multiplies under the\n"
+          "                     strategy's covers: its entries plus 4 + 4/N per row an op visits,\n"
+          "                     N from --n; a few rounds of covers from nnz's; auto and hybrid\n"
+          "                     balance with joint's) |\n"
           "                     time (contiguous, from block's: a few rounds of the strategy's plan\n"
           "                     priced on --machine, rows moved off the ranks whose links are\n"
           "                     busiest; auto balances with the strategy it chose on block) |\n"
@@ -79,7 +80,8 @@ static void usage(FILE *f) {
           "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
           "                     tools/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
-          "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for\n"
+          "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
+          "                     and the N --partition work balances for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
           "                     'u v value' per line, '#'/'%%' comments) | csr-h5 (HDF5: /indptr,\n"
           "                     /indices, optional /data, optional root attribute shape)\n"
@@ -594,9 +596,9 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     else if (metis_tried == 2)
       fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
     if (!strcmp(o->partition, "work"))
-      fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the most entries a rank computes %lld "
-              "(nnz partition: %lld, mean %lld)\n", work_seen.rounds,
-              strategy_name(work_strategy(o)),
+      fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the busiest rank costs %.0f entries "
+              "(%.3g per row an op visits, for N = %lld; nnz partition: %.0f), computes %lld entries (nnz partition: %lld, mean %lld)\n",
+              work_seen.rounds, strategy_name(work_strategy(o)), work_seen.cost, work_row_entries(o->n), (long long)o->n, work_seen.cost_start,
               (long long)work_seen.most, (long long)work_seen.most_start, (long long)work_seen.mean);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
@@ -612,6 +614,10 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
     printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
+    if (!strcmp(o->partition, "work"))
+      printf("\"work_partition\": {\"rounds\": %d, \"row_entries\": %.9g, \"cost\": %.9g, \"nnz_cost\": %.9g, "
+             "\"cost_balance\": %.9g}, ", work_seen.rounds, work_row_entries(o->n), work_seen.cost, work_seen.cost_start,
+             work_seen.cost_balance);
     if (time_seen.rounds) {
       const double ts[4] = {time_seen.best, time_seen.start, o->auto_strategy ? time_auto_time_s : time_seen.best,
                            o->auto_strategy ? time_auto_block_s : time_seen.start};
@@ -822,7 +828,7 @@ int main(int argc, char **argv) {
   cli_progress("blocks", 0, 1);
   if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
     cli_progress("work partition", 0, 1);
-    if (work_balance(A, work_strategy(&o), o.gpn, WORK_ROUNDS, &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
+    if (work_balance(A, work_strategy(&o), o.gpn, WORK_ROUNDS, work_row_entries(o.n), &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
     cli_progress("work partition", 1, 1);
     warn_empty_ranks(&o, A, &Prow, &Pcol);
     t1 = cli_now(); t.partition += t1 - t0; t0 = t1;

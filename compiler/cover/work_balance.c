@@ -22,6 +22,35 @@ void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B
   }
 }
 
+double work_row_entries(int64_t n) { return 4.0 + 4.0 / (double)(n > 0 ? n : 1); }
+
+void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
+                        double row_entries, uint8_t *mark, double *cost) {
+  const int32_t R = Prow->parts;
+  for (int32_t r = 0; r < R; r++) {
+    int64_t rows = 0;  /* the local multiply's: rows with an entry in r's own columns */
+    const int64_t lo = Pcol->first[r], hi = Pcol->first[r + 1];
+    for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
+      for (int64_t e = A->Ap[i]; e < A->Ap[i + 1]; e++)
+        if (A->Aj[e] >= lo && A->Aj[e] < hi) { rows++; break; }
+    cost[r] = (double)(A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]]) + row_entries * (double)rows;
+  }
+  for (int64_t t = 0; t < B->n; t++) {
+    const sc_block *b = &B->b[t];
+    int64_t partial = 0, remote = 0;
+    for (int32_t i = 0; i < b->nr; i++) {
+      int64_t sel = 0;
+      for (int32_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sel += b->csel[b->Gj[e]];
+      partial += b->rsel[i] && sel < b->Gp[i + 1] - b->Gp[i];  /* q's partial row for p */
+      if (sel && !mark[b->rows[i]]) { mark[b->rows[i]] = 1; remote++; }  /* p's remote multiply visits it once */
+    }
+    cost[b->p] += (double)(b->ent_remote - b->ne) + row_entries * (double)remote;  /* as work_per_rank */
+    cost[b->q] += (double)b->ent_partial + row_entries * (double)partial;
+  }
+  for (int64_t t = 0; t < B->n; t++)
+    for (int32_t i = 0; i < B->b[t].nr; i++) mark[B->b[t].rows[i]] = 0;
+}
+
 static int64_t most_of(const int64_t *w, int32_t R) {
   int64_t m = 0;
   for (int32_t r = 0; r < R; r++) m = w[r] > m ? w[r] : m;
@@ -107,27 +136,55 @@ shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_shorten shor
   return st;
 }
 
-/* balance_rounds' evaluation for the work partition: strategy s's covers, the work per rank,
- * the most of them. */
-typedef struct work_eval { const sc_csr *A; sc_strategy s; int32_t gpn; int64_t *w; } work_eval;
+/* balance_rounds' evaluation for the work partition: strategy s's covers, the cost per rank
+ * (work_cost_per_rank), the most of them. Notes the most entries a rank computes in the
+ * partition of least objective so far (the earliest of equals, as balance_rounds keeps), for
+ * the report; best starts at INFINITY for each search. */
+typedef struct work_eval {
+  const sc_csr *A;
+  sc_strategy s;
+  int32_t gpn;
+  double row_entries;
+  int64_t *w;      /* [R] entries per rank */
+  uint8_t *mark;   /* [m] zero between calls */
+  double best;     /* least objective so far */
+  int64_t most;    /* its most entries */
+  double balance;  /* its most cost / the mean */
+  int64_t first;   /* the most entries of the search's start (its first evaluation) */
+  int evals;
+} work_eval;
 
 static shiro_status eval_work(void *arg, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
                               double *load, double *objective, shiro_error *err) {
-  (void)Pcol;
-  const work_eval *we = arg;
+  work_eval *we = arg;
   shiro_status st = strategy_select(B, we->s, we->gpn, NULL, NULL, err);
   if (st != SHIRO_OK) return st;
+  work_cost_per_rank(we->A, Prow, Pcol, B, we->row_entries, we->mark, load);
+  double most = 0;
+  for (int32_t r = 0; r < Prow->parts; r++) most = load[r] > most ? load[r] : most;
+  *objective = most;
   work_per_rank(we->A, Prow, B, we->w);
-  for (int32_t r = 0; r < Prow->parts; r++) load[r] = (double)we->w[r];
-  *objective = (double)most_of(we->w, Prow->parts);
+  const int64_t entries = most_of(we->w, Prow->parts);
+  if (!we->evals++) we->first = entries;
+  if (most < we->best) {
+    double sum = 0;
+    for (int32_t r = 0; r < Prow->parts; r++) sum += load[r];
+    we->best = most;
+    we->most = entries;
+    we->balance = sum > 0 ? most * Prow->parts / sum : 1.0;
+  }
   return SHIRO_OK;
 }
 
-shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, sc_partition *Prow,
-                          sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err) {
+shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int rounds, double row_entries,
+                          sc_partition *Prow, sc_partition *Pcol, sc_blocks *B, sc_work *rep, shiro_error *err) {
   if (s == STRAT_HYBRID) return shiro_fail(err, SHIRO_ERR_ARG, "work partition: hybrid's covers need a machine; balance with joint's");
-  work_eval we = {A, s, gpn, malloc((size_t)Prow->parts * sizeof(int64_t))};
-  if (!we.w) return shiro_fail(err, SHIRO_ERR_NOMEM, "work partition: out of memory");
+  work_eval we = {A, s, gpn, row_entries, malloc((size_t)Prow->parts * sizeof(int64_t)), calloc((size_t)A->m + 1, 1), INFINITY, 0, 1.0, 0, 0};
+  if (!we.w || !we.mark) {
+    free(we.w);
+    free(we.mark);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "work partition: out of memory");
+  }
   /* Both searches from the same start; the exponent's partition is kept unless the move's is
    * strictly better. */
   sc_partition row2 = {0}, col2 = {0};
@@ -136,6 +193,10 @@ shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int round
   shiro_status st = part_copy(Prow, &row2, err);
   if (st == SHIRO_OK) st = part_copy(Pcol, &col2, err);
   if (st == SHIRO_OK) st = balance_rounds(A, rounds, BALANCE_SHORTEN_EXPONENT, eval_work, &we, Prow, Pcol, B, &b, err);
+  const int64_t start_most = we.first;
+  int64_t most = we.most;
+  double balance = we.balance;
+  we.best = INFINITY;
   blocks_free(B);  /* one partition's blocks at a time: the winner's are built again if it is the first */
   *B = (sc_blocks){0};
   if (st == SHIRO_OK) st = balance_rounds(A, rounds, BALANCE_SHORTEN_MOVE, eval_work, &we, &row2, &col2, &B2, &b2, err);
@@ -145,17 +206,21 @@ shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int round
     *B = B2;
     B2 = (sc_blocks){0};
     b.best = b2.best;
+    most = we.most;
+    balance = we.balance;
   } else if (st == SHIRO_OK) {
-    blocks_free(&B2);
-    B2 = (sc_blocks){0};
     st = blocks_build(A, Prow, Pcol, B, err);
   }
   part_free(&row2);
   part_free(&col2);
   blocks_free(&B2);
   free(we.w);
-  rep->most_start = (int64_t)b.start;
-  rep->most = (int64_t)b.best;
+  free(we.mark);
+  rep->cost_start = b.start;
+  rep->cost = b.best;
+  rep->cost_balance = balance;
+  rep->most_start = start_most;
+  rep->most = most;
   rep->mean = A->nnz / (Prow->parts > 0 ? Prow->parts : 1);
   rep->rounds = b.rounds + b2.rounds;
   return st;
