@@ -43,7 +43,10 @@ static double value(void) { return (1.0 + (double)(rnd() >> 12) * 0x1p-52) * (rn
 /* BASE: the operator's entries start at position BASE of col / val, as a program's ops do (their
  * row pointers are absolute positions in the rank's arrays), so a kernel that assumed ptr[0] == 0
  * would read other entries. */
-enum { NROWS = 300, NSRC = 97, MAXE = 12, HEAVY = 2000, BASE = 5, MAXENT = BASE + NROWS * MAXE + HEAVY };
+/* LONG_MIN..LONG_MAX: the long rows' entries, above the 16 a row from which the kernels of rows
+ * of one vector take two rows at a time (cpu_kernels.c, PAIR_ROW_ENTRIES); MAXE's rows are below. */
+enum { NROWS = 300, NSRC = 97, MAXE = 12, LONG_MIN = 17, LONG_MAX = 40, HEAVY = 2000, BASE = 5,
+       MAXENT = BASE + NROWS * LONG_MAX + HEAVY };
 
 typedef struct operator_ {
   int64_t ptr[NROWS + 1];
@@ -55,8 +58,9 @@ typedef struct operator_ {
 
 /* A random operator: row i has 0..MAXE entries (exactly one if one_per_row; row 7 HEAVY if heavy;
  * if sparse, 0 in 4 rows of 5 and 1..3 in the others: a remote op's shape, pairs of rows without
- * entries that the kernels skip when they add), destination rows a permutation. */
-static void make(operator_ *A, int one_per_row, int heavy, int sparse) {
+ * entries that the kernels skip when they add; if long_rows, LONG_MIN..LONG_MAX), destination rows
+ * a permutation. */
+static void make(operator_ *A, int one_per_row, int heavy, int sparse, int long_rows) {
   for (int k = 0; k < BASE; k++) {  /* another op's entries */
     A->col[k] = (int32_t)(rnd() % NSRC);
     A->vd[k] = value();
@@ -64,7 +68,8 @@ static void make(operator_ *A, int one_per_row, int heavy, int sparse) {
   }
   A->ptr[0] = BASE;
   for (int i = 0; i < NROWS; i++) {
-    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : sparse ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3)) : (int)(rnd() % (MAXE + 1));
+    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : sparse ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3))
+            : long_rows ? LONG_MIN + (int)(rnd() % (LONG_MAX - LONG_MIN + 1)) : (int)(rnd() % (MAXE + 1));
     for (int e = 0; e < len; e++) {
       int64_t k = A->ptr[i] + e;
       A->col[k] = (int32_t)(rnd() % NSRC);
@@ -209,10 +214,12 @@ int main(void) {
   static const int64_t ns[] = {1, 2, 4, 8, 16, 32, 64, 128, 3, 7, 9, 33, 48, 100};
   const int nn = (int)(sizeof ns / sizeof ns[0]);
   operator_ *A = malloc(sizeof *A), *G = malloc(sizeof *G), *H = malloc(sizeof *H), *Z = malloc(sizeof *Z);
-  make(A, 0, 0, 0);
-  make(G, 1, 0, 0);
-  make(H, 0, 1, 0);
-  make(Z, 0, 0, 1);
+  operator_ *L = malloc(sizeof *L);
+  make(A, 0, 0, 0, 0);
+  make(G, 1, 0, 0, 0);
+  make(H, 0, 1, 0, 0);
+  make(Z, 0, 0, 1, 0);
+  make(L, 0, 0, 0, 1);
   check_values_discriminate();
   const int nisa = cpu_kernels_force_isa(CPU_ISA_AVX2) == CPU_ISA_AVX2 ? 2 : 1;
   if (nisa == 1) printf("note: this CPU has no AVX2; the baseline kernels only\n");
@@ -226,6 +233,8 @@ int main(void) {
           check("add", A, RT_ADD, d, listed, accum, ns[j], nisa, polled);
           check("multiply, mostly empty rows", Z, RT_MULTIPLY, d, listed, accum, ns[j], nisa, 0);
           check("add, mostly empty rows", Z, RT_ADD, d, listed, accum, ns[j], nisa, 0);
+          check("multiply, long rows", L, RT_MULTIPLY, d, listed, accum, ns[j], nisa, 0);
+          check("add, long rows", L, RT_ADD, d, listed, accum, ns[j], nisa, 0);
         }
         check("gather", G, RT_GATHER, d, listed, 0, ns[j], nisa, polled);
       }
@@ -239,6 +248,7 @@ int main(void) {
   free(G);
   free(H);
   free(Z);
+  free(L);
   printf("%s: %d failures\n", test_failures ? "FAIL" : "ok", test_failures);
   return test_failures != 0;
 }
