@@ -141,21 +141,44 @@ enum { ROW_PREFETCH = 8 };
     })                                                                                        \
   }
 
+/* NAME(a, lo, hi): NAME##_as with listed rows or not and accum or not as constants, one branch per
+ * call (the kernels of rows of one vector are instantiated four times: at N = 1 a row is ~4 entries
+ * and testing both flags in each row was a large part of its time). */
+#define DEF_INSTANCES(NAME, ATTR)                                                             \
+  ATTR static void NAME(const kargs *a, int64_t lo, int64_t hi) {                             \
+    if (a->rows) {                                                                            \
+      if (a->accum) NAME##_as(a, lo, hi, 1, 1);                                               \
+      else NAME##_as(a, lo, hi, 1, 0);                                                        \
+    } else if (a->accum) {                                                                    \
+      NAME##_as(a, lo, hi, 0, 1);                                                             \
+    } else {                                                                                  \
+      NAME##_as(a, lo, hi, 0, 0);                                                             \
+    }                                                                                         \
+  }
+
+/* The head of NAME##_as, a kernel of rows of one vector V (listed and accum constants, for
+ * DEF_INSTANCES), up to its opening brace and its locals: ptr, col, rows, val, d0 (dst), s0
+ * (src), zero. The body and its closing brace follow. */
+#define VEC_ROWS_AS(NAME, ATTR, T, V)                                                         \
+  ATTR static inline __attribute__((always_inline)) void NAME##_as(const kargs *a, int64_t lo, int64_t hi, \
+                                                                 const int listed, const int accum) { \
+    VEC_ROWS_LOCALS(T, V)
+#define VEC_ROWS_LOCALS(T, V)                                                                 \
+  const int64_t *ptr = a->ptr;                                                                \
+  const int32_t *col = a->col, *rows = a->rows;                                               \
+  const T *val = (const T *)a->val;                                                           \
+  T *d0 = (T *)(void *)a->dst;                                                                \
+  const T *s0 = (const T *)(const void *)a->src;                                              \
+  const V zero = {0};                                                                         \
+  (void)val, (void)zero, (void)ptr, (void)col, (void)rows, (void)d0, (void)s0;
+
 /* Rows of one vector V of L values (N = L: 1, 2, 4 or 8 values), two rows at a time. A row's sum is
  * then one chain of dependent adds, so a row alone waits an add's latency per entry; two rows'
  * chains interleaved fill the gaps. Each row still sums its own entries in stored order. NAME##_as
  * is instantiated four times, listed rows or not and accum or not as constants: at N = 1 a row is
  * ~4 entries and its tests are a large part of it (mdual, one thread: 5-10% faster, interleaved). */
 #define DEF_PAIR(NAME, ATTR, T, V, L, HV)                                                     \
-  ATTR static inline __attribute__((always_inline)) void NAME##_as(const kargs *a, int64_t lo, int64_t hi, \
-                                                                 const int listed, const int accum) { \
-    const int64_t *ptr = a->ptr;                                                              \
-    const int32_t *col = a->col, *rows = a->rows;                                             \
-    const T *val = (const T *)a->val;                                                         \
-    T *d0 = (T *)(void *)a->dst;                                                              \
-    const T *s0 = (const T *)(const void *)a->src;                                            \
-    const V zero = {0};                                                                       \
-    (void)val;                                                                                \
+  VEC_ROWS_AS(NAME, ATTR, T, V)                                                               \
     int64_t i = lo;                                                                           \
     for (; i + 1 < hi; i += 2) {                                                              \
       int64_t ea = ptr[i], eb = ptr[i + 1];                                                   \
@@ -193,16 +216,7 @@ enum { ROW_PREFETCH = 8 };
       ST(d, x);                                                                               \
     }                                                                                         \
   }                                                                                           \
-  ATTR static void NAME(const kargs *a, int64_t lo, int64_t hi) {                             \
-    if (a->rows) {                                                                            \
-      if (a->accum) NAME##_as(a, lo, hi, 1, 1);                                               \
-      else NAME##_as(a, lo, hi, 1, 0);                                                        \
-    } else if (a->accum) {                                                                    \
-      NAME##_as(a, lo, hi, 0, 1);                                                             \
-    } else {                                                                                  \
-      NAME##_as(a, lo, hi, 0, 0);                                                             \
-    }                                                                                         \
-  }
+  DEF_INSTANCES(NAME, ATTR)
 #define DEF_PAIR2(NAME, ATTR, T, V, L) DEF_PAIR(NAME##_mul, ATTR, T, V, L, 1) DEF_PAIR(NAME##_add, ATTR, T, V, L, 0)
 
 /* Rows of one vector V of L values, one row at a time: the sum starts from the first term (or
@@ -210,15 +224,7 @@ enum { ROW_PREFETCH = 8 };
  * (DEF_ROWS1 picks it): below ~16 entries a row the pair's second chain hides little latency
  * and its three loops per pair cost a mispredicted exit each. */
 #define DEF_ONE(NAME, ATTR, T, V, L, HV)                                                      \
-  ATTR static inline __attribute__((always_inline)) void NAME##_as(const kargs *a, int64_t lo, int64_t hi, \
-                                                                 const int listed, const int accum) { \
-    const int64_t *ptr = a->ptr;                                                              \
-    const int32_t *col = a->col, *rows = a->rows;                                             \
-    const T *val = (const T *)a->val;                                                         \
-    T *d0 = (T *)(void *)a->dst;                                                              \
-    const T *s0 = (const T *)(const void *)a->src;                                            \
-    const V zero = {0};                                                                       \
-    (void)val;                                                                                \
+  VEC_ROWS_AS(NAME, ATTR, T, V)                                                               \
     int64_t e = ptr[lo];                                                                      \
     for (int64_t i = lo; i < hi; i++) {                                                       \
       const int64_t e1 = ptr[i + 1];                                                          \
@@ -237,16 +243,7 @@ enum { ROW_PREFETCH = 8 };
       ST(d, x);                                                                               \
     }                                                                                         \
   }                                                                                           \
-  ATTR static void NAME(const kargs *a, int64_t lo, int64_t hi) {                             \
-    if (a->rows) {                                                                            \
-      if (a->accum) NAME##_as(a, lo, hi, 1, 1);                                               \
-      else NAME##_as(a, lo, hi, 1, 0);                                                        \
-    } else if (a->accum) {                                                                    \
-      NAME##_as(a, lo, hi, 0, 1);                                                             \
-    } else {                                                                                  \
-      NAME##_as(a, lo, hi, 0, 0);                                                             \
-    }                                                                                         \
-  }
+  DEF_INSTANCES(NAME, ATTR)
 
 /* Rows of one vector: the pair kernel where a range's rows average PAIR_ROW_ENTRIES entries or
  * more, else one row at a time (the same bits either way: each row sums in stored order). */
