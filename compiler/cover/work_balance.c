@@ -25,15 +25,16 @@ void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B
 double work_row_entries(int64_t n) { return 4.0 + 4.0 / (double)(n > 0 ? n : 1); }
 
 void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
-                        double row_entries, uint8_t *mark, double *cost) {
+                        double row_entries, uint8_t *mark, int64_t *w, double *cost) {
   const int32_t R = Prow->parts;
+  work_per_rank(A, Prow, B, w);
   for (int32_t r = 0; r < R; r++) {
     int64_t rows = 0;  /* the local multiply's: rows with an entry in r's own columns */
     const int64_t lo = Pcol->first[r], hi = Pcol->first[r + 1];
     for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
       for (int64_t e = A->Ap[i]; e < A->Ap[i + 1]; e++)
         if (A->Aj[e] >= lo && A->Aj[e] < hi) { rows++; break; }
-    cost[r] = (double)(A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]]) + row_entries * (double)rows;
+    cost[r] = (double)w[r] + row_entries * (double)rows;
   }
   for (int64_t t = 0; t < B->n; t++) {
     const sc_block *b = &B->b[t];
@@ -44,8 +45,8 @@ void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_part
       partial += b->rsel[i] && sel < b->Gp[i + 1] - b->Gp[i];  /* q's partial row for p */
       if (sel && !mark[b->rows[i]]) { mark[b->rows[i]] = 1; remote++; }  /* p's remote multiply visits it once */
     }
-    cost[b->p] += (double)(b->ent_remote - b->ne) + row_entries * (double)remote;  /* as work_per_rank */
-    cost[b->q] += (double)b->ent_partial + row_entries * (double)partial;
+    cost[b->p] += row_entries * (double)remote;
+    cost[b->q] += row_entries * (double)partial;
   }
   for (int64_t t = 0; t < B->n; t++)
     for (int32_t i = 0; i < B->b[t].nr; i++) mark[B->b[t].rows[i]] = 0;
@@ -97,9 +98,9 @@ shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_shorten shor
   rep->rounds = 1;
   double step = 1.0;  /* a full step, halved after each step that does not help */
   for (int k = 0; k < rounds && st == SHIRO_OK && R > 1; k++) {
+    const double e = shorten == BALANCE_SHORTEN_EXPONENT ? step : 1.0;
     for (int32_t r = 0; r < R; r++) {  /* a row brings its rank's load per nonzero it owns */
       const int64_t own = A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]];
-      const double e = shorten == BALANCE_SHORTEN_EXPONENT ? step : 1.0;
       scale[r] = own > 0 && wbest[r] > 0 ? pow(wbest[r] / (double)own, e) : 1.0;
     }
     st = part_scaled(A, Prow, scale, &next, err);
@@ -159,11 +160,10 @@ static shiro_status eval_work(void *arg, const sc_partition *Prow, const sc_part
   work_eval *we = arg;
   shiro_status st = strategy_select(B, we->s, we->gpn, NULL, NULL, err);
   if (st != SHIRO_OK) return st;
-  work_cost_per_rank(we->A, Prow, Pcol, B, we->row_entries, we->mark, load);
+  work_cost_per_rank(we->A, Prow, Pcol, B, we->row_entries, we->mark, we->w, load);
   double most = 0;
   for (int32_t r = 0; r < Prow->parts; r++) most = load[r] > most ? load[r] : most;
   *objective = most;
-  work_per_rank(we->A, Prow, B, we->w);
   const int64_t entries = most_of(we->w, Prow->parts);
   if (!we->evals++) we->first = entries;
   if (most < we->best) {

@@ -39,13 +39,13 @@ double work_row_entries(int64_t n);
 void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, int64_t *w);
 
 /* What each rank's multiplies cost under B's current selections (cost[R]), in entries:
- * work_per_rank's entries plus row_entries for each row each of its multiply ops visits with
- * an entry: its local multiply's rows (an entry in its own columns, Pcol), its partial rows
- * (one per block and selected row with an unselected column), its REMOTE_B rows (a row with
- * an entry in a selected column of any of its blocks, counted once). mark[A->m] is scratch,
- * zero on entry and on return. */
+ * work_per_rank's entries (also left in w[R]) plus row_entries for each row each of its
+ * multiply ops visits with an entry: its local multiply's rows (an entry in its own columns,
+ * Pcol), its partial rows (one per block and selected row with an unselected column), its
+ * REMOTE_B rows (a row with an entry in a selected column of any of its blocks, counted once).
+ * mark[A->m] is scratch, zero on entry and on return. */
 void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
-                        double row_entries, uint8_t *mark, double *cost);
+                        double row_entries, uint8_t *mark, int64_t *w, double *cost);
 
 /* max / mean of work_per_rank over the ranks (1 for a matrix without nonzeros, or out of memory). */
 double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B);
