@@ -59,7 +59,8 @@ def main():
                     print(f"FAIL {tag}: shiro-plan exit {p.returncode}: {p.stderr.strip()}")
                     failures += 1
                     continue
-                planned = {k: v for k, v in json.loads(p.stdout)["volumes"][strategy].items()
+                planj = json.loads(p.stdout)  # auto-cpu names the strategy it chose
+                planned = {k: v for k, v in planj["volumes"][planj["strategy"]].items()
                            if not k.startswith("predicted_")}  # the time partition prices its plan
                 d = run([os.path.join(tools, "shiro-plan-dump"), plan, "--json"])
                 dumped = json.loads(d.stdout)["volumes"] if d.returncode == 0 else None

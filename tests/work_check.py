@@ -20,7 +20,9 @@ On shipped matrices at R = 2, 4 and 8 (joint, flat), with --n 1 and --n 32:
 With the shared matrices: on cit-HepTh and mdual at R = 2, N = 1 the busiest rank's cost is
 within 1% of the mean (the search that only halved the scales' exponent stopped at 1.10x and
 1.11x: full steps crossed the balance; work_balance.h, sc_balance_shorten).
-Replays of work-partition plans under mpirun are in meson.build (replay-work-*).
+--strategy auto-cpu (cpu_choice below): joint or col, as their costs say, each exactly the plan
+its strategy's work partition gives; with the shared matrices, the measured cases' choices.
+Replays of work-partition and auto-cpu plans under mpirun are in meson.build (replay-work-*).
 """
 import json
 import os
@@ -108,6 +110,74 @@ def time_partition(plan_tool, dump):
     print(f"     the default under auto kept the metis partition in {metis} case(s)")
 
 
+def dump_body(dump, plan):
+    """shiro-plan-dump's summary without its first line (the plan's path)."""
+    r = run([dump, plan])
+    return r.stdout.split("\n", 1)[1] if r.returncode == 0 and "\n" in r.stdout else None
+
+
+def cpu_choice(plan_tool, dump):
+    """--strategy auto-cpu (compiler/cover/work_choice.c): its plan is col where col's busiest
+    rank costs at most 0.97 of joint's, else joint; each candidate is exactly the plan
+    --strategy S --partition work --n N writes (the same programs, dumped), and its call cost is
+    at least that plan's work cost (the ops) and at most that plus a moved row's cost for every
+    row moved; some case counts moves on its busiest rank and some case keeps each strategy;
+    --partition time is refused."""
+    kept, moved_counted = set(), 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CASES:
+            mtx = os.path.join(DATA, name)
+            for R in (2, 4, 8):
+                for n in (1, 32):
+                    case = f"{name} R={R} --strategy auto-cpu --n {n}"
+                    plan = os.path.join(tmp, "auto.h5")
+                    r = run([plan_tool, mtx, "--ranks", str(R), "--strategy", "auto-cpu", "--n", str(n), "-o", plan,
+                             "--json", "--quiet"])
+                    if r.returncode != 0:
+                        fail(f"{case}: shiro-plan exit {r.returncode}: {r.stderr.strip()}")
+                        continue
+                    d = json.loads(r.stdout)
+                    c = d.get("cpu_choice")
+                    if not c or d["strategy_choice"] != "auto-cpu" or d["partition"] != "work" \
+                            or d["partition_choice"] != "default":
+                        fail(f"{case}: strategy_choice {d['strategy_choice']}, partition {d['partition']} "
+                             f"({d['partition_choice']}), cpu_choice {c}")
+                        continue
+                    want = "col" if c["col_cost"] <= 0.97 * c["joint_cost"] else "joint"  # WORK_CHOICE_GAIN
+                    ok = d["strategy"] == want and abs(c["row_entries"] - (4 + 4 / n)) < 1e-9 \
+                        and c["move_row_entries"] == 4
+                    kept.add(d["strategy"])
+                    print(f"{'ok  ' if ok else 'FAIL'} {case}: joint {c['joint_cost']:.0f}, col {c['col_cost']:.0f} "
+                          f"-> {d['strategy']}")
+                    if not ok:
+                        fail(f"{case}: kept {d['strategy']} (want {want}), {c}")
+                    body = dump_body(dump, plan)
+                    for s in ("joint", "col"):
+                        given = os.path.join(tmp, f"{s}.h5")
+                        g = run([plan_tool, mtx, "--ranks", str(R), "--strategy", s, "--partition", "work", "--n",
+                                 str(n), "-o", given, "--json", "--quiet"])
+                        if g.returncode != 0:
+                            fail(f"{case}: --strategy {s} --partition work: exit {g.returncode}: {g.stderr.strip()}")
+                            continue
+                        gd = json.loads(g.stdout)
+                        ops, call = gd["work_partition"]["cost"], c[f"{s}_cost"]
+                        rows = gd["volumes"][s]["total_rows"]
+                        if not ops - 1e-6 <= call <= ops + c["move_row_entries"] * rows + 1e-6:
+                            fail(f"{case}: {s}'s call cost {call} outside [{ops}, {ops} + "
+                                 f"{c['move_row_entries']} x {rows} rows moved]")
+                        moved_counted += call > ops + 1e-6
+                        if s == d["strategy"] and dump_body(dump, given) != body:
+                            fail(f"{case}: auto-cpu's plan is not the plan --strategy {s} --partition work writes")
+        if kept != {"joint", "col"}:
+            fail(f"auto-cpu kept only {kept} over the cases: the choice went untested")
+        if not moved_counted:
+            fail("no case where auto-cpu's cost counted a row moved on the busiest rank")
+        r = run([plan_tool, os.path.join(DATA, CASES[0]), "--ranks", "2", "--strategy", "auto-cpu", "--partition", "time",
+                 "-o", os.path.join(tmp, "t.h5")])
+        if r.returncode != 2 or "--partition time" not in r.stderr or os.path.exists(os.path.join(tmp, "t.h5")):
+            fail(f"--strategy auto-cpu --partition time: exit {r.returncode}, {r.stderr.strip()} (want exit 2, named)")
+
+
 def shared_cases(plan_tool, shared):
     """The work partition's cost within 1% of the mean where the covers move work with the rows."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +192,17 @@ def shared_cases(plan_tool, shared):
             print(f"{'ok  ' if bal <= 1.01 else 'FAIL'} {name} R=2 N=1: work partition's cost max/mean {bal:.4f}")
             if bal > 1.01:
                 fail(f"{name} R=2: the work partition's cost balance {bal:.4f} is above 1.01")
+        # auto-cpu at N = 1 on cases measured side by side (README, auto-cpu): col's plan ran
+        # 0.87x joint's time on mdual and 0.89x on cit-HepTh, 1.11x on email-Enron and 1.13x on
+        # delaunay_n16 (R = 4, one thread a rank).
+        for name, R, want in (("mdual.mtx.gz", 4, "col"), ("cit-HepTh.mtx.gz", 4, "col"),
+                              ("email-Enron.mtx.gz", 4, "joint"), ("delaunay_n16.mtx.gz", 4, "joint")):
+            r = run([plan_tool, os.path.join(shared, name), "--ranks", str(R), "--strategy", "auto-cpu", "--n", "1",
+                     "-o", os.path.join(tmp, "p.h5"), "--json", "--quiet"])
+            got = json.loads(r.stdout)["strategy"] if r.returncode == 0 else f"exit {r.returncode}: {r.stderr.strip()}"
+            print(f"{'ok  ' if got == want else 'FAIL'} {name} R={R} N=1 --strategy auto-cpu: {got}")
+            if got != want:
+                fail(f"{name} R={R} N=1: auto-cpu kept {got}, not {want} (the plan measured faster)")
 
 
 def main():
@@ -173,6 +254,7 @@ def main():
     if not lowered:
         fail("no case where the work partition lowered the busiest rank's cost by 10%: the rescaling went untested")
     time_partition(plan_tool, dump)
+    cpu_choice(plan_tool, dump)
     if len(sys.argv) > 2:
         shared_cases(plan_tool, sys.argv[2])
     print(f"{len(failures)} failures")

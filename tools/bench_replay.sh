@@ -9,11 +9,12 @@
 # 2. Inputs: the shared matrices (../shared/data/matrices) with at least
 #    $MIN_NNZ stored nonzeros, and R-MAT matrices of the scales in $RMAT
 #    (shiro-gen rmat, edge factor 16, seed 1; kept in $OUT between runs); a
-#    plan per matrix, R and N (shiro-plan --ranks R --partition $PARTITION
-#    --n N: joint; default work, the contiguous rows that balance the cost of
-#    each rank's multiplies under the covers, entries plus 4 + 4/N per row an
-#    op visits; PARTITION=block for the equal rows PETSc gets), kept too (made
-#    again when shiro-plan is newer).
+#    plan per matrix, R and N (shiro-plan --ranks R --strategy $STRATEGY
+#    --partition $PARTITION --n N; default auto-cpu, joint or col, whichever's
+#    busiest rank costs less, on the work partition: the contiguous rows that
+#    balance the cost of each rank's multiplies under the covers, entries plus
+#    4 + 4/N per row an op visits; STRATEGY=joint PARTITION=block for joint on
+#    the equal rows PETSc gets), kept too (made again when shiro-plan is newer).
 # 3. Local multiply: shiro's kernels on the one-rank plan's local op (all of A)
 #    against GraphBLAS GrB_mxm (the better of C = A·B and C += A·B), on one
 #    thread and on all ($THREADS), for every N in $LOCAL_NS, float and double.
@@ -62,6 +63,7 @@ REPS=${REPS:-7}
 MS=${MS:-20}
 OVERLAP_N=${OVERLAP_N:-32}
 PARTITION=${PARTITION:-work}
+STRATEGY=${STRATEGY:-auto-cpu}
 if [ "$quick" = 1 ]; then
   ONLY=${ONLY:-"soc-Slashdot0902 mdual delaunay_n16 bcsstk33"}
   RMAT=${RMAT-"18"}
@@ -106,8 +108,9 @@ if [ -z "$BUILD" ]; then
 fi
 bench=$BUILD/tools/bench/shiro-bench-cpu
 plan=$BUILD/tools/shiro-plan
+dump=$BUILD/tools/shiro-plan-dump
 gen=$BUILD/tools/gen/shiro-gen
-for x in "$bench" "$plan" "$gen"; do [ -x "$x" ] || die "$x is missing (BUILD=$BUILD: run ninja there)"; done
+for x in "$bench" "$plan" "$dump" "$gen"; do [ -x "$x" ] || die "$x is missing (BUILD=$BUILD: run ninja there)"; done
 mkdir -p "$OUT/plans" "$OUT/peers"
 cc -O2 -o "$OUT/peers/peer-graphblas" "$here/tools/bench/peer_graphblas.c" -lgraphblas -lz || die "building peer-graphblas failed"
 mpicc -O2 -o "$OUT/peers/peer-petsc" "$here/tools/bench/peer_petsc.c" $(pkg-config --cflags --libs PETSc) -lz \
@@ -136,8 +139,9 @@ done
 name() { local b; b=$(basename "$1"); echo "${b%%.mtx*}"; }
 plan_of() {  # plan_of MATRIX R N: the plan's path (made again when shiro-plan is newer than it)
   local p
-  p=$OUT/plans/$(name "$1")-$2-$PARTITION-n$3.h5
-  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --partition "$PARTITION" --n "$3" -o "$p" --quiet
+  p=$OUT/plans/$(name "$1")-$2-$STRATEGY-$PARTITION-n$3.h5
+  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --strategy "$STRATEGY" --partition "$PARTITION" --n "$3" \
+    -o "$p" --quiet
   echo "$p"
 }
 kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }   # kv KEY < line: the value of KEY=...
@@ -146,7 +150,7 @@ csv() { echo "$1" | tr ' ' ','; }
 
 echo "# shiro bench_replay.sh  $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')  build $BUILD"
 echo "# host $(hostname), $(nproc) cores, load average $(load); runs $RUNS (alternating), each best of $REPS samples of ~$MS ms"
-echo "# shiro's plans: joint, --partition $PARTITION --n N (the N run); PETSc: the block partition"
+echo "# shiro's plans: --strategy $STRATEGY --partition $PARTITION --n N (the N run); PETSc: the block partition"
 echo "# matrices: $(for m in "${mats[@]}"; do printf '%s ' "$(name "$m")"; done)"
 echo
 
@@ -208,13 +212,14 @@ for R in $RANKS; do
 done
 echo "## Whole replay: shiro_spmm vs PETSc (N = 1: MatMult, else MatMatMult MPIAIJ x MPIDENSE), ms per call; ratio = PETSc / shiro (double)"
 echo "## load average $(load)"
-printf '%-18s %2s %4s | %10s %10s %6s | %12s\n' matrix R N "shiro" "PETSc" ratio "shiro float"
+printf '%-18s %2s %4s | %10s %10s %6s | %12s | %s\n' matrix R N "shiro" "PETSc" ratio "shiro float" strategy
 for m in "${mats[@]}"; do
   for R in $RANKS; do
     for n in $NS; do
       k="$(name "$m") $R $n"
-      awk -v m="$(name "$m")" -v R="$R" -v n="$n" -v s="${SD[$k]}" -v p="${P[$k]}" -v f="${SF[$k]}" \
-        'BEGIN { printf "%-18s %2d %4d | %10.3f %10.3f %6.2f | %12.3f\n", m, R, n, s, p, p / s, f }'
+      st=$("$dump" "$(plan_of "$m" "$R" "$n")" | sed -n 's/.*strategy \([a-z-]*\),.*/\1/p' | head -1)
+      awk -v m="$(name "$m")" -v R="$R" -v n="$n" -v s="${SD[$k]}" -v p="${P[$k]}" -v f="${SF[$k]}" -v st="$st" \
+        'BEGIN { printf "%-18s %2d %4d | %10.3f %10.3f %6.2f | %12.3f | %s\n", m, R, n, s, p, p / s, f, st }'
     done
   done
 done

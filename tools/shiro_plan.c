@@ -22,6 +22,7 @@
 #include "partition.h"
 #include "time_balance.h"
 #include "work_balance.h"
+#include "work_choice.h"
 #include "permute.h"
 #include "plan_build.h"
 #include "plan_file.h"
@@ -42,6 +43,7 @@ typedef struct options {
   int compare, json, quiet;
   const char *machine;  /* --machine NAME|FILE (NULL: not given; auto then prices for tsubame4's links) */
   int auto_strategy;    /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
+  int cpu_auto;         /* --strategy auto-cpu: joint or col, whichever's busiest rank costs less (work_choice.h) */
   int64_t n;            /* --n: the columns of B predictions are for (default 64) */
   int dbl;              /* --dtype double (default float) */
   const char *format;   /* "mtx", "edgelist" or "csr-h5" */
@@ -71,12 +73,16 @@ static void usage(FILE *f) {
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
           "                     A: B rows block over the columns)\n"
-          "  --strategy S       block | col | row | joint | hier | group | cola | hybrid | auto (default:\n"
+          "  --strategy S       block | col | row | joint | hier | group | cola | hybrid | auto | auto-cpu (default:\n"
           "                     auto when 1 < G < R, else joint: group and hier then move joint's rows)\n"
           "                     hybrid: per node pair joint's direct covers or group's relayed one,\n"
           "                     and the relays, as the cost model of --machine (default tsubame4) prefers\n"
           "                     auto: of col, joint, hier, group, cola and hybrid, the plan predicted\n"
           "                     fastest on --machine (the cost model, compiler/cost/README.md)\n"
+          "                     auto-cpu: for CPU ranks, joint or col, each on its own work partition\n"
+          "                     (the default partition here) for --n: the one whose busiest rank's\n"
+          "                     multiplies and rows sent and received cost least (col only if\n"
+          "                     3%% below joint)\n"
           "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
           "                     tools/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
@@ -136,7 +142,9 @@ static int parse(int argc, char **argv, options *o) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       o->auto_strategy = !strcmp(val, "auto");
+      o->cpu_auto = !strcmp(val, "auto-cpu");
       if (o->auto_strategy) o->strategy = STRAT_COUNT;
+      else if (o->cpu_auto) o->strategy = STRAT_JOINT;  /* until work_choose decides */
       else if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
     } else if (!strcmp(a, "--format")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
@@ -186,6 +194,12 @@ static int parse(int argc, char **argv, options *o) {
     else o->strategy = STRAT_JOINT;
   }
   if (!o->n) o->n = 64;
+  if (o->cpu_auto && !o->partition_given) o->partition = "work";
+  if (o->cpu_auto && !strcmp(o->partition, "time")) {
+    fprintf(stderr, "%s: --strategy auto-cpu: --partition time balances a network's links, auto-cpu the ranks' CPU "
+            "work; give work (its default), nnz, block, metis or parts:FILE\n", prog);
+    return 0;
+  }
   return 1;
 }
 
@@ -503,6 +517,7 @@ static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_
 /* Rounds of the work and time partitions (after their start: nnz's, block's), and what they did. */
 enum { WORK_ROUNDS = 8 };
 static sc_work work_seen;
+static sc_work_choice cpu_seen;  /* auto-cpu's choice */
 static sc_balance time_seen;  /* the time partition's rounds (in seconds, with time_strategy's plan) */
 static sc_strategy time_strategy;
 /* The default partition under auto keeps the time partition only where auto's plan is predicted
@@ -595,6 +610,11 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
               metis_other_s * 1e3, strcmp(o->partition, "metis") ? "not kept (under 3% faster)" : "kept (ranks own row lists)");
     else if (metis_tried == 2)
       fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
+    if (o->cpu_auto)
+      fprintf(stderr, "  auto-cpu: the busiest rank costs %.0f entries under joint, %.0f under col (%.3g per row an op "
+              "visits at N = %lld, %.3g per row sent or received); kept %s\n", cpu_seen.cost[WORK_CHOICE_JOINT],
+              cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n), (long long)o->n, WORK_MOVE_ROW_ENTRIES,
+              strategy_name(o->strategy));
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the busiest rank costs %.0f entries "
               "(%.3g per row an op visits, for N = %lld; nnz partition: %.0f), computes %lld entries (nnz partition: %lld, mean %lld)\n",
@@ -614,6 +634,10 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
     if (out) cli_json_string(stdout, out); else printf("null");
     printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
+    if (o->cpu_auto)
+      printf("\"cpu_choice\": {\"joint_cost\": %.9g, \"col_cost\": %.9g, \"row_entries\": %.9g, \"move_row_entries\": %.9g}, ",
+             cpu_seen.cost[WORK_CHOICE_JOINT], cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n),
+             WORK_MOVE_ROW_ENTRIES);
     if (!strcmp(o->partition, "work"))
       printf("\"work_partition\": {\"rounds\": %d, \"row_entries\": %.9g, \"cost\": %.9g, \"nnz_cost\": %.9g, "
              "\"cost_balance\": %.9g}, ", work_seen.rounds, work_row_entries(o->n), work_seen.cost, work_seen.cost_start,
@@ -639,7 +663,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
     print_volumes_json(v, have, o->strategy, o->compare, P);
-    printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : "given");
+    printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : o->cpu_auto ? "auto-cpu" : "given");
     if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
     if (hybrid_have)
@@ -826,7 +850,17 @@ int main(int argc, char **argv) {
   if (strcmp(o.partition, "work") && !time_part) warn_empty_ranks(&o, A, &Prow, &Pcol);  /* work: for the partition it keeps */
   t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
   cli_progress("blocks", 0, 1);
-  if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
+  if (o.cpu_auto) {  /* joint and col, each on its partition; B is built for the one kept */
+    cli_progress("auto-cpu", 0, 1);
+    const int balance = !strcmp(o.partition, "work");
+    if (work_choose(A, o.gpn, balance, WORK_ROUNDS, work_row_entries(o.n), WORK_MOVE_ROW_ENTRIES, &Prow, &Pcol, &B,
+                    &cpu_seen, &err) != SHIRO_OK) goto fail;
+    o.strategy = cpu_seen.chosen;
+    if (balance) work_seen = cpu_seen.work[o.strategy == STRAT_COL ? WORK_CHOICE_COL : WORK_CHOICE_JOINT];
+    cli_progress("auto-cpu", 1, 1);
+    if (balance) warn_empty_ranks(&o, A, &Prow, &Pcol);
+    t1 = cli_now(); t.partition += t1 - t0; t0 = t1;
+  } else if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
     cli_progress("work partition", 0, 1);
     if (work_balance(A, work_strategy(&o), o.gpn, WORK_ROUNDS, work_row_entries(o.n), &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
     cli_progress("work partition", 1, 1);
