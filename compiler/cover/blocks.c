@@ -278,6 +278,13 @@ void block_count_entries(sc_block *b) {
   b->ent_remote = nr;
 }
 
+int64_t block_rows_moved(const sc_block *b) {
+  int64_t rows = 0;
+  for (int32_t i = 0; i < b->nr; i++) rows += b->rsel[i];
+  for (int32_t j = 0; j < b->nc; j++) rows += b->csel[j];
+  return rows;
+}
+
 void blocks_drop_cert(sc_blocks *B) {
   for (int64_t y = 0; B->cert && y < (int64_t)B->cert_nodes * B->cert_nodes; y++) free(B->cert[y]);
   free(B->cert);

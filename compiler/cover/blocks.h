@@ -75,6 +75,10 @@ static inline int64_t blocks_find(const sc_blocks *B, int32_t p, int32_t q) {
  * selection is final, while the block is still in cache. */
 void block_count_entries(sc_block *b);
 
+/* The rows b's selection moves from q to p: its selected columns' B rows and its selected rows'
+ * partial C rows (the block's share of a flat strategy's volume). */
+int64_t block_rows_moved(const sc_block *b);
+
 /* Frees group's node-pair certificate (cert, cert_at), if any. */
 void blocks_drop_cert(sc_blocks *B);
 

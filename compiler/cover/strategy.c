@@ -131,9 +131,6 @@ void strategy_volumes(const sc_blocks *B, const sc_partition *Pcol, sc_strategy 
   }
   for (int64_t t = 0; t < B->n; t++) {
     const sc_block *b = &B->b[t];
-    int64_t rows = 0;
-    for (int32_t i = 0; i < b->nr; i++) rows += b->rsel[i];
-    for (int32_t j = 0; j < b->nc; j++) rows += b->csel[j];
-    count_hop(v, b->p, b->q, gpn, rows);
+    count_hop(v, b->p, b->q, gpn, block_rows_moved(b));
   }
 }

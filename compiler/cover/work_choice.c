@@ -16,16 +16,9 @@ void work_call_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc
   work_cost_per_rank(A, Prow, Pcol, B, row_entries, mark, w, cost);
   for (int64_t t = 0; t < B->n; t++) {
     const sc_block *b = &B->b[t];
-    int64_t moved = 0;  /* q's B rows for p, and the partial C rows q computes for p */
-    for (int32_t j = 0; j < b->nc; j++) moved += b->csel[j];
-    for (int32_t i = 0; i < b->nr; i++) {
-      if (!b->rsel[i]) continue;
-      int64_t sel = 0;
-      for (int32_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sel += b->csel[b->Gj[e]];
-      moved += sel < b->Gp[i + 1] - b->Gp[i];
-    }
-    cost[b->q] += move_entries * (double)moved;
-    cost[b->p] += move_entries * (double)moved;
+    const double moved = move_entries * (double)block_rows_moved(b);
+    cost[b->q] += moved;
+    cost[b->p] += moved;
   }
 }
 

@@ -29,14 +29,13 @@
 
 /* What each rank's share of a call costs under B's current selections (cost[R]), in entries:
  * work_cost_per_rank's (its multiplies) plus move_entries for each row it sends and each row
- * it receives (per block: its selected columns' B rows, and its selected rows with an
- * unselected column, the partial C rows). The network is not priced: this is one node's
+ * it receives (block_rows_moved: the B rows and partial C rows of its blocks). The network is not priced: this is one node's
  * ranks, where a message is a copy. w[R] gets the entries (work_per_rank); mark[A->m] is
  * scratch, zero on entry and on return. */
 void work_call_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
                              double row_entries, double move_entries, uint8_t *mark, int64_t *w, double *cost);
 
-/* The candidates, in order of preference on equal cost. */
+/* The candidates' places in sc_work_choice (joint is kept unless col wins by WORK_CHOICE_GAIN). */
 enum { WORK_CHOICE_JOINT = 0, WORK_CHOICE_COL = 1, WORK_CHOICES = 2 };
 
 /* What work_choose did: the strategy kept, and per candidate the busiest rank's call cost
