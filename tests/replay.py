@@ -5,7 +5,7 @@ as shiro-plan reports them equal those shiro-plan-dump recomputes from the file.
 
 usage: replay.py BUILD_DIR MATRIX [--ranks 1,2,3,4,8 | --ranks 8:4,6:4] [--gpn 2]
                  [--strategies block,col,row,joint] [--n 1,7,32] [--dtype float,double]
-                 [--backend cpu|cuda] [--transport auto|nccl|mpi]
+                 [--backend cpu|cuda] [--transport auto|nccl|mpi] [--direction forward|transpose|both]
 Exit status 0 when every run passed, 1 otherwise (each failure is printed).
 With --backend cuda, exit status 77 (skipped) when shiro-spmm finds no CUDA
 device (it exits 77 itself then).
@@ -35,6 +35,8 @@ def main():
     ap.add_argument("--partition", default="block")
     ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--transport", default="auto", choices=["auto", "nccl", "mpi"])
+    ap.add_argument("--direction", default="forward", choices=["forward", "transpose", "both"],
+                    help="shiro-spmm --direction: both checks C = A.B and X = A^T.Y")
     a = ap.parse_args()
     tools = os.path.join(a.build, "tools")
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -44,7 +46,7 @@ def main():
     if not os.path.exists(a.matrix):
         print(f"SKIP: {a.matrix} not present")
         return 77
-    expected = len(a.n.split(",")) * len(a.dtype.split(","))
+    expected = len(a.n.split(",")) * len(a.dtype.split(",")) * (2 if a.direction == "both" else 1)
     backend = [] if a.backend == "cpu" else ["--backend", a.backend, "--transport", a.transport]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,7 +74,7 @@ def main():
                     print(f"FAIL {tag}: shiro-plan-dump --verify: {v.stderr.strip()}")
                     failures += 1
                 s = run([mpirun, "-np", str(ranks), os.path.join(tools, "shiro-spmm"), plan, "--n", a.n,
-                         "--dtype", a.dtype, "--iters", "2", "--check", a.matrix] + backend)
+                         "--dtype", a.dtype, "--iters", "2", "--check", a.matrix, "--direction", a.direction] + backend)
                 if s.returncode == 77 and a.backend != "cpu":
                     why = s.stderr.strip().splitlines()[0] if s.stderr.strip() else ""
                     print(f"SKIP {tag}: shiro-spmm --backend {a.backend} found no device: {why}")
@@ -83,7 +85,7 @@ def main():
                     failures += 1
                 else:
                     print(f"ok   {tag}{'' if a.backend == 'cpu' else ' backend=' + a.backend + '/' + a.transport}: "
-                          f"{planned['total_rows']} rows/call, verified, {expected} checks passed")
+                          f"{planned['total_rows']} rows/call, verified, {expected} checks passed ({a.direction})")
     return 1 if failures else 0
 
 

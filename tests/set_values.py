@@ -5,6 +5,7 @@ A'·B and A'ᵀ·Y against serial products, the transposed program derived befor
 installs, misuse), float and double; --old-plan: a format 2.0 plan is refused with SHIRO_ERR_VERSION.
 
 usage: set_values.py BUILD_DIR MATRIX [--strategies S,..] [--partitions P,..] [--ranks R[:G],..] [--n N,..]
+                     [--backend cpu|cuda]
        set_values.py BUILD_DIR --old-plan PLAN.gz --ranks R
 """
 import argparse
@@ -25,10 +26,13 @@ def main():
     ap.add_argument("--ranks", default="1,2,3,4:2")
     ap.add_argument("--n", default="1,7")
     ap.add_argument("--old-plan")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: tests/gpu/test_set_values_cuda (B, C, Y, X on the device; exit 77 without one)")
     a = ap.parse_args()
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     plan_exe = os.path.join(a.build, "tools", "shiro-plan")
-    test_exe = os.path.join(a.build, "tests", "test_set_values")
+    test_exe = os.path.join(a.build, "tests", "test_set_values") if a.backend == "cpu" else \
+        os.path.join(a.build, "tests", "gpu", "test_set_values_cuda")
     failures = runs = 0
     with tempfile.TemporaryDirectory() as tmp:
         plan = os.path.join(tmp, "t.shiro.h5")
@@ -55,6 +59,9 @@ def main():
                         continue
                     t = subprocess.run([mpirun, "-np", r, test_exe, plan, a.matrix, a.n], capture_output=True, text=True,
                                        timeout=600)
+                    if t.returncode == 77 and a.backend == "cuda":
+                        print(f"SKIP {tag}: {t.stdout.strip()}")
+                        return 77
                     if t.returncode != 0:
                         print(f"FAIL {tag}:\n{t.stdout}{t.stderr}")
                         failures += 1

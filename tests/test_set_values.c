@@ -18,7 +18,12 @@
  * (terms + 3) · u · (|A'|·|B|). Misuse: a NULL context, values NULL on rank 1
  * only (every rank fails, with a message naming rank 1; the context still
  * multiplies by its last values). With --expect-version every rank must get
- * SHIRO_ERR_VERSION (the plan has no val_src). */
+ * SHIRO_ERR_VERSION (the plan has no val_src).
+ *
+ * Built with -DSHIRO_TEST_CUDA (tests/gpu/: test_set_values_cuda) the contexts
+ * use the CUDA backend: B and Y are copied to the device before each call and
+ * C and X back after it (the poison too, so a row the call failed to write
+ * shows); without a device every rank exits 77 (skipped). */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -31,7 +36,50 @@
 #include "spmm_ref.h"
 #include "test_util.h"
 
+#ifdef SHIRO_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 static int rank, nranks;
+
+/* The host buffers and, on the CUDA backend, their device copies (else the host ones). */
+enum { BUF_B, BUF_C, BUF_C2, BUF_Y, BUF_X, BUF_X2, NBUF };
+typedef struct bufs {
+  void *h[NBUF], *d[NBUF];
+  size_t bytes[NBUF];
+} bufs;
+
+/* Allocates buffer k of `bytes` on the host (and the device). Returns 0 on failure. */
+static int buf_alloc(bufs *b, int k, size_t bytes) {
+  b->bytes[k] = bytes;
+  b->h[k] = malloc(bytes);
+#ifdef SHIRO_TEST_CUDA
+  if (cudaMalloc(&b->d[k], bytes) != cudaSuccess) b->d[k] = NULL;
+#else
+  b->d[k] = b->h[k];
+#endif
+  return b->h[k] && b->d[k];
+}
+
+static void buf_free(bufs *b) {
+  for (int k = 0; k < NBUF; k++) {
+#ifdef SHIRO_TEST_CUDA
+    if (b->d[k]) cudaFree(b->d[k]);
+#endif
+    free(b->h[k]);
+  }
+}
+
+/* Copies buffer k host -> device (up) or device -> host (down); nothing on the CPU backend. */
+static void buf_sync(bufs *b, int k, int up) {
+#ifdef SHIRO_TEST_CUDA
+  cudaError_t e = up ? cudaMemcpy(b->d[k], b->h[k], b->bytes[k], cudaMemcpyHostToDevice)
+                     : cudaMemcpy(b->h[k], b->d[k], b->bytes[k], cudaMemcpyDeviceToHost);
+  EXPECT(e == cudaSuccess, "rank %d: cudaMemcpy of buffer %d: %s", rank, k, cudaGetErrorString(e));
+#else
+  (void)b; (void)k; (void)up;
+#endif
+}
 
 
 /* The value of A'(i, j) in round r (0: the file's value v). Never 0, mixed signs, not integers. */
@@ -53,25 +101,28 @@ static void round_values(const shiro_plan_info *in, const int64_t *rp, const int
     for (int64_t t = rp[i]; t < rp[i + 1]; t++) v[t] = a_value(in->c_global[i], cj[t], r, v0[t]);
 }
 
-typedef struct bufs {
-  void *B, *C, *C2, *Y, *X, *X2;
-} bufs;
-
 /* shiro_spmm and shiro_spmm_transpose once (twice when `twice`: the same bits), checked against round r. */
 static void products(shiro_ctx *ctx, const sc_csr *A, const shiro_plan_info *in, int r, shiro_dtype dt, int64_t n, bufs *b,
                      int twice, const char *what) {
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
-  memset(b->C, 0xff, (size_t)(in->c_rows * n + 1) * esz);  /* NaN poison */
-  memset(b->X, 0xff, (size_t)(in->b_rows * n + 1) * esz);
-  EXPECT(shiro_spmm(ctx, b->B, b->C) == SHIRO_OK, "rank %d %s spmm: %s", rank, what, shiro_ctx_last_error(ctx));
-  EXPECT(shiro_spmm_transpose(ctx, b->Y, b->X) == SHIRO_OK, "rank %d %s transpose: %s", rank, what, shiro_ctx_last_error(ctx));
+  memset(b->h[BUF_C], 0xff, (size_t)(in->c_rows * n + 1) * esz);  /* NaN poison */
+  memset(b->h[BUF_X], 0xff, (size_t)(in->b_rows * n + 1) * esz);
+  for (int k = 0; k < NBUF; k++) buf_sync(b, k, 1);
+  EXPECT(shiro_spmm(ctx, b->d[BUF_B], b->d[BUF_C]) == SHIRO_OK, "rank %d %s spmm: %s", rank, what, shiro_ctx_last_error(ctx));
+  EXPECT(shiro_spmm_transpose(ctx, b->d[BUF_Y], b->d[BUF_X]) == SHIRO_OK, "rank %d %s transpose: %s", rank, what,
+         shiro_ctx_last_error(ctx));
   if (twice) {
-    EXPECT(shiro_spmm(ctx, b->B, b->C2) == SHIRO_OK, "rank %d %s spmm again: %s", rank, what, shiro_ctx_last_error(ctx));
-    EXPECT(shiro_spmm_transpose(ctx, b->Y, b->X2) == SHIRO_OK, "rank %d %s transpose again", rank, what);
-    EXPECT(!memcmp(b->C, b->C2, (size_t)(in->c_rows * n) * esz) && !memcmp(b->X, b->X2, (size_t)(in->b_rows * n) * esz),
-           "rank %d %s: two calls differ", rank, what);
+    EXPECT(shiro_spmm(ctx, b->d[BUF_B], b->d[BUF_C2]) == SHIRO_OK, "rank %d %s spmm again: %s", rank, what,
+           shiro_ctx_last_error(ctx));
+    EXPECT(shiro_spmm_transpose(ctx, b->d[BUF_Y], b->d[BUF_X2]) == SHIRO_OK, "rank %d %s transpose again", rank, what);
   }
-  const double wc = ref_worst_c(A, in, round_value, &r, dt, n, b->C), wx = ref_worst_x(A, in, round_value, &r, dt, n, b->X);
+  for (int k = 0; k < NBUF; k++) buf_sync(b, k, 0);
+  if (twice)
+    EXPECT(!memcmp(b->h[BUF_C], b->h[BUF_C2], (size_t)(in->c_rows * n) * esz) &&
+               !memcmp(b->h[BUF_X], b->h[BUF_X2], (size_t)(in->b_rows * n) * esz),
+           "rank %d %s: two calls differ", rank, what);
+  const double wc = ref_worst_c(A, in, round_value, &r, dt, n, b->h[BUF_C]);
+  const double wx = ref_worst_x(A, in, round_value, &r, dt, n, b->h[BUF_X]);
   EXPECT(wc <= 1, "rank %d %s %s N=%lld: A'·B off: max error/bound %.3g", rank, what, dt == SHIRO_FLOAT32 ? "float" : "double",
          (long long)n, wc);
   EXPECT(wx <= 1, "rank %d %s %s N=%lld: A'ᵀ·Y off: max error/bound %.3g", rank, what, dt == SHIRO_FLOAT32 ? "float" : "double",
@@ -86,16 +137,26 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   int64_t *rp = malloc((size_t)(in->c_rows + 1) * sizeof *rp), *cj = malloc((size_t)(nnz + 1) * sizeof *cj);
   double *v0 = malloc((size_t)(nnz + 1) * sizeof *v0), *v = malloc((size_t)(nnz + 1) * sizeof *v);
   EXPECT(shiro_plan_get_local_matrix(plan, &nnz, NULL, rp, cj, v0, &err) == SHIRO_OK, "rank %d: %s", rank, err.message);
-  bufs b = {malloc((size_t)(in->b_rows * n + 1) * esz), malloc((size_t)(in->c_rows * n + 1) * esz),
-            malloc((size_t)(in->c_rows * n + 1) * esz), malloc((size_t)(in->c_rows * n + 1) * esz),
-            malloc((size_t)(in->b_rows * n + 1) * esz), malloc((size_t)(in->b_rows * n + 1) * esz)};
+  bufs b = {{0}};
+  const size_t bb = (size_t)(in->b_rows * n + 1) * esz, cb = (size_t)(in->c_rows * n + 1) * esz;
+  int ok = buf_alloc(&b, BUF_B, bb) & buf_alloc(&b, BUF_C, cb) & buf_alloc(&b, BUF_C2, cb) & buf_alloc(&b, BUF_Y, cb) &
+           buf_alloc(&b, BUF_X, bb) & buf_alloc(&b, BUF_X2, bb);
+  EXPECT(ok, "rank %d: out of memory for the buffers", rank);
+  if (!ok) {
+    buf_free(&b);
+    free(rp); free(cj); free(v0); free(v);
+    return;
+  }
   for (int64_t l = 0; l < in->b_rows; l++)
-    for (int64_t c = 0; c < n; c++) ref_put(b.B, l * n + c, dt, ref_b_value(in->b_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(b.h[BUF_B], l * n + c, dt, ref_b_value(in->b_global[l], c));
   for (int64_t l = 0; l < in->c_rows; l++)
-    for (int64_t c = 0; c < n; c++) ref_put(b.Y, l * n + c, dt, ref_y_value(in->c_global[l], c));
+    for (int64_t c = 0; c < n; c++) ref_put(b.h[BUF_Y], l * n + c, dt, ref_y_value(in->c_global[l], c));
   shiro_ctx_options o = shiro_ctx_options_default();
   o.n = n;
   o.dtype = dt;
+#ifdef SHIRO_TEST_CUDA
+  o.backend = SHIRO_BACKEND_CUDA;
+#endif
   shiro_ctx *ctx = NULL, *ctx2 = NULL;
   EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) == SHIRO_OK, "rank %d create: %s", rank, err.message);
   EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx2, &err) == SHIRO_OK, "rank %d create 2: %s", rank, err.message);
@@ -131,7 +192,7 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   if (rank == 0) printf("%s N=%lld: %s\n", dt == SHIRO_FLOAT32 ? "float" : "double", (long long)n, all ? "FAILED" : "ok");
   shiro_ctx_destroy(&ctx);
   shiro_ctx_destroy(&ctx2);
-  free(b.B); free(b.C); free(b.C2); free(b.Y); free(b.X); free(b.X2);
+  buf_free(&b);
   free(rp); free(cj); free(v0); free(v);
 }
 
@@ -159,6 +220,15 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
+#ifdef SHIRO_TEST_CUDA
+  int devices = 0, have = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0, all = 0;
+  MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    if (rank == 0) printf("SKIP: no CUDA device on some rank (cudaGetDeviceCount)\n");
+    MPI_Finalize();
+    return 77;
+  }
+#endif
   shiro_error err = {{0}};
   shiro_plan *plan = NULL;
   sc_csr *A = NULL;

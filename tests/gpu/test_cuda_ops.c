@@ -6,10 +6,11 @@
  * and sums of rows (assign and accumulate, empty rows included). For float
  * and double and several N (odd ones too, so every vector width is used):
  *   1. own kernels only (use_sparse = 0): bit-identical to the CPU kernels;
- *   2. with cuSPARSE: within the rounding bound of the CPU result, and the
- *      same bits on two runs;
+ *   2. with cuSPARSE: two runs, each within the rounding bound of the CPU
+ *      result (cuSPARSE's SpMM may differ in the last bits from run to run:
+ *      seen on the H200; a "note:" line counts the values that did);
  *   3. the whole backend (setup, interpreter, spmm, destroy) on a one-rank
- *      context, MPI and NCCL transports: the same bits as 2, twice.
+ *      context, MPI and NCCL transports: two calls, each within the bound.
  * Exits 77 (skipped) when there is no CUDA device. --quick: N in {7, 32} only
  * (for runs under compute-sanitizer). */
 #include <math.h>
@@ -327,7 +328,7 @@ static void check_ops(const prog_rank *pr, int is_double, int64_t n, cusparseHan
     EXPECT(bad == 0, "%s N=%lld own kernels: buffer %d: %lld values differ from the CPU kernels' bits", tn, (long long)n, b,
            (long long)bad);
   }
-  /* 2. with cuSPARSE: within the bound, and the same bits twice */
+  /* 2. with cuSPARSE: both runs within the bound (their bits may differ: counted in a note) */
   for (int rep = 0; rep < 2; rep++) {
     gpu_upload(&g, hs.init, row_bytes);
     st = ops_run_all(pr, is_double, n, 1, &g, h, s, msg);
@@ -335,10 +336,14 @@ static void check_ops(const prog_rank *pr, int is_double, int64_t n, cusparseHan
     gpu_download(rep ? hs.b : hs.a, &g, row_bytes);
   }
   for (int b = 0; st == SHIRO_OK && b < PROG_NBUF; b++) {
-    int64_t bad = compare(hs.a[b], hs.cpu[b], hs.bound[b], buf_rows[b] * n, is_double, 2.0 * MAX_TERMS);
-    EXPECT(bad == 0, "%s N=%lld with cuSPARSE: buffer %d: %lld values beyond the rounding bound", tn, (long long)n, b, (long long)bad);
-    bad = compare(hs.a[b], hs.b[b], NULL, buf_rows[b] * n, is_double, -1);
-    EXPECT(bad == 0, "%s N=%lld with cuSPARSE: buffer %d: %lld values differ between two runs", tn, (long long)n, b, (long long)bad);
+    for (int rep = 0; rep < 2; rep++) {
+      int64_t bad = compare(rep ? hs.b[b] : hs.a[b], hs.cpu[b], hs.bound[b], buf_rows[b] * n, is_double, 2.0 * MAX_TERMS);
+      EXPECT(bad == 0, "%s N=%lld with cuSPARSE (run %d): buffer %d: %lld values beyond the rounding bound", tn, (long long)n,
+             rep + 1, b, (long long)bad);
+    }
+    int64_t diff = compare(hs.a[b], hs.b[b], NULL, buf_rows[b] * n, is_double, -1);
+    if (diff) printf("note: %s N=%lld with cuSPARSE: buffer %d: %lld values differ in their bits between two runs\n", tn,
+                     (long long)n, b, (long long)diff);
   }
   for (int b = 0; b < PROG_NBUF; b++) {
     cudaFree(g.d[b]);
@@ -388,10 +393,15 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
       CUDA_OK(cudaMemcpy(rep ? hs.b[PROG_BUF_C] : hs.a[PROG_BUF_C], dC, c_bytes, cudaMemcpyDeviceToHost));
     }
     if (st == SHIRO_OK) {
-      int64_t bad = compare(hs.a[PROG_BUF_C], hs.b[PROG_BUF_C], NULL, NC * n, is_double, -1);
-      EXPECT(bad == 0, "%s N=%lld backend: %lld values differ between two calls", tn, (long long)n, (long long)bad);
-      bad = compare(hs.a[PROG_BUF_C], hs.cpu[PROG_BUF_C], hs.bound[PROG_BUF_C], NC * n, is_double, 2.0 * MAX_TERMS);
-      EXPECT(bad == 0, "%s N=%lld backend: %lld values of C beyond the rounding bound", tn, (long long)n, (long long)bad);
+      int64_t diff = compare(hs.a[PROG_BUF_C], hs.b[PROG_BUF_C], NULL, NC * n, is_double, -1);
+      if (diff) printf("note: %s N=%lld backend: %lld values differ in their bits between two calls\n", tn, (long long)n,
+                       (long long)diff);
+      for (int rep = 0; rep < 2; rep++) {
+        int64_t bad = compare(rep ? hs.b[PROG_BUF_C] : hs.a[PROG_BUF_C], hs.cpu[PROG_BUF_C], hs.bound[PROG_BUF_C], NC * n,
+                              is_double, 2.0 * MAX_TERMS);
+        EXPECT(bad == 0, "%s N=%lld backend (call %d): %lld values of C beyond the rounding bound", tn, (long long)n, rep + 1,
+               (long long)bad);
+      }
       float ms[64];
       if (pr->nops <= 64) {
         st = cuda_backend_profile(ctx, dB, dC, ms);
