@@ -96,8 +96,8 @@ static shiro_status setup_sparse(cuda_ops *o, cuda_op *op, char *msg) {
   CUSPARSECHECKGOTO(cusparseCreateDnMat(&op->X, op->span, o->n, o->n, o->arena, t, CUSPARSE_ORDER_ROW), st, msg);
   CUSPARSECHECKGOTO(cusparseCreateDnMat(&op->Y, op->nrows, o->n, o->n, o->arena, t, CUSPARSE_ORDER_ROW), st, msg);
   cusparseStatus_t cs = cusparseSpMM_bufferSize(o->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, &bytes);
-  if (declined(cs)) {  /* a shape the deterministic algorithm does not take */
+                                                alpha, op->A, op->X, beta, op->Y, t, cuda_ops_spmm_alg(o->n), &bytes);
+  if (declined(cs)) {  /* a shape the algorithm does not take */
     to_kernel(op, cs);
     return SHIRO_OK;
   }
@@ -166,7 +166,8 @@ shiro_status cuda_ops_values(cuda_ops *o, const rt_op *ops, int64_t nops, char *
     if (op->how == CUDA_OP_NONE || !op->val || ops[i].kind != RT_MULTIPLY || op->nnz == 0) continue;
     const char *host = (const char *)ops[i].val + (size_t)ops[i].ptr[0] * esz;  /* stage_op's slice */
     CUDACHECKGOTO(cudaMemcpy(op->val, host, (size_t)op->nnz * esz, cudaMemcpyHostToDevice), st, msg);
-    op->prepared = 0;  /* cuSPARSE's preprocessing may have looked at the values */
+    /* op->prepared stays: cuSPARSE's preprocessing analyses the pattern, which is unchanged
+     * (SpMM_preprocess serves "the same sparsity pattern" over many calls). */
   }
 done:
   return st;
@@ -197,11 +198,12 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->Y, dst), st, msg);
     /* The first run also preprocesses. cuSPARSE may still decline the op: at its first run the op
      * moves to the own kernel for good; later (other buffer addresses) that call runs on it. */
+    const cusparseSpMMAlg_t alg = cuda_ops_spmm_alg(o->n);
     cusparseStatus_t cs = CUSPARSE_STATUS_SUCCESS;
-    if (!op->prepared)
-      cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
+    if (!op->prepared && alg == CUSPARSE_SPMM_CSR_ALG3)  /* preprocessing serves ALG1 and ALG3 only */
+      cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, alg, op->work);
     if (cs == CUSPARSE_STATUS_SUCCESS)
-      cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, CUDA_OPS_SPMM_ALG, op->work);
+      cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, alg, op->work);
     if (cs == CUSPARSE_STATUS_SUCCESS) {
       op->prepared = 1;
       return SHIRO_OK;

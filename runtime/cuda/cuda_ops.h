@@ -5,12 +5,13 @@
  * rows) and decides how each op runs:
  *   - CUDA_OP_SPARSE: values and a contiguous destination (the local product,
  *     products with received B rows): cuSPARSE SpMM, CSR × row-major dense,
- *     with CUSPARSE_SPMM_CSR_ALG3, one of the cuSPARSE SpMM algorithms
- *     documented as giving the same bits on every run (beta = 1 when the op
- *     accumulates, 0 when it assigns); descriptors and a workspace per op;
+ *     with the algorithm cuda_ops_spmm_alg picks for N (beta = 1 when the op
+ *     accumulates, 0 when it assigns); descriptors and a workspace per op.
+ *     Measured on the H200: its results may differ in the last bits from
+ *     one call to the next (random values; runtime/cuda/README.md);
  *   - CUDA_OP_KERNEL: everything else (gathers of B rows, partial C rows
  *     with row lists, sums of rows), and any op cuSPARSE declines:
- *     cuda_mul_launch (cuda_kernels.h), deterministic as well.
+ *     cuda_mul_launch (cuda_kernels.h), the same bits on every call.
  * cuda_ops_run then enqueues one op, allocating nothing. */
 #ifndef SHIRO_CUDA_OPS_H
 #define SHIRO_CUDA_OPS_H
@@ -25,8 +26,11 @@
 #include "program.h"
 #include "shiro.h"
 
-/* The cuSPARSE algorithm of CUDA_OP_SPARSE ops (deterministic, see above). */
-#define CUDA_OPS_SPMM_ALG CUSPARSE_SPMM_CSR_ALG3
+/* The cuSPARSE algorithm of CUDA_OP_SPARSE ops for N values per row: CSR_ALG3 below N = 64,
+ * CSR_ALG2 from N = 64. Measured on the H200 (R-MAT scale 22, whole-matrix SpMM): ALG2 takes
+ * 0.76x / 0.52x ALG3's time at N = 64 / 128 in float, 0.68x / 0.65x in double; at N = 32
+ * ALG3 is 1.33x faster in float and even in double. */
+static inline cusparseSpMMAlg_t cuda_ops_spmm_alg(int64_t n) { return n >= 64 ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3; }
 
 enum { CUDA_OP_NONE = 0, CUDA_OP_SPARSE = 1, CUDA_OP_KERNEL = 2 };
 
