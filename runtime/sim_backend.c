@@ -138,7 +138,7 @@ static shiro_status read_model(sim_state *z, int64_t N, shiro_dtype dt, char *ms
   /* cuSPARSE CSR x row-major dense (ALG2) on the H200, R-MAT scale 22 (ENVIRONMENT.md §8) */
   const char *name = dt == SHIRO_FLOAT32 ? "SHIRO_SIM_SPMM_FLOAT" : "SHIRO_SIM_SPMM_DOUBLE";
   const char *table = getenv(name);
-  if (!table || !*table) table = dt == SHIRO_FLOAT32 ? "32:0.95,64:1.65,128:2.39" : "32:0.77,64:1.15,128:1.16";
+  if (!table || !*table) table = dt == SHIRO_FLOAT32 ? "32:1.22,64:1.65,128:2.39" : "32:0.77,64:1.15,128:1.16";
   double n[SIM_MAX_POINTS], r[SIM_MAX_POINTS];
   int k = parse_rates(table, n, r);
   if (!k) {
@@ -148,7 +148,7 @@ static shiro_status read_model(sim_state *z, int64_t N, shiro_dtype dt, char *ms
   }
   z->flops_per_s = sim_rate(n, r, k, (double)N);
   double tbps = 0, launch_us = 0;
-  if (!env_number("SHIRO_SIM_HBM_TBPS", 4.26, &tbps, msg) || !env_number("SHIRO_SIM_LAUNCH_US", 0, &launch_us, msg))
+  if (!env_number("SHIRO_SIM_HBM_TBPS", 3.0, &tbps, msg) || !env_number("SHIRO_SIM_LAUNCH_US", 0, &launch_us, msg))
     return SHIRO_ERR_ARG;
   if (!(tbps > 0)) {
     snprintf(msg, SHIRO_MSG_LEN, "SHIRO_SIM_HBM_TBPS must be more than 0");

@@ -31,11 +31,11 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 MACHINES_DIR = os.path.join(HERE, "machines")
 
-# The H200's measured rates (../shared/docs/ENVIRONMENT.md §8): cuSPARSE CSR x row-major dense,
-# ALG2, R-MAT scale 22, in TFLOP/s by N; a device-to-device copy's TB/s.
+# The H200's measured rates (tools/sim/README.md, "The compute model"): cuSPARSE CSR x row-major dense,
+# the CUDA backend's algorithm, R-MAT scale 22, in TFLOP/s by N; the own gather kernel's TB/s.
 H200_GPU = {
-    "spmm_tflops": {"float": {"32": 0.95, "64": 1.65, "128": 2.39}, "double": {"32": 0.77, "64": 1.15, "128": 1.16}},
-    "hbm_TBps": 4.26,
+    "spmm_tflops": {"float": {"32": 1.22, "64": 1.65, "128": 2.39}, "double": {"32": 0.77, "64": 1.15, "128": 1.16}},
+    "hbm_TBps": 3.0,
     "launch_us": 0.0,
 }
 NETWORK_MODELS = ("smpi", "ideal")
