@@ -11,14 +11,15 @@
  *   - the replay: the time per call of the backend's spmm (host clock around
  *     the synchronous call; median of --reps after --warmup) and its
  *     breakdown per op (CUDA events between ops on the compute stream);
- *   - a plain cuSPARSE SpMM of the whole CSR (one rank, with a matrix): with
- *     the replay's deterministic algorithm (CSR_ALG3) and with the default
- *     one; TFLOP/s = 2 · nnz · N / time; for one rank it also checks that the
- *     replay's C has the same bits as the plain CSR_ALG3 product;
+ *   - a plain cuSPARSE SpMM of the whole CSR (one rank, with a matrix) with
+ *     CSR_ALG3, CSR_ALG2 and the default algorithm; TFLOP/s = 2 · nnz · N /
+ *     time; for one rank it also compares the replay's C with the plain
+ *     product of the replay's algorithm (cuda_ops_spmm_alg) bit for bit;
  *   - the own kernels on --micro-rows rows (default max(m, 2^22)): gather of a
  *     random 25% of the rows and the deterministic scatter-add (1 and 4 rows
  *     summed per destination row), in GB/s.
- * It prints a table, then the targets of the device run with PASS/MISS.
+ * It prints a table, then (one-rank replays) the targets of the device run
+ * against the fastest plain algorithm, with PASS/MISS.
  * Exits 77 without a CUDA device. The benchmark is white-box: it builds the
  * backend's sources in (runtime/cuda) and drives a context directly. */
 #include <math.h>
