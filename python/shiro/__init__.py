@@ -18,10 +18,13 @@ import weakref
 import numpy as np
 
 from . import _lib
-from ._lib import MPI, Error
+from ._lib import (MPI, ArgumentError, CUDAError, Error, FileError, InternalError, MismatchError, MPIError,
+                   OutOfMemoryError, UnsupportedError, VersionError)
 from ._plan_matrix import plan_matrix
 
-__all__ = ["Error", "Plan", "Context", "plan_matrix", "library_path"]
+__version__ = "0.1.0"  # meson.build's project version (tests/python_check.py keeps them equal)
+
+__all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__"] + list(_lib.ERRORS)
 
 _DTYPES = {"float32": (_lib.FLOAT32, np.float32), "float64": (_lib.FLOAT64, np.float64)}
 
@@ -71,6 +74,7 @@ class Plan(_Closable):
 
     def __init__(self, path, comm=None, rank=None):
         lib = _lib.load()
+        _lib.check_launch()
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.path = str(path)
         rank = self.comm.Get_rank() if rank is None else int(rank)
