@@ -13,6 +13,10 @@ where there is one), with a time limit, so that a hang is a failure:
   * plan_matrix(comm=) under mpirun -np 2 where rank 0's input makes it raise a TypeError-like
     error (a 3-d sparse tensor) or a bad edge_weight: every rank raises shiro.Error with the
     message within the time limit (no rank left waiting);
+  * checked calls (the default): a wrong shape (rank 1) or dtype (rank 0), and ranks calling
+    spmm and spmm_t at the same step, raise on both ranks, and the next call is right;
+    checked=False keeps the check local; an uncaught exception on rank 1 with a context open
+    aborts the job within the limit instead of leaving rank 0 waiting;
   * DDP (gloo) initialized from MPI's rank beside a shiro context under mpirun -np 2: the
     averaged weight gradient equals a one-process reference's;
   * plan_matrix from a scipy matrix, a torch sparse COO and CSR tensor, and (edge_index,
@@ -72,7 +76,9 @@ def main():
         mtx = os.path.join(src, "tests", "data", "email-Eu-core.mtx")
         plan = os.path.join(tmp, "p.shiro.h5")
         p = subprocess.run([os.path.join(build, "tools", "shiro-plan"), mtx, "--ranks", "2", "-o", plan, "--quiet"])
-        check("shiro-plan", p.returncode == 0)
+        plan1 = os.path.join(tmp, "p1.shiro.h5")
+        p1 = subprocess.run([os.path.join(build, "tools", "shiro-plan"), mtx, "--ranks", "1", "-o", plan1, "--quiet"])
+        check("shiro-plan", p.returncode == 0 and p1.returncode == 0)
 
         # torchrun: 4 processes, each an MPI world of one
         torchrun = dict(env, WORLD_SIZE="4", LOCAL_RANK="0", RANK="0")
@@ -121,13 +127,68 @@ print("version", shiro.__version__)
 A = {arg} if MPI.COMM_WORLD.Get_rank() == 0 else None
 try:
     shiro.plan_matrix(A, ranks=2, out={os.path.join(tmp, 'y.h5')!r}, comm=MPI.COMM_WORLD)
-    print("planned")
+    line = "planned"
 except shiro.Error as e:
-    print("RAISED", MPI.COMM_WORLD.Get_rank(), e)
+    line = f"RAISED {{MPI.COMM_WORLD.Get_rank()}} {{e}}"
+every = MPI.COMM_WORLD.gather(line)
+if MPI.COMM_WORLD.Get_rank() == 0:
+    print(chr(10).join(every))
 """
             rc, out = run(py, env, code, mpi=2)
             check(f"plan_matrix(comm=) with {what} on rank 0: both ranks raise", rc == 0 and "RAISED 0" in out and
                   "RAISED 1" in out, out)
+
+        # checked calls (the default): a misuse on one rank raises on every rank, and they stay in step
+        code = f"""
+import scipy.io
+comm = MPI.COMM_WORLD
+r = comm.Get_rank()
+A = scipy.io.mmread({mtx!r}).tocsr()
+B = np.random.default_rng(5).standard_normal((A.shape[1], 3))
+lines = []
+with shiro.Plan({plan!r}) as plan, plan.context(3) as ctx:
+    good = B[plan.b_global]
+    for step, arg in enumerate([good[:-1] if r == 1 else good, good.astype(np.float32) if r == 0 else good]):
+        try:
+            ctx.spmm(arg); lines.append(f"STEP {{step}} {{r}} passed")
+        except shiro.ArgumentError as e:
+            lines.append(f"STEP {{step}} {{r}} raised {{('rank 1' if step == 0 else 'rank 0') in str(e)}}")
+    try:
+        ctx.spmm(good) if r == 0 else ctx.spmm_t(np.zeros((plan.c_rows, 3)))
+        lines.append(f"MIXED {{r}} passed")
+    except shiro.Error as e:
+        lines.append(f"MIXED {{r}} raised {{'out of step' in str(e)}}")
+    C = ctx.spmm(good)
+    lines.append(f"AFTER {{r}} {{np.allclose(C, (A @ B)[plan.c_global], rtol=1e-12, atol=1e-12)}}")
+every = comm.gather(lines)
+if r == 0:
+    print(chr(10).join(l for ls in every for l in ls))
+"""
+        rc, out = run(py, env, code, mpi=2)
+        ok = rc == 0 and all(f"STEP {s} {r} raised True" in out for s in (0, 1) for r in (0, 1)) and \
+            all(f"MIXED {r} raised True" in out for r in (0, 1)) and all(f"AFTER {r} True" in out for r in (0, 1))
+        check("checked calls: a wrong shape or dtype on one rank, or mixed directions, raise on both; "
+              "the next call is right", ok, out)
+        code = f"""
+with shiro.Plan({plan1!r}) as plan, plan.context(3, checked=False) as ctx:
+    try:
+        ctx.spmm(np.zeros((plan.b_rows + 1, 3))); print("passed")
+    except shiro.ArgumentError as e:
+        print("local", e)
+"""
+        rc, out = run(py, env, code)
+        check("checked=False: the argument check stays local", rc == 0 and "local" in out, out)
+        # an uncaught exception on one rank with a context open ends the job instead of hanging it
+        code = f"""
+with shiro.Plan({plan!r}) as plan:
+    ctx = plan.context(3)
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        raise RuntimeError("the user's bug")
+    ctx.spmm(np.zeros((plan.b_rows, 3)))
+"""
+        rc, out = run(py, env, code, mpi=2)
+        check("an uncaught exception on rank 1 aborts the job (no hang)", rc not in (0, -1) and "aborting the MPI job" in out
+              and "the user's bug" in out, out)
 
         # DDP beside shiro (python/README.md's recipe): the averaged weight gradient is the global mean's
         code = f"""
