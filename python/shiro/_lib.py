@@ -3,8 +3,9 @@
 No compiled extension: the structs and prototypes below mirror runtime/shiro.h
 and base/shiro_status.h field for field (keep them in step). The library is
 found, in this order, at $SHIRO_LIBRARY, at build/runtime/libshiro.so of the
-source tree this package sits in (python/shiro -> ../../build), and by the
-dynamic loader's search (an installed libshiro.so.0).
+source tree this package sits in (python/shiro -> ../../build), in the libdir
+pkg-config gives for shiro (an installed shiro.pc; PKG_CONFIG_PATH for a prefix
+of your own), and by the dynamic loader's search (an installed libshiro.so.0).
 
 mpi4py's MPI module is imported first: it initializes MPI and loads libmpi
 with RTLD_GLOBAL, which Open MPI's plugins need; libshiro then binds to that
@@ -169,6 +170,21 @@ def check_launch():
             "(try `srun --mpi=pmix`, or mpirun). SHIRO_ALLOW_SINGLETON=1 skips this check.", 7)
 
 
+def _pkg_config_libdir():
+    """libshiro's directory as pkg-config knows it (an installed shiro.pc), or None."""
+    import shutil
+    import subprocess
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, "--variable=libdir", "shiro"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
+
+
 def candidates():
     """Where libshiro is looked for, in order (see the module's docstring)."""
     env = os.environ.get("SHIRO_LIBRARY")
@@ -176,8 +192,10 @@ def candidates():
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.join(here, "..", "..", "build", "runtime", "libshiro.so")
+    libdir = _pkg_config_libdir()
+    installed = [os.path.join(libdir, "libshiro.so.0")] if libdir else []
     found = ctypes.util.find_library("shiro")
-    return [os.path.normpath(tree)] + ([found] if found else []) + ["libshiro.so.0"]
+    return [os.path.normpath(tree)] + installed + ([found] if found else []) + ["libshiro.so.0"]
 
 
 def load():
