@@ -136,6 +136,19 @@ def main():
         p = run([exe["shiro-plan-dump"], plan, "--heatmap-scale", "log"])
         expect(p.returncode == 2 and "--heatmap-scale goes with --heatmap" in p.stderr, "--heatmap-scale alone: refused", p)
 
+        # Many more ranks than METIS can serve on parts of the graph (it prints "Cannot bisect a graph
+        # with 0 vertices" with printf): --json stays JSON, and nothing of METIS reaches stdout.
+        if config(build, "SHIRO_HAVE_METIS") == "1":
+            eu = os.path.join(src, "tests", "data", "email-Eu-core.mtx")
+            p = run([exe["shiro-plan"], eu, "--ranks", "512", "--gpus-per-node", "8", "--partition", "metis", "--strategy",
+                     "joint", "-o", os.path.join(tmp, "m.h5"), "--json"])
+            try:
+                ok = json.loads(p.stdout)["ranks"] == 512
+            except (ValueError, KeyError):
+                ok = False
+            expect(p.returncode == 0 and ok and "***" not in p.stdout + p.stderr,
+                   "--partition metis at R = 512 on 1005 rows: valid JSON, METIS silent", p)
+
         # tools/demo.sh says the strategy it wrote (the plan's, read back from the file).
         env = dict(os.environ, BUILD=build, DEMO_SKIP_SETUP="1")
         # 1 < G < R: the default is auto, the strategy the cost model predicts fastest (--compare says which)

@@ -14,7 +14,30 @@ shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_part
   return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: this shiro was built without METIS (install libmetis-dev)");
 }
 #else
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include <metis.h>
+
+/* Points the process's stdout at /dev/null and returns the saved descriptor (-1 if it could not).
+ * METIS prints its complaints with printf (an empty bisection, too many parts for a part of the
+ * graph) and still returns a partition; a tool's stdout may be JSON, so nothing of it may land there. */
+static int stdout_mute(void) {
+  fflush(stdout);
+  const int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (saved >= 0 && null >= 0) dup2(null, STDOUT_FILENO);
+  if (null >= 0) close(null);
+  return saved;
+}
+
+/* Undoes stdout_mute: what METIS buffered is flushed to /dev/null first. */
+static void stdout_restore(int saved) {
+  fflush(stdout);
+  if (saved < 0) return;
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+}
 
 /* The graph of A + Aᵀ without the diagonal, in METIS's 32-bit CSR. */
 static shiro_status sym_graph(const sc_csr *A, idx_t **xadj, idx_t **adj, shiro_error *err) {
@@ -69,7 +92,9 @@ shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_part
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED] = 1;  /* fixed seed: the same partition every run */
     options[METIS_OPTION_NUMBERING] = 0;
+    const int saved = stdout_mute();
     int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, vwgt, NULL, NULL, &np, NULL, NULL, options, &objval, part);
+    stdout_restore(saved);
     if (rc != METIS_OK) { st = shiro_fail(err, SHIRO_ERR_INTERNAL, "metis: METIS_PartGraphKway failed (%d)", rc); goto done; }
   }
   for (int64_t i = 0; i < A->m; i++) first[part[i] + 1]++;

@@ -13,15 +13,20 @@ by every rank of the communicator in the same order. See python/README.md.
 """
 import atexit
 import ctypes
+import os
+import sys
 import weakref
 
 import numpy as np
 
 from . import _lib
-from ._lib import MPI, Error
+from ._lib import (MPI, ArgumentError, CUDAError, Error, FileError, InternalError, MismatchError, MPIError,
+                   OutOfMemoryError, UnsupportedError, VersionError)
 from ._plan_matrix import plan_matrix
 
-__all__ = ["Error", "Plan", "Context", "plan_matrix", "library_path"]
+__version__ = "0.1.0"  # meson.build's project version (tests/python_check.py keeps them equal)
+
+__all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__"] + list(_lib.ERRORS)
 
 _DTYPES = {"float32": (_lib.FLOAT32, np.float32), "float64": (_lib.FLOAT64, np.float64)}
 
@@ -45,6 +50,26 @@ def _release_all():
 
 def _mpi_alive():
     return MPI.Is_initialized() and not MPI.Is_finalized()
+
+
+_previous_excepthook = sys.excepthook
+
+
+def _abort_on_uncaught(exc_type, exc, tb):
+    """An exception that ends this rank while shiro contexts are open would leave the other ranks
+    waiting in their next collective call for ever: after Python prints it, the MPI job is aborted
+    (MPI_Abort on COMM_WORLD), as `python -m mpi4py` does. SHIRO_NO_ABORT=1 leaves the job alone."""
+    _previous_excepthook(exc_type, exc, tb)
+    contexts = [o for o in list(_live) if isinstance(o, Context) and not o.closed]
+    if contexts and os.environ.get("SHIRO_NO_ABORT") != "1" and _mpi_alive() and MPI.COMM_WORLD.Get_size() > 1:
+        sys.stderr.write(f"shiro: rank {MPI.COMM_WORLD.Get_rank()} ends on an uncaught {exc_type.__name__} with "
+                         f"{len(contexts)} shiro context(s) open: aborting the MPI job so that the other ranks do "
+                         "not wait for it (SHIRO_NO_ABORT=1 to leave the job alone)\n")
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+
+sys.excepthook = _abort_on_uncaught
 
 
 class _Closable:
@@ -71,6 +96,7 @@ class Plan(_Closable):
 
     def __init__(self, path, comm=None, rank=None):
         lib = _lib.load()
+        _lib.check_launch()
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.path = str(path)
         rank = self.comm.Get_rank() if rank is None else int(rank)
@@ -108,9 +134,9 @@ class Plan(_Closable):
             raise Error(f"shiro.Plan {self.path!r} is closed")
         return self._h
 
-    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
+    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, checked=True):
         """A new Context for N = n columns (shiro_ctx_create: collective over self.comm)."""
-        return Context(self, n, dtype, backend, device, transport, timeout_ms)
+        return Context(self, n, dtype, backend, device, transport, timeout_ms, checked=checked)
 
     def local_matrix(self):
         """This rank's rows of A as CSR with GLOBAL column ids: (indptr, indices, values), numpy int64,
@@ -216,8 +242,12 @@ class Context(_Closable):
     dtype. Results have the input's kind; out= writes into a given array instead. The context holds
     its plan (the plan stays open while the context is). close() or leaving a `with` block releases it."""
 
-    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
+    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, *,
+                 checked=True):
         lib = _lib.load()
+        self.checked = bool(checked)
+        self._calls = 0
+        self._flags = np.zeros(5, np.int64)
         if dtype in (np.float32, "float"):
             dtype = "float32"
         if dtype in (np.float64, "double"):
@@ -280,12 +310,40 @@ class Context(_Closable):
             raise Error(f"{what} out: the array is read-only")
         return out
 
+    def _agree(self, direction, failure, what):
+        """The checked calls' agreement (one MPI_Allreduce of 5 integers): every rank learns whether
+        any rank's arguments failed, and that all are at the same call in the same direction; on
+        either, every rank raises (the failing ranks' messages gathered into each)."""
+        self._calls += 1
+        f = self._flags
+        f[:] = (failure is not None, self._calls, -self._calls, direction, -direction)
+        got = np.empty_like(f)
+        self.plan.comm.Allreduce(f, got, op=MPI.MAX)
+        if got[0]:
+            msgs = [m for m in self.plan.comm.allgather(None if failure is None else str(failure)) if m]
+            status = failure.status if failure is not None else _lib.ERR_ARG
+            raise Error(msgs[0] if failure is not None and len(msgs) == 1 else
+                        f"{what}: failed on {len(msgs)} rank(s): " + "; ".join(msgs), status)
+        if got[1] != -got[2] or got[3] != -got[4]:
+            raise Error(f"{what}: the ranks are out of step (calls {-got[2]}..{got[1]}, "
+                        f"{'mixed directions' if got[3] != -got[4] else 'one direction'}): every rank must make the "
+                        "same calls of a context in the same order; this context cannot be trusted now", _lib.ERR_ARG)
+
     def _call(self, fn, src, src_rows, dst_rows, out, what):
         if not self._h:
             raise Error(f"{what}: the context is closed")
-        kind, sptr = self._check(src, src_rows, what)
-        out = self._out(src, kind, dst_rows, out, what)
-        dptr = _array_info(out, what)[1]
+        direction = 1 if fn is _lib.load().shiro_spmm else 2
+        try:
+            kind, sptr = self._check(src, src_rows, what)
+            out = self._out(src, kind, dst_rows, out, what)
+            dptr = _array_info(out, what)[1]
+            failure = None
+        except Error as e:
+            if not self.checked:
+                raise
+            failure = Error(f"rank {self.plan.comm.Get_rank()}: {e}", e.status)
+        if self.checked:
+            self._agree(direction, failure, what)
         st = fn(self._h, sptr or None, dptr or None)
         if st != _lib.OK:
             raise Error(_lib.load().shiro_ctx_last_error(self._h).decode(errors="replace"), st)

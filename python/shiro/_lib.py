@@ -3,8 +3,9 @@
 No compiled extension: the structs and prototypes below mirror runtime/shiro.h
 and base/shiro_status.h field for field (keep them in step). The library is
 found, in this order, at $SHIRO_LIBRARY, at build/runtime/libshiro.so of the
-source tree this package sits in (python/shiro -> ../../build), and by the
-dynamic loader's search (an installed libshiro.so.0).
+source tree this package sits in (python/shiro -> ../../build), in the libdir
+pkg-config gives for shiro (an installed shiro.pc; PKG_CONFIG_PATH for a prefix
+of your own), and by the dynamic loader's search (an installed libshiro.so.0).
 
 mpi4py's MPI module is imported first: it initializes MPI and loads libmpi
 with RTLD_GLOBAL, which Open MPI's plugins need; libshiro then binds to that
@@ -83,12 +84,105 @@ _path = None
 
 class Error(Exception):
     """A failed shiro call: `status` (the shiro_status value; 0 for a library that could not be loaded),
-    `status_name` (shiro_strerror's name of it) and the library's message (str(e))."""
+    `status_name` (shiro_strerror's name of it) and the library's message (str(e)). Error(message,
+    status) is an instance of the subclass for that status (ArgumentError, MismatchError, ...), so
+    `except shiro.MismatchError` catches a launch that does not fit the plan and `except shiro.Error`
+    catches everything."""
 
-    def __init__(self, message, status=ERR_ARG):
+    def __new__(cls, message="", status=ERR_ARG, *args, **kwargs):
+        if cls is Error:
+            cls = _BY_STATUS.get(status, Error)
+        return super().__new__(cls, message)
+
+    def __init__(self, message="", status=ERR_ARG):
         super().__init__(message)
         self.status = status
         self.status_name = _lib.shiro_strerror(status).decode() if _lib is not None and status else ""
+
+
+class ArgumentError(Error, ValueError):
+    """SHIRO_ERR_ARG: a bad argument (a wrong shape, dtype, device, a NULL or out-of-range value)."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """SHIRO_ERR_NOMEM: an allocation failed."""
+
+
+class FileError(Error, OSError):
+    """SHIRO_ERR_IO, SHIRO_ERR_PARSE, SHIRO_ERR_FORMAT: a file could not be read, parsed or is not a plan."""
+
+
+class VersionError(Error):
+    """SHIRO_ERR_VERSION: a plan file of a format version this library does not serve for the call."""
+
+
+class MismatchError(Error):
+    """SHIRO_ERR_MISMATCH: the plan and the launch disagree (rank count, rank, matrix)."""
+
+
+class MPIError(Error):
+    """SHIRO_ERR_MPI: an MPI call failed."""
+
+
+class UnsupportedError(Error):
+    """SHIRO_ERR_UNSUPPORTED: a valid request this build cannot serve (e.g. no CUDA backend)."""
+
+
+class CUDAError(Error):
+    """SHIRO_ERR_CUDA: a CUDA, cuSPARSE or NCCL call failed (or no device)."""
+
+
+class InternalError(Error):
+    """SHIRO_ERR_INTERNAL: a broken internal invariant (a bug, please report)."""
+
+
+_BY_STATUS = {1: ArgumentError, 2: OutOfMemoryError, 3: FileError, 4: FileError, 5: FileError, 6: VersionError,
+              7: MismatchError, 8: MPIError, 9: UnsupportedError, 10: CUDAError, 11: InternalError}
+ERRORS = ("Error", "ArgumentError", "OutOfMemoryError", "FileError", "VersionError", "MismatchError", "MPIError",
+          "UnsupportedError", "CUDAError", "InternalError")
+
+
+def check_launch():
+    """Raises MismatchError when MPI's world is one process but the environment says the job
+    has several: torchrun / torch.distributed (WORLD_SIZE > 1 with LOCAL_RANK) or a Slurm step
+    (SLURM_STEP_NUM_TASKS > 1) whose processes did not start MPI together, so that each would plan and
+    replay alone. SHIRO_ALLOW_SINGLETON=1 turns the check off. Local: no communication."""
+    if os.environ.get("SHIRO_ALLOW_SINGLETON") == "1" or MPI.COMM_WORLD.Get_size() != 1:
+        return
+
+    def count(name):
+        try:
+            return int(os.environ.get(name, "1"))
+        except ValueError:
+            return 1
+
+    if count("WORLD_SIZE") > 1 and "LOCAL_RANK" in os.environ:
+        raise MismatchError(
+            f"shiro: this process is alone in its MPI world, but WORLD_SIZE={os.environ['WORLD_SIZE']} says the job "
+            "has more (a torchrun / torch.distributed launch: each process would run shiro by itself). shiro's "
+            f"ranks are MPI ranks: launch with `mpirun -np {os.environ['WORLD_SIZE']} python ...` (or srun with MPI "
+            "support) and, for DDP, initialize torch.distributed from MPI's rank and size (python/README.md, "
+            "\"DDP beside shiro\"). SHIRO_ALLOW_SINGLETON=1 skips this check.", 7)
+    if count("SLURM_STEP_NUM_TASKS") > 1:
+        raise MismatchError(
+            f"shiro: this process is alone in its MPI world, but SLURM_STEP_NUM_TASKS="
+            f"{os.environ['SLURM_STEP_NUM_TASKS']}: srun started the tasks without MPI's process manager "
+            "(try `srun --mpi=pmix`, or mpirun). SHIRO_ALLOW_SINGLETON=1 skips this check.", 7)
+
+
+def _pkg_config_libdir():
+    """libshiro's directory as pkg-config knows it (an installed shiro.pc), or None."""
+    import shutil
+    import subprocess
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, "--variable=libdir", "shiro"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
 
 
 def candidates():
@@ -98,8 +192,10 @@ def candidates():
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.join(here, "..", "..", "build", "runtime", "libshiro.so")
+    libdir = _pkg_config_libdir()
+    installed = [os.path.join(libdir, "libshiro.so.0")] if libdir else []
     found = ctypes.util.find_library("shiro")
-    return [os.path.normpath(tree)] + ([found] if found else []) + ["libshiro.so.0"]
+    return [os.path.normpath(tree)] + installed + ([found] if found else []) + ["libshiro.so.0"]
 
 
 def load():
