@@ -28,6 +28,7 @@
 #include <mpi.h>
 
 #include "shiro_status.h" /* SHIRO_API, shiro_status, shiro_error, shiro_strerror */
+#include "shiro_version.h" /* SHIRO_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,11 @@ typedef enum shiro_backend { SHIRO_BACKEND_CPU = 0, SHIRO_BACKEND_CUDA = 1, SHIR
 
 typedef struct shiro_plan shiro_plan;
 typedef struct shiro_ctx shiro_ctx;
+
+/* The version of the linked library, "MAJOR.MINOR.PATCH" (SHIRO_VERSION_STRING
+ * of the headers it was built with). Local, thread-safe, never fails; the string
+ * is static: do not free it. */
+SHIRO_API const char *shiro_get_version(void);
 
 /* What a rank needs to know about its part of the problem. */
 typedef struct shiro_plan_info {

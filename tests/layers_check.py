@@ -5,7 +5,8 @@
 
 Every quoted #include of a file under base/, format/, compiler/ or runtime/ must
 resolve to a header of its own layer or of a layer below it (the generated
-shiro_config.h is allowed everywhere); compiler/ and runtime/ never include each
+shiro_config.h is allowed everywhere; a generated header's template, NAME.h.in,
+stands for NAME.h in its folder's layer); compiler/ and runtime/ never include each
 other. Headers have unique names across these folders (so an include names one
 file), and the include graph between files has no cycle. Exit 1 with a list of
 what is wrong."""
@@ -22,7 +23,7 @@ GENERATED = {"shiro_config.h"}
 def sources(root, top):
     for d, _, files in os.walk(os.path.join(root, top)):
         for f in files:
-            if f.endswith((".c", ".h", ".cu")):
+            if f.endswith((".c", ".h", ".cu", ".h.in")):
                 yield os.path.join(d, f)
 
 
@@ -34,7 +35,7 @@ def main():
     for top in LAYERS:
         for p in sources(root, top):
             files[p] = top
-            name = os.path.basename(p)
+            name = os.path.basename(p).removesuffix(".in")
             if name.endswith(".h"):
                 if name in where:
                     problems.append(f"header name {name} is used twice: {where[name]} and {p}")

@@ -2,7 +2,7 @@
  * ranks, G = 8, every strategy but block (whose plan has R² messages by
  * design), program by program into a counting sink, with the address space
  * capped at 1.5 GiB. The planner's tables are sparse over the rank pairs that
- * exchange something (issue 19); an R x R table of one byte a pair would be
+ * exchange something; an R x R table of one byte a pair would be
  * 400 MB, the old builders' 40 and 136 bytes a pair 16 and 54 GB. */
 #include <stdio.h>
 #include <stdlib.h>

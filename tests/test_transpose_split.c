@@ -4,7 +4,7 @@
  *
  * The rows of Mᵀ are counted, not spanned: at R = 4 the 13,500 B rows that three peers sent lie
  * among the partial rows they sent, over 32,900 rows of R; with the span the product with 65,536
- * rows of Y stayed whole and took 1.4x the forward's time for its entries (issue 18). */
+ * rows of Y stayed whole and took 1.4x the forward's time for its entries. */
 #include <stdint.h>
 
 #include "internal.h"

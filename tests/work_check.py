@@ -192,7 +192,7 @@ def shared_cases(plan_tool, shared):
             print(f"{'ok  ' if bal <= 1.01 else 'FAIL'} {name} R=2 N=1: work partition's cost max/mean {bal:.4f}")
             if bal > 1.01:
                 fail(f"{name} R=2: the work partition's cost balance {bal:.4f} is above 1.01")
-        # auto-cpu at N = 1 on cases measured side by side (README, auto-cpu): col's plan ran
+        # auto-cpu at N = 1 on cases measured side by side (docs/performance.md, auto-cpu): col's plan ran
         # 0.87x joint's time on mdual and 0.89x on cit-HepTh, 1.11x on email-Enron and 1.13x on
         # delaunay_n16 (R = 4, one thread a rank).
         for name, R, want in (("mdual.mtx.gz", 4, "col"), ("cit-HepTh.mtx.gz", 4, "col"),

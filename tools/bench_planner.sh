@@ -125,7 +125,7 @@ echo
 # ---- 3. planner ----
 echo "== planner: shiro-plan --json, R=$RANKS, G=$GPN (seconds; nnz/s over partition+cover+plan) =="
 echo "# kernel transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
-echo "# B/nnz: (peak RSS - 64 MiB) / nonzeros; the goal (issue 19) is <= 24 for pattern files, <= 32 with values"
+echo "# B/nnz: (peak RSS - 64 MiB) / nonzeros; the goal is <= 24 for pattern files, <= 32 with values"
 printf "%-34s %7s %-8s %-5s %8s %9s %8s %8s %8s %8s %12s %12s %10s %9s %6s\n" \
   "file" "threads" "strategy" "heap" "read" "partition" "cover" "plan" "write" "total" "nnz/s" "+write nnz/s" "nnz" "RSS MiB" "B/nnz"
 for path in "${files[@]}"; do

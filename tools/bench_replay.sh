@@ -28,7 +28,7 @@
 #    alone, with the kernels polling the stage in flight (the replay) and
 #    without (as before): overlap = (comm + comp - window) / min(comm, comp);
 #    the gathers and adds in GB/s against memcpy.
-# 6. The goals of issue 17, each PASS or MISS with its worst case.
+# 6. The replay's goals, each PASS or MISS with its worst case.
 #
 # Every contender runs $RUNS times, alternating (shiro, peer, shiro, ...);
 # each run is itself the best of $REPS samples of about $MS ms; the tables
@@ -248,7 +248,7 @@ done
 echo
 
 # ---- 6. the goals ----
-echo "## Goals (issue 17)"
+echo "## Goals"
 goal() {  # goal TEXT WORST_RATIO THRESHOLD WORST_CASE
   awk -v t="$1" -v w="$2" -v th="$3" -v c="$4" \
     'BEGIN { printf "%-4s %s: worst %.2f (%s), need >= %.2f\n", (w + 0 >= th + 0 ? "PASS" : "MISS"), t, w, c, th }'

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench_transpose.sh — shiro_spmm_transpose against shiro_spmm, side by side, CPU backend (issue 18's
+# bench_transpose.sh — shiro_spmm_transpose against shiro_spmm, side by side, CPU backend (the
 # goal: within 1.1x, the same volumes).
 #
 #   tools/bench_transpose.sh [--build DIR] [--runs K] [--iters I] [--n N] [--dtype T] [MATRIX...]

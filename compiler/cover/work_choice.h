@@ -17,7 +17,7 @@
  * and reads it (a B row) or adds it into C (a partial row). At N = 1 one thread (shiro-bench-cpu
  * --only ops, R = 2, cit-HepTh and email-Enron) gathered a row in 2.7 ns and added one in
  * 1.7 ns, against 0.5-0.7 ns an entry; at N = 32 a row is 256 bytes copied two or three
- * times against an entry's 32 products. Chosen from plans timed side by side (README,
+ * times against an entry's 32 products. Chosen from plans timed side by side (docs/performance.md,
  * "auto-cpu"): 3, 4 and 6 ranked joint and col alike on 17 of 18 cases (R = 2, 4; N = 1, 32),
  * the cost of the sender alone (a gather or an add, 4 + 4/N) on 9 fewer. */
 #define WORK_MOVE_ROW_ENTRIES 4.0

@@ -24,7 +24,7 @@ C rows). The forward products are shiro.torch.spmm, so loss.backward() runs ctx.
 the same plan; Â is symmetric); the weight gradients are summed over the ranks (allreduce) and every
 rank takes the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
 
---time measures the goal of issue 18: one training step (forward + backward of both layers) against
+--time measures the bindings' goal: one training step (forward + backward of both layers) against
 two forward SpMMs plus the dense work (the same step with the SpMMs left out), best of --reps runs
 of --iters steps, the slowest rank's time; the step should be within 2.3x.
 """
