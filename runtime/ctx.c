@@ -101,22 +101,23 @@ static shiro_status agree_options(MPI_Comm comm, const shiro_ctx_options *o, shi
   return SHIRO_OK;
 }
 
-/* rt_agree with the message in a shiro_error. */
+/* rt_agree with the message in a shiro_error (never NULL here: shiro_ctx_create lends its own). */
 static shiro_status agree(MPI_Comm comm, shiro_status st, shiro_error *err) {
-  shiro_error mine;
-  shiro_error *e = err ? err : &mine;
-  return rt_agree(comm, st, e->message, "shiro_ctx_create");
+  return rt_agree(comm, st, err->message, "shiro_ctx_create");
 }
 
 /* Copies a failure's message from c->error into err, naming the backend. */
 static shiro_status note(shiro_ctx *c, shiro_status st, shiro_error *err) {
-  if (st != SHIRO_OK) shiro_fail(err, st, "shiro_ctx_create (%s backend): %s", c->be->name, c->error);
+  if (st != SHIRO_OK) shiro_fail(err, st, "shiro_ctx_create: %s backend: %s", c->be->name, c->error);
   return st;
 }
 
 shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_options *opts, shiro_ctx **ctx,
                               shiro_error *err) {
   if (ctx) *ctx = NULL;
+  shiro_error own;  /* the failing rank's message reaches the others even when its caller passed no err */
+  if (!err) err = &own;
+  err->message[0] = 0;
   /* A rank without a communicator cannot tell the others (shiro.h says so). */
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: comm is MPI_COMM_NULL");
   /* 1. local checks, agreed on before any collective call (MPI_Comm_dup) */
@@ -246,28 +247,26 @@ shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n,
   const prog_rank *pr = &c->plan->pr;
   int rank = 0;
   MPI_Comm_rank(c->comm, &rank);
-  int bad = 0;
+  int bad = 1;
   if (n != c->opts.n)
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
-                   rank, (long long)n, (long long)c->opts.n) > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
+             rank, (long long)n, (long long)c->opts.n);
   else if (dtype != c->opts.dtype)
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
-                   dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64") > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
+             dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
   else if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0))
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local") > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local");
   else if (overlap(c, B, C))
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank) > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank);
+  else
+    bad = 0;
   /* The contexts agreed on N and the value type at creation (agree_options), so comparing with the
-   * context compares the ranks with each other; one MPI_Allreduce finds the lowest rank that misused it. */
-  int lo[1], in[1] = {bad ? rank : INT_MAX};
-  if (MPI_Allreduce(in, lo, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: MPI_Allreduce failed");
-    return SHIRO_ERR_MPI;
-  }
-  if (bad) return SHIRO_ERR_ARG;
-  if (lo[0] != INT_MAX) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d misused the call (see its message); nothing was computed", lo[0]);
-    return SHIRO_ERR_ARG;
+   * context compares the ranks with each other; every rank gets the lowest misusing rank's message. */
+  shiro_status st = rt_agree(c->comm, bad ? SHIRO_ERR_ARG : SHIRO_OK, c->error, "shiro_spmm_checked");
+  if (st != SHIRO_OK) {
+    const size_t len = strlen(c->error);
+    if (st == SHIRO_ERR_ARG && len + 25 < sizeof c->error) strcat(c->error, "; nothing was computed");
+    return st;
   }
   return shiro_spmm(c, B, C);
 }

@@ -115,10 +115,12 @@ shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp
 /* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
 void values_release(shiro_ctx *c);
 
-/* agree.c: agrees on a local status across comm (collective): returns st on a
- * rank that failed (its own message stays in msg), and on the others the
- * worst status with a message "WHAT failed on rank P (see its message)",
- * P the lowest failing rank. SHIRO_OK only if every rank passed SHIRO_OK. */
+/* agree.c: agrees on a local status across comm (collective): SHIRO_OK only if
+ * every rank passed SHIRO_OK; otherwise every rank returns the status of P,
+ * the lowest failing rank, and gets in msg (SHIRO_MSG_LEN bytes) P's own
+ * message: "WHAT failed on rank P[ (and K other ranks)]: P's message". msg is
+ * read on P only (its message) and written on every rank after a failure.
+ * Costs two one-int MPI_Allreduce calls, and a broadcast only after a failure. */
 shiro_status rt_agree(MPI_Comm comm, shiro_status st, char *msg, const char *what);
 
 #endif

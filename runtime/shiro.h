@@ -6,7 +6,7 @@
  * file; each rank maps its own part and replays it for every call:
  *
  *     shiro_plan *plan; shiro_ctx *ctx; shiro_error err;
- *     shiro_plan_open("A.shiro.h5", rank, &plan, &err);      // local
+ *     shiro_plan_open_comm("A.shiro.h5", MPI_COMM_WORLD, &plan, &err); // collective
  *     shiro_ctx_options o = shiro_ctx_options_default();
  *     o.dtype = SHIRO_FLOAT64; o.n = 64;
  *     shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err); // collective
@@ -68,6 +68,25 @@ typedef struct shiro_plan_info {
  * *plan is NULL and err (if not NULL) says why. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int rank,
                                                         shiro_plan **plan, shiro_error *err);
+
+/* Opens the calling rank's part of the plan file at `path`, its rank taken
+ * from comm: shiro_plan_open(path, rank in comm) on every rank, the
+ * communicator's size checked against the plan's ranks, and the outcome
+ * agreed on.
+ * Collective: over comm; every rank gets the same status and the same
+ * message, the lowest failing rank's own ("shiro_plan_open_comm failed on
+ * rank 0 (and 4 other ranks): A.shiro.h5: the plan was made for 4 ranks but
+ * the communicator has 5 (launch with -np 4)"), so a program that leaves on
+ * failure leaves on every rank. Each rank reads the root attributes and its
+ * own rank's metadata (what shiro_plan_open reads).
+ * MPI: initialized and not finalized (else SHIRO_ERR_ARG at once on the
+ * calling rank, which can tell no other); any thread level. A rank that
+ * passes MPI_COMM_NULL gets SHIRO_ERR_ARG at once (the others would wait).
+ * Allocates: on success *plan, a new handle (free with shiro_plan_close).
+ * On failure: *plan is NULL on every rank (where plan is not NULL) and
+ * err (if not NULL) holds the agreed message. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open_comm(const char *path, MPI_Comm comm, shiro_plan **plan,
+                                                             shiro_error *err);
 
 /* Fills *info for an open plan. Local. Fails (SHIRO_ERR_ARG) only when plan
  * or info is NULL, so its result need not be checked otherwise. */

@@ -498,7 +498,7 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   shiro_plan_info in;
   int bad = 0, anybad = 0;
-  if (shiro_plan_open(o.plan, rank, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
+  if (shiro_plan_open_comm(o.plan, MPI_COMM_WORLD, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
     fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err.message);
     bad = 1;
   } else if (o.check && mm_read(o.check, &A, NULL, &err) != SHIRO_OK) {

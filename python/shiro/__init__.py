@@ -62,7 +62,11 @@ class _Closable:
 
 
 class Plan(_Closable):
-    """This rank's part of a plan file (shiro_plan_open: local, reads metadata only).
+    """This rank's part of a plan file. Plan(path, comm) opens the part of comm's rank collectively
+    (shiro_plan_open_comm: every rank of comm must call it; a failure on one rank, such as a launch
+    with more ranks than the plan has, raises Error on every rank with that rank's message);
+    Plan(path, comm, rank=r) opens rank r's part locally (shiro_plan_open), for tools that inspect
+    parts. Both read metadata only. A libshiro without shiro_plan_open_comm opens locally.
 
     Attributes (copied at open): ranks, gpus_per_node, rank, m, k, nnz, c_rows, b_rows, strategy,
     partition, and c_global / b_global (numpy int64: global ids of this rank's rows of C (and A) and of B).
@@ -73,12 +77,16 @@ class Plan(_Closable):
         lib = _lib.load()
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.path = str(path)
-        rank = self.comm.Get_rank() if rank is None else int(rank)
         self._h = ctypes.c_void_p()
         self._contexts = weakref.WeakSet()
         self._closing = False
         err = _lib.shiro_error()
-        st = lib.shiro_plan_open(self.path.encode(), rank, ctypes.byref(self._h), ctypes.byref(err))
+        if rank is None and _lib.has("shiro_plan_open_comm"):
+            st = lib.shiro_plan_open_comm(self.path.encode(), _lib.comm_handle(self.comm), ctypes.byref(self._h),
+                                          ctypes.byref(err))
+        else:
+            rank = self.comm.Get_rank() if rank is None else int(rank)
+            st = lib.shiro_plan_open(self.path.encode(), rank, ctypes.byref(self._h), ctypes.byref(err))
         if st != _lib.OK:
             raise Error(err.message.decode(errors="replace"), st)
         info = _lib.shiro_plan_info()
