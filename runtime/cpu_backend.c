@@ -147,7 +147,7 @@ static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[
     dense.rows = z->rows;
     op = &dense;
   }
-  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n,
+  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, c->threads,
                  mpi_xport_in_flight(x) ? &pg : NULL);
   return SHIRO_OK;
 }

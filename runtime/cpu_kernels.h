@@ -25,9 +25,11 @@ typedef struct cpu_progress {
 /* Runs compute op `op` (RT_MULTIPLY, RT_ADD or RT_GATHER): dst and src the base
  * addresses of its buffers (row 0), n values per row of type double
  * (is_double) or float. OpenMP-parallel over the op's rows, split between the
- * threads by nonzeros (contiguous tasks of equal cost, taken in order); pg
- * (NULL: none) is polled between chunks. Allocates nothing. */
-void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, const cpu_progress *pg);
+ * threads by nonzeros (contiguous tasks of equal cost, taken in order), on
+ * `threads` threads (0: omp_get_max_threads()); pg (NULL: none) is polled
+ * between chunks. Allocates nothing. */
+void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, int threads,
+                    const cpu_progress *pg);
 
 /* The same without a progress hook, one kernel each (tests, the CUDA tests' reference). */
 void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n);

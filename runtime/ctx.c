@@ -11,7 +11,7 @@
 
 shiro_ctx_options shiro_ctx_options_default(void) {
   shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1,
-                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO};
+                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO, .threads = 0};
   return o;
 }
 
@@ -40,6 +40,8 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
+  if (o->threads < 0)
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: threads = %d, expected 0 (automatic) or more", o->threads);
   if (o->timeout_ms < 0)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: timeout_ms = %lld, expected 0 (none) or more", (long long)o->timeout_ms);
   if (plan->pattern_mismatch)
@@ -136,8 +138,14 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   /* MPI failures on the context's communicator come back as codes (the library never aborts) */
   if (dup != MPI_COMM_NULL && MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS && st == SHIRO_OK)
     st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_set_errhandler(MPI_ERRORS_RETURN) failed");
+  /* collective (every rank, as MPI_Comm_dup): the kernels' threads, this rank's share of its node */
+  int threads = 1;
+  char why[sizeof c->threads_why] = "";
+  rt_threads_choose(comm, opts->threads, &threads, why, sizeof why);
   if (c) {
     c->plan = plan;
+    c->threads = threads;
+    memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
     c->comm = dup;
@@ -272,6 +280,13 @@ shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n,
 }
 
 const char *shiro_ctx_last_error(const shiro_ctx *ctx) { return ctx ? ctx->error : ""; }
+
+shiro_status shiro_ctx_get_threads(const shiro_ctx *ctx, int *threads, const char **why) {
+  if (!ctx || !threads) return SHIRO_ERR_ARG;
+  *threads = ctx->threads;
+  if (why) *why = ctx->threads_why;
+  return SHIRO_OK;
+}
 
 shiro_status shiro_ctx_get_traffic(const shiro_ctx *ctx, shiro_traffic *t) {
   if (!ctx || !t) return SHIRO_ERR_ARG;

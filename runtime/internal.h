@@ -74,6 +74,8 @@ struct shiro_ctx {
                                 the transposed program's extra receive rows (interp_prepare) */
   void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
+  int threads;               /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
+  char threads_why[96];      /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 
@@ -114,6 +116,15 @@ shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp
 
 /* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
 void values_release(shiro_ctx *c);
+
+/* threads.c: the OpenMP threads of a context's CPU kernels, into *threads (>= 1), and why, in words,
+ * into why: `requested` if > 0, else omp_get_max_threads() where OMP_NUM_THREADS is set, else
+ * rt_threads_share of the node's CPUs among the ranks of comm on this node (MPI_COMM_TYPE_SHARED).
+ * Collective over comm (one MPI_Comm_split_type, whatever was requested). */
+void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, size_t why_len);
+/* threads.c: node_cpus / node_ranks, at most `usable` (the CPUs of this rank's binding), at least 1:
+ * never more threads on a node than it has CPUs, unless it has more ranks than CPUs. Pure. */
+int rt_threads_share(int node_cpus, int node_ranks, int usable);
 
 /* agree.c: agrees on a local status across comm (collective): SHIRO_OK only if
  * every rank passed SHIRO_OK; otherwise every rank returns the status of P,

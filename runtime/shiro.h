@@ -154,9 +154,17 @@ typedef struct shiro_ctx_options {
                               * the context's NCCL communicator and fails with SHIRO_ERR_CUDA (the context
                               * can then only be destroyed). 0 (default): no timeout. Either way the wait
                               * polls NCCL's asynchronous errors and fails on one instead of hanging. */
+  int threads;               /* CPU kernels: OpenMP threads per call on this rank (may differ between
+                              * ranks). 0 (default): OMP_NUM_THREADS where the user set it, else this
+                              * rank's share of its node, the node's CPUs divided by the ranks on it
+                              * (MPI_COMM_TYPE_SHARED), at least 1 and at most the CPUs of the rank's
+                              * binding: never more threads than CPUs unless there are more ranks
+                              * than CPUs. The library never changes the caller's OpenMP settings
+                              * (a num_threads clause per parallel region). */
 } shiro_ctx_options;
 
-/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO, no timeout. */
+/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO, no
+ * timeout, threads 0 (automatic). */
 SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
 
 /* Creates a context that replays `plan` over `comm` for the given options and
@@ -239,6 +247,12 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, con
  * ones or, if the failure came in the backend's upload, unspecified until a
  * call succeeds. Not while another call on ctx is in progress. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values(shiro_ctx *ctx, const double *values);
+
+/* The OpenMP threads this rank's CPU kernels use in each call (*threads),
+ * and how that count was chosen, in words (*why, may be NULL: "the context's
+ * option", "OMP_NUM_THREADS=4", "2 CPUs on the node / 4 ranks there"; owned
+ * by ctx). Local; fails (SHIRO_ERR_ARG) only when ctx or threads is NULL. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_threads(const shiro_ctx *ctx, int *threads, const char **why);
 
 /* The message of the last failed call on ctx ("" if none). Owned by ctx. */
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);

@@ -402,6 +402,13 @@ def local_worker(build, src):
     raises(lambda: shiro.plan_matrix(np.array([[0, 1], [1, -1]]), ranks=1, out=os.path.join(tmp, "x.shiro.h5")),
            "negative", what="plan_matrix of an edge_index with -1")
 
+    # the CPU kernels' threads: the context's option, and how they were chosen
+    with shiro.Plan(path) as plan, plan.context(2, threads=1) as ctx:
+        expect(ctx.threads == 1 and ctx.threads_why == "the context's option",
+               f"context(threads=1): {ctx.threads} threads ({ctx.threads_why})")
+    with shiro.Plan(path) as plan:
+        raises(lambda: plan.context(2, threads=-1), "threads = -1", status=1, what="context with threads=-1")
+
     # local_matrix and set_values in one process: the whole of A; a wrong length raises before the library
     with shiro.Plan(path) as plan:
         indptr, indices, values = plan.local_matrix()

@@ -174,6 +174,10 @@ int main(int argc, char **argv) {
   o.timeout_ms = rank == 1 ? -1 : 0;
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "timeout_ms = -1 on rank 1", err.message);
   o.timeout_ms = 0;
+  o.threads = rank == 2 ? -1 : 0;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "threads = -1 on rank 2", err.message);
+  expect_said(err.message, "threads = -1 on rank 2", "failed on rank 2", "threads = -1");
+  o.threads = 0;
 
   /* The real context, then misused calls. */
   EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) == SHIRO_OK, "create: %s", err.message);

@@ -78,6 +78,7 @@ typedef struct options {
   shiro_backend backend;
   shiro_transport transport;
   int64_t device;   /* -1: the library's choice */
+  int64_t threads;  /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
   int dirs;         /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
 
@@ -97,7 +98,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
-          "                  [--transport auto|nccl|mpi] [--device D]\n"
+          "                  [--transport auto|nccl|mpi] [--device D] [--threads T]\n"
           "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
@@ -116,8 +117,11 @@ static void usage(FILE *f) {
           "                    | sim (tools/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
+          "  --threads T       cpu: OpenMP threads per rank (default 0: OMP_NUM_THREADS if set,\n"
+          "                    else the node's CPUs / the ranks on the node, never more)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
-          "Rank 0 prints one line per run and direction: time per call, bytes moved per call.\n",
+          "Rank 0 prints the threads per rank it chose (and why), then one line per run and\n"
+          "direction: time per call, bytes moved per call.\n",
           BOTH_ROUNDS);
 }
 
@@ -158,6 +162,7 @@ static int parse(int argc, char **argv, options *o) {
       else if (!strcmp(v, "both")) o->dirs = DIR_FORWARD | DIR_TRANSPOSE;
       else { fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v); return 0; }
     }
+    else if (!strcmp(a, "--threads")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 4096, &o->threads)) return 0; }
     else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
     else if (!strcmp(a, "--backend")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
@@ -282,7 +287,7 @@ static int launch_rank(void) {
  * 1 for --backend cuda in a build without CUDA, or sim outside the simulation build. */
 static int command_line(int argc, char **argv, options *o, int speak) {
   static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport",
-                                 "--direction"};
+                                 "--direction", "--threads"};
   for (int i = 1; i < argc; i++) {
     int skip = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
@@ -312,6 +317,22 @@ static int command_line(int argc, char **argv, options *o, int speak) {
     return 1;
   }
   return -1;
+}
+
+/* Rank 0 says, once per process, how many threads the CPU kernels run per rank and why (rank 0's
+ * reason; the range over the ranks where they differ). Collective. */
+static void report_threads(const shiro_ctx *ctx, int rank) {
+  static int said = 0;
+  int t = 0, lo = 0, hi = 0;
+  const char *why = "";
+  if (shiro_ctx_get_threads(ctx, &t, &why) != SHIRO_OK) t = 0;
+  MPI_Allreduce(&t, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&t, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && !said) {
+    if (lo == hi) printf("shiro-spmm: threads: %d per rank (%s)\n", t, why);
+    else printf("shiro-spmm: threads: %d to %d per rank (rank 0: %d, %s)\n", lo, hi, t, why);
+  }
+  said = 1;
 }
 
 /* One direction of a run: its host (and device) input and output, and what it measured. */
@@ -418,6 +439,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   co.backend = o->backend;
   co.transport = o->transport;
   co.device = (int)o->device;
+  co.threads = (int)o->threads;
   shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
   size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
@@ -428,6 +450,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
     fprintf(stderr, "%s: rank %d: %s%s\n", prog, rank, err.message, anyskip ? " (skipped)" : "");
     return anyskip ? EXIT_SKIP : 1;
   }
+  report_threads(ctx, rank);
   const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
   direction d[2];
   int nd = 0, bad = 0;

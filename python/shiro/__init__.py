@@ -116,9 +116,10 @@ class Plan(_Closable):
             raise Error(f"shiro.Plan {self.path!r} is closed")
         return self._h
 
-    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
-        """A new Context for N = n columns (shiro_ctx_create: collective over self.comm)."""
-        return Context(self, n, dtype, backend, device, transport, timeout_ms)
+    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0):
+        """A new Context for N = n columns (shiro_ctx_create: collective over self.comm). threads: the CPU
+        kernels' OpenMP threads on this rank (0: OMP_NUM_THREADS if set, else this rank's share of its node)."""
+        return Context(self, n, dtype, backend, device, transport, timeout_ms, threads)
 
     def local_matrix(self):
         """This rank's rows of A as CSR with GLOBAL column ids: (indptr, indices, values), numpy int64,
@@ -224,7 +225,7 @@ class Context(_Closable):
     dtype. Results have the input's kind; out= writes into a given array instead. The context holds
     its plan (the plan stays open while the context is). close() or leaving a `with` block releases it."""
 
-    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0):
+    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0):
         lib = _lib.load()
         if dtype in (np.float32, "float"):
             dtype = "float32"
@@ -247,6 +248,7 @@ class Context(_Closable):
         opts = lib.shiro_ctx_options_default()
         opts.backend, opts.dtype, opts.n = _lib.BACKENDS[backend], _DTYPES[dtype][0], self.n
         opts.device, opts.transport, opts.timeout_ms = int(device), _lib.TRANSPORTS[transport], int(timeout_ms)
+        opts.threads = int(threads)
         err = _lib.shiro_error()
         st = lib.shiro_ctx_create(plan.handle(), _lib.comm_handle(plan.comm), ctypes.byref(opts),
                                   ctypes.byref(self._h), ctypes.byref(err))
@@ -254,6 +256,26 @@ class Context(_Closable):
             raise Error(err.message.decode(errors="replace"), st)
         plan._contexts.add(self)
         _live.add(self)
+
+    def _threads(self):
+        lib = _lib.load()
+        if not _lib.has("shiro_ctx_get_threads"):
+            raise Error(f"{_lib.path()} has no shiro_ctx_get_threads (an older libshiro)", 9)
+        if not self._h:
+            raise Error("shiro.Context is closed")
+        t, why = ctypes.c_int(), ctypes.c_char_p()
+        lib.shiro_ctx_get_threads(self._h, ctypes.byref(t), ctypes.byref(why))
+        return t.value, why.value.decode()
+
+    @property
+    def threads(self):
+        """The OpenMP threads this rank's CPU kernels use per call (shiro_ctx_get_threads). Local."""
+        return self._threads()[0]
+
+    @property
+    def threads_why(self):
+        """How that thread count was chosen, in words ("2 CPUs on the node / 4 ranks there"). Local."""
+        return self._threads()[1]
 
     def __repr__(self):
         state = "closed" if not self._h else f"rank {self.plan.rank}"
