@@ -248,6 +248,16 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, con
  * call succeeds. Not while another call on ctx is in progress. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values(shiro_ctx *ctx, const double *values);
 
+/* shiro_ctx_set_values with the values' type said: `values` holds *nnz
+ * floats (SHIRO_FLOAT32) or doubles (SHIRO_FLOAT64), whatever the context's
+ * type. Float values are widened exactly, so a float32 context multiplies by
+ * the very floats given (a float64 context by their exact double values); no
+ * copy of the caller's array is needed for either. Everything else is
+ * shiro_ctx_set_values' contract; a dtype of neither type is SHIRO_ERR_ARG
+ * on every rank. Collective. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values_dtype(shiro_ctx *ctx, const void *values,
+                                                                   shiro_dtype dtype);
+
 /* The OpenMP threads this rank's CPU kernels use in each call (*threads),
  * and how that count was chosen, in words (*why, may be NULL: "the context's
  * option", "OMP_NUM_THREADS=4", "2 CPUs on the node / 4 ranks there"; owned

@@ -426,6 +426,14 @@ def local_worker(build, src):
             B = np.ones((34, 2))
             A2 = sp.csr_matrix((np.arange(A.nnz, dtype=np.float64), Ac.indices, Ac.indptr), shape=A.shape)
             expect(np.array_equal(ctx.spmm(B), A2 @ B), "set_values from a torch tensor")
+        # float32 values go in as they are: the same bits as those floats given as doubles
+        v32 = (np.cos(np.arange(A.nnz)) + 1.25).astype(np.float32)
+        with plan.context(2, dtype="float32") as c32, plan.context(2, dtype="float32") as c64:
+            c32.set_values(torch.from_numpy(v32))
+            c64.set_values(v32.astype(np.float64))
+            B32 = np.ones((34, 2), np.float32)
+            expect(np.array_equal(c32.spmm(B32), c64.spmm(B32)) and not np.array_equal(c32.spmm(B32), A @ B32),
+                   "set_values of float32 values: the bits of the same values as float64")
         raises(lambda: ctx.set_values(np.ones(A.nnz)), "closed", what="set_values on a closed context")
     old = os.path.join(data, "golden", "karate-joint.shiro.h5.gz")
     if os.path.exists(old):

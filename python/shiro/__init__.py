@@ -331,8 +331,10 @@ class Context(_Closable):
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
     def set_values(self, values):
-        """Installs new values of this rank's nonzeros of A: one float64 per entry of plan.local_matrix(),
-        in its order (shiro_ctx_set_values). Collective: the ranks first agree that every rank gave as
+        """Installs new values of this rank's nonzeros of A: one value per entry of plan.local_matrix(),
+        in its order (shiro_ctx_set_values). float32 arrays (numpy or torch) go in as they are
+        (shiro_ctx_set_values_dtype: a float32 context multiplies by those very floats); anything else
+        as float64. Collective: the ranks first agree that every rank gave as
         many values as it has nonzeros (one small allreduce), so a wrong length on one rank raises Error
         on all instead of leaving the others waiting. Later calls of this context multiply with them."""
         lib = _lib.load()
@@ -342,14 +344,18 @@ class Context(_Closable):
             raise Error(f"{_lib.path()} has no shiro_ctx_set_values (an older libshiro)", 9)
         if type(values).__module__.startswith("torch"):
             values = values.detach().cpu().numpy()
-        v = np.ascontiguousarray(values, dtype=np.float64)
+        as_float = getattr(values, "dtype", None) == np.float32 and _lib.has("shiro_ctx_set_values_dtype")
+        v = np.ascontiguousarray(values, dtype=np.float32 if as_float else np.float64)
         nnz = self.plan.local_nnz()
         mine = "" if v.shape == (nnz,) else f"rank {self.plan.rank}: {v.shape[0] if v.ndim == 1 else v.shape} " \
             f"values for its {nnz} nonzeros"
         wrong = [w for w in self.plan.comm.allgather(mine) if w]
         if wrong:
             raise Error("shiro set_values: expected one value per local nonzero; " + "; ".join(wrong), _lib.ERR_ARG)
-        st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        if as_float:
+            st = lib.shiro_ctx_set_values_dtype(self._h, v.ctypes.data_as(ctypes.c_void_p), _lib.FLOAT32)
+        else:
+            st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         if st != _lib.OK:
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
 

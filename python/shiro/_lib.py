@@ -76,6 +76,7 @@ _OPTIONAL = {
                                                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double),
                                                    ctypes.POINTER(shiro_error)]),
     "shiro_ctx_set_values": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_double)]),
+    "shiro_ctx_set_values_dtype": (ctypes.c_int, [_P, ctypes.c_void_p, ctypes.c_int]),
     "shiro_ctx_get_threads": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_char_p)]),
     "shiro_plan_open_comm": (ctypes.c_int, [ctypes.c_char_p, MPI_Comm, ctypes.POINTER(_P), ctypes.POINTER(shiro_error)]),
 }
