@@ -49,20 +49,7 @@ typedef float vf8 __attribute__((vector_size(32)));
 #define LD(V, p) __extension__({ V v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define ST(p, x) do { __typeof__(x) x_ = (x); __builtin_memcpy((p), &x_, sizeof x_); } while (0)
 
-/* What a kernel reads: one op, its buffers resolved. */
-typedef struct kargs {
-  char *dst;                  /* the op's destination row 0 (buffer + dst_off rows) */
-  const char *src;            /* its source row 0 (buffer + src_off rows) */
-  const int64_t *ptr;         /* [nrows+1] row pointers into col / val */
-  const int32_t *col, *rows;  /* source rows; destination rows (NULL: row i) */
-  const void *val;            /* values (multiply), else NULL */
-  int accum;                  /* 1: dst +=, 0: dst = */
-  int64_t n;                  /* values per row */
-  size_t row_bytes;           /* bytes per row */
-} kargs;
-
-/* Rows lo .. hi-1 of an op. */
-typedef void (*rows_fn)(const kargs *a, int64_t lo, int64_t hi);
+#include "cpu_kargs.h" /* kargs, rows_fn; the kernels of strided layouts (cpu_strided.c) */
 
 /* Entries ahead whose source rows are prefetched (rows of 64 bytes or more): the source rows are
  * random reads, mostly from L3 or memory; 16 ahead halved the time of R-MAT s18 at N = 32. */
@@ -483,8 +470,19 @@ static void run(const kargs *a, rows_fn fn, int64_t nrows, int threads, const cp
 
 /* Op of kind `kind` (the kernel, whatever op->kind says) with buffers resolved. */
 static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *src, int is_double, int64_t n,
-                     int threads, const cpu_progress *pg) {
-  const size_t row_bytes = (size_t)n * (is_double ? sizeof(double) : sizeof(float));
+                     int threads, const cpu_layout *lay, const cpu_progress *pg) {
+  const size_t esz = is_double ? sizeof(double) : sizeof(float), row_bytes = (size_t)n * esz;
+  if (lay) {  /* the caller's layout of B or C: the strided kernels */
+    const kargs a = {
+        .dst = (char *)dst + (size_t)(op->dst_off * lay->dst_rs) * esz,
+        .src = (const char *)src + (size_t)(op->src_off * lay->src_rs) * esz,
+        .ptr = op->ptr, .col = op->col, .rows = op->rows, .val = op->val, .accum = op->accum,
+        .n = n, .row_bytes = row_bytes,
+        .drs = lay->dst_rs, .dcs = lay->dst_cs, .srs = lay->src_rs, .scs = lay->src_cs,
+    };
+    run(&a, cpu_strided_kernel(kind == RT_GATHER, kind == RT_MULTIPLY, is_double), op->nrows, threads, pg);
+    return;
+  }
   const kargs a = {
       .dst = (char *)dst + (size_t)op->dst_off * row_bytes,
       .src = (const char *)src + (size_t)op->src_off * row_bytes,
@@ -503,18 +501,18 @@ static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *sr
 }
 
 void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, int threads,
-                    const cpu_progress *pg) {
-  run_kind(op, op->kind, dst, src, is_double, n, threads, pg);
+                    const cpu_layout *lay, const cpu_progress *pg) {
+  run_kind(op, op->kind, dst, src, is_double, n, threads, lay, pg);
 }
 
 void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n) {
-  run_kind(op, RT_MULTIPLY, dst, src, 1, n, 0, NULL);
+  run_kind(op, RT_MULTIPLY, dst, src, 1, n, 0, NULL, NULL);
 }
 void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n) {
-  run_kind(op, RT_MULTIPLY, dst, src, 0, n, 0, NULL);
+  run_kind(op, RT_MULTIPLY, dst, src, 0, n, 0, NULL, NULL);
 }
-void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 1, n, 0, NULL); }
-void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 0, n, 0, NULL); }
+void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 1, n, 0, NULL, NULL); }
+void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 0, n, 0, NULL, NULL); }
 
 void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes) {
   /* any row size: the kernels see it as row_bytes / 4 floats (or bytes, through gather_any) */
@@ -526,5 +524,5 @@ void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes) {
     run(&a, gather_any, op->nrows, 0, NULL);
     return;
   }
-  run_kind(op, RT_GATHER, dst, src, 0, (int64_t)rb4, 0, NULL);
+  run_kind(op, RT_GATHER, dst, src, 0, (int64_t)rb4, 0, NULL, NULL);
 }

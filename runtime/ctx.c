@@ -148,6 +148,7 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
+    layout_reset(c);  /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;
     c->be = &cpu_backend;
 #if SHIRO_HAVE_CUDA
@@ -182,11 +183,18 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   return SHIRO_OK;
 }
 
-/* 1 if this rank's B_local and C_local (b_rows × N and c_rows × N values) share a byte. */
+/* Bytes from the first to past the last value of `rows` rows of buffer k in the call's layout. */
+static uintptr_t span(const shiro_ctx *c, int k, int64_t rows) {
+  if (rows <= 0 || c->opts.n <= 0) return 0;
+  return (uintptr_t)((rows - 1) * c->rs[k] + (c->opts.n - 1) * c->cs[k] + 1) * c->esz;
+}
+
+/* 1 if this rank's B_local and C_local (b_rows and c_rows rows of N values, in the call's layout)
+ * share a byte of the address ranges they span. */
 static int overlap(const shiro_ctx *c, const void *B, const void *C) {
   const prog_rank *pr = &c->plan->pr;
   const uintptr_t b = (uintptr_t)B, cc = (uintptr_t)C;
-  const uintptr_t row = (uintptr_t)c->opts.n * c->esz, bb = (uintptr_t)pr->b_rows * row, cb = (uintptr_t)pr->c_rows * row;
+  const uintptr_t bb = span(c, PROG_BUF_B, pr->b_rows), cb = span(c, PROG_BUF_C, pr->c_rows);
   return B && C && bb && cb && b < cc + cb && cc < b + bb;
 }
 

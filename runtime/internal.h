@@ -74,6 +74,10 @@ struct shiro_ctx {
                                 the transposed program's extra receive rows (interp_prepare) */
   void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
+  int64_t rs[PROG_NBUF], cs[PROG_NBUF];  /* the call's layout of each buffer: value (i, j) at i·rs + j·cs
+                                            values from row 0 (rs = N, cs = 1 but during a call of
+                                            shiro_spmm_layout with another layout for B or C; layout.c) */
+  int strided;               /* 1 while rs / cs of B or C are not the dense rows' */
   int threads;               /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
   char threads_why[96];      /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
@@ -125,6 +129,9 @@ void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, si
 /* threads.c: node_cpus / node_ranks, at most `usable` (the CPUs of this rank's binding), at least 1:
  * never more threads on a node than it has CPUs, unless it has more ranks than CPUs. Pure. */
 int rt_threads_share(int node_cpus, int node_ranks, int usable);
+
+/* layout.c: every buffer's layout back to dense rows (rs = N, cs = 1). Local. */
+void layout_reset(shiro_ctx *c);
 
 /* agree.c: agrees on a local status across comm (collective): SHIRO_OK only if
  * every rank passed SHIRO_OK; otherwise every rank returns the status of P,

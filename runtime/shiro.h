@@ -297,6 +297,38 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, const void *Y_local,
                                                              void *X_local);
 
+/* Layouts of B and C (of Y and X) for shiro_spmm_layout: ROW_MAJOR, value
+ * (i, j) at i·ld + j (ld >= N); COL_MAJOR, value (i, j) at i + j·ld (ld >= the
+ * rows this rank owns: BLAS's, LAPACK's and PETSc's dense layout). */
+typedef enum shiro_layout { SHIRO_ROW_MAJOR = 0, SHIRO_COL_MAJOR = 1 } shiro_layout;
+
+/* shiro_spmm with B_local and C_local in the caller's layout, used in place
+ * (no copy): B_local's b_rows × N values with leading dimension ldb, C_local's
+ * c_rows × N values with ldc, both in `layout`. C_local's values are
+ * overwritten, the rest of its leading dimension is not touched. The bits of
+ * C are those of shiro_spmm on the same values in row-major order (the same
+ * sums in the same order; the messages are the same). shiro_spmm is the case
+ * ROW_MAJOR, ldb = ldc = N. CPU backend (and the simulation's); the CUDA
+ * backend takes only that case (SHIRO_ERR_UNSUPPORTED otherwise). B_local and
+ * C_local must not share a byte of the address ranges they span.
+ * Collective: yes, over the context's communicator, as shiro_spmm.
+ * Allocates: nothing.
+ * On failure: as shiro_spmm; a bad layout or an ld below its least
+ * (SHIRO_ERR_ARG, naming ldb or ldc) is found before anything starts and is
+ * reported on the calling rank only, as a NULL buffer is. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_layout(shiro_ctx *ctx, shiro_layout layout, const void *B_local,
+                                                          int64_t ldb, void *C_local, int64_t ldc);
+
+/* shiro_spmm_transpose with Y_local (c_rows × N, leading dimension ldy) and
+ * X_local (b_rows × N, ldx) in `layout`, used in place: the bits of
+ * shiro_spmm_transpose on the same values in row-major order.
+ * Collective: yes, over the context's communicator, as shiro_spmm_transpose.
+ * Allocates: as shiro_spmm_transpose (its first call derives the program).
+ * On failure: as shiro_spmm_layout. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_layout(shiro_ctx *ctx, shiro_layout layout,
+                                                                    const void *Y_local, int64_t ldy, void *X_local,
+                                                                    int64_t ldx);
+
 /* Installs new values for this rank's nonzeros: values[t] replaces the value
  * of entry t of the rank's local matrix (shiro_plan_get_local_matrix's
  * order; *nnz doubles, host memory for every backend; NULL only where the

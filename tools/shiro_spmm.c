@@ -79,6 +79,7 @@ typedef struct options {
   shiro_transport transport;
   int64_t device;   /* -1: the library's choice */
   int64_t threads;  /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
+  int col;          /* --layout col: B and C (Y and X) column-major, in place (shiro_spmm_layout) */
   int dirs;         /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
 
@@ -98,7 +99,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
-          "                  [--transport auto|nccl|mpi] [--device D] [--threads T]\n"
+          "                  [--transport auto|nccl|mpi] [--device D] [--threads T] [--layout row|col]\n"
           "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
@@ -117,6 +118,8 @@ static void usage(FILE *f) {
           "                    | sim (tools/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
+          "  --layout L        row (default) | col: B and C (Y and X) column-major, used in place\n"
+          "                    (shiro_spmm_layout; --check reads them back)\n"
           "  --threads T       cpu: OpenMP threads per rank (default 0: OMP_NUM_THREADS if set,\n"
           "                    else the node's CPUs / the ranks on the node, never more)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
@@ -161,6 +164,12 @@ static int parse(int argc, char **argv, options *o) {
       else if (!strcmp(v, "transpose")) o->dirs = DIR_TRANSPOSE;
       else if (!strcmp(v, "both")) o->dirs = DIR_FORWARD | DIR_TRANSPOSE;
       else { fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v); return 0; }
+    }
+    else if (!strcmp(a, "--layout")) {
+      if (!(v = cli_value(prog, argc, argv, &i))) return 0;
+      if (!strcmp(v, "row")) o->col = 0;
+      else if (!strcmp(v, "col")) o->col = 1;
+      else { fprintf(stderr, "%s: --layout: expected row or col, found '%s'\n", prog, v); return 0; }
     }
     else if (!strcmp(a, "--threads")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 4096, &o->threads)) return 0; }
     else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
@@ -287,7 +296,7 @@ static int launch_rank(void) {
  * 1 for --backend cuda in a build without CUDA, or sim outside the simulation build. */
 static int command_line(int argc, char **argv, options *o, int speak) {
   static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport",
-                                 "--direction", "--threads"};
+                                 "--direction", "--threads", "--layout"};
   for (int i = 1; i < argc; i++) {
     int skip = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
@@ -341,6 +350,9 @@ typedef struct direction {
   size_t in_bytes, out_bytes;
   void *hin, *hout;        /* host copies (hout: what --check reads) */
   void *din, *dout;        /* device copies (--backend cuda), else NULL */
+  void *lin, *lout;        /* --layout col: column-major copies (leading dimension: the rows), else NULL */
+  int64_t in_rows, out_rows, n;
+  size_t esz;
   double best;             /* seconds per call: the best round's, the slowest rank's mean */
 } direction;
 
@@ -348,7 +360,7 @@ typedef struct direction {
  * b_value(global row, column) of this rank's B rows (forward) or C rows (transposed). Returns 0 on
  * success (on failure the caller frees what was made with free_direction). */
 static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shiro_dtype dt, int64_t n, int on_gpu,
-                           int rank) {
+                           int col, int rank) {
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
   const int64_t in_rows = dir == DIR_FORWARD ? in->b_rows : in->c_rows;
   const int64_t *in_ids = dir == DIR_FORWARD ? in->b_global : in->c_global;
@@ -357,9 +369,17 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
   d->best = HUGE_VAL;
   d->in_bytes = (size_t)in_rows * (size_t)n * esz;
   d->out_bytes = (size_t)(dir == DIR_FORWARD ? in->c_rows : in->b_rows) * (size_t)n * esz;
+  d->in_rows = in_rows;
+  d->out_rows = dir == DIR_FORWARD ? in->c_rows : in->b_rows;
+  d->n = n;
+  d->esz = esz;
   d->hin = malloc(d->in_bytes ? d->in_bytes : 1);
   d->hout = malloc(d->out_bytes ? d->out_bytes : 1);
-  if (!d->hin || !d->hout) {
+  if (col) {
+    d->lin = malloc(d->in_bytes ? d->in_bytes : 1);
+    d->lout = malloc(d->out_bytes ? d->out_bytes : 1);
+  }
+  if (!d->hin || !d->hout || (col && (!d->lin || !d->lout))) {
     fprintf(stderr, "%s: rank %d: out of memory (%zu bytes of input and output)\n", prog, rank, d->in_bytes + d->out_bytes);
     return 1;
   }
@@ -368,6 +388,8 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
       double v = b_value(in_ids[i], c);
       if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v; else ((double *)d->hin)[i * n + c] = v;
     }
+  for (int64_t i = 0; col && i < in_rows; i++)  /* the same values, column-major */
+    for (int64_t c = 0; c < n; c++) memcpy((char *)d->lin + (size_t)(i + c * in_rows) * esz, (char *)d->hin + (size_t)(i * n + c) * esz, esz);
   return on_gpu ? gpu_alloc(d->hin, d->in_bytes, d->out_bytes, &d->din, &d->dout, rank) : 0;
 }
 
@@ -375,6 +397,8 @@ static void free_direction(direction *d) {
   gpu_free(d->din, d->dout);
   free(d->hin);
   free(d->hout);
+  free(d->lin);
+  free(d->lout);
   memset(d, 0, sizeof *d);
 }
 
@@ -382,8 +406,11 @@ static void free_direction(direction *d) {
 static int calls(shiro_ctx *ctx, const direction *d, int64_t k, int rank) {
   const void *x = d->din ? d->din : d->hin;
   void *y = d->dout ? d->dout : d->hout;
+  const int64_t ldi = d->in_rows > 1 ? d->in_rows : 1, ldo = d->out_rows > 1 ? d->out_rows : 1;
   for (int64_t it = 0; it < k; it++)
-    if ((d->dir == DIR_FORWARD ? shiro_spmm(ctx, x, y) : shiro_spmm_transpose(ctx, x, y)) != SHIRO_OK) {
+    if ((d->lin ? (d->dir == DIR_FORWARD ? shiro_spmm_layout(ctx, SHIRO_COL_MAJOR, d->lin, ldi, d->lout, ldo)
+                                         : shiro_spmm_transpose_layout(ctx, SHIRO_COL_MAJOR, d->lin, ldi, d->lout, ldo))
+                : (d->dir == DIR_FORWARD ? shiro_spmm(ctx, x, y) : shiro_spmm_transpose(ctx, x, y))) != SHIRO_OK) {
       fprintf(stderr, "%s: rank %d: %s\n", prog, rank, shiro_ctx_last_error(ctx));
       return 1;
     }
@@ -455,8 +482,8 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   direction d[2];
   int nd = 0, bad = 0;
   memset(d, 0, sizeof d);
-  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, rank);
-  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, rank);
+  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, o->col, rank);
+  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, o->col, rank);
   for (int k = 0; !bad && k < nd; k++) bad = calls(ctx, &d[k], o->warmup, rank);
   /* both: rounds of K calls of each direction in turn, so that a slow spell of a shared machine
    * hits both; the best round of each */
@@ -476,6 +503,9 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   double worst[2] = {0, 0}, wmax[2] = {0, 0};
   for (int k = 0; !bad && A && k < nd; k++) {
     if (on_gpu) bad = gpu_download(d[k].hout, d[k].dout, d[k].out_bytes, rank);
+    for (int64_t i = 0; d[k].lout && i < d[k].out_rows; i++)  /* --layout col: back to rows for the check */
+      for (int64_t c = 0; c < n; c++)
+        memcpy((char *)d[k].hout + (size_t)(i * n + c) * esz, (char *)d[k].lout + (size_t)(i + c * d[k].out_rows) * esz, esz);
     if (!bad) worst[k] = d[k].dir == DIR_FORWARD ? check_rows(A, in, dt, n, d[k].hout) : check_transposed(A, in, dt, n, d[k].hout);
   }
   shiro_traffic tr = {0};

@@ -184,7 +184,7 @@ static void walk_nopoll(bench *b) {
     const rt_op *op = &p->op[o];
     if (op->kind == RT_START) { if (op->stage < p->stages.nstages) (void)c->be->start(c, op->stage); }
     else if (op->kind == RT_WAIT) { if (op->stage < p->stages.nstages) (void)c->be->wait(c, op->stage); }
-    else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL);  /* 0: omp_set_num_threads decides */
+    else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
     if (b->hook_on) b->t_op[o] = now();
   }
 }
@@ -204,7 +204,7 @@ static void run_class(bench *b, part what) {
     }
     const int run = (what == P_COMP && inside) || (what == P_PACK && op->kind == RT_GATHER) ||
                     (what == P_UNPACK && op->kind == RT_ADD);
-    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL);  /* 0: omp_set_num_threads decides */
+    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
   }
 }
 
