@@ -389,9 +389,9 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
     else
       printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, planned without nodes (--gpus-per-node 1): rows are "
              "counted between ranks\n", (long long)meta->m, (long long)meta->k, (long long)meta->nnz, meta->ranks);
-    printf("  %6s %10s %10s %10s %10s", "rank", "C rows", "sent", "B sent", "part sent");
-    if (tiers) printf(" %10s", "inter");
-    printf(" %10s %12s %12s\n", "received", "nnz own", "nnz others");
+    /* the same columns under G = 1 (scripts read them by position), "inter" shown as "-" */
+    printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
+           "inter", "received", "nnz own", "nnz others");
   }
   rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
   int first = 1, rc = 0;
@@ -438,6 +438,7 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
       printf("  %6d %10lld %10lld %10lld %10lld", r, (long long)pr.c_rows, (long long)s.sent, (long long)s.sent_b,
              (long long)s.sent_c);
       if (tiers) printf(" %10lld", (long long)s.sent_inter);
+      else printf(" %10s", "-");
       printf(" %10lld %12lld %12lld\n", (long long)s.received, (long long)s.nnz_own, (long long)s.nnz_for_others);
     }
     first = 0;
