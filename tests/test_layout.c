@@ -10,31 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blocks.h"
-#include "mm_read.h"
-#include "plan_build.h"
-#include "plan_file.h"
 #include "shiro.h"
+#include "test_plan.h"
 #include "test_util.h"
 
 static int rank, size;
 static const double SENTINEL = -12345.5;
 
-static int write_plan(const char *mtx, const char *path, sc_strategy s, int32_t gpn) {
-  shiro_error err;
-  sc_csr *A = NULL;
-  sc_partition Pr = {0}, Pc = {0};
-  sc_blocks B = {0};
-  sc_plan plan = {0};
-  int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, size, &Pr, &err) == SHIRO_OK &&
-           part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, s, gpn, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, s, gpn, &plan, &err) == SHIRO_OK &&
-           plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
-  if (!ok) fprintf(stderr, "write_plan: %s\n", err.message);
-  plan_free(&plan); blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
-  return ok;
-}
 
 /* Value v at element e of a buffer of esz-byte values. */
 static void put(void *p, size_t esz, int64_t e, double v) {
@@ -141,7 +123,7 @@ int main(int argc, char **argv) {
   for (int p = 0; p < (size >= 4 ? 2 : 1); p++) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/shiro-layout-%d-%d.h5", (int)getppid(), p);
-    int ok = rank == 0 ? write_plan(mtx, path, plans[p].s, plans[p].gpn) : 1;
+    int ok = rank == 0 ? test_write_plan(mtx, path, size, plans[p].s, plans[p].gpn) : 1;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!ok) { MPI_Finalize(); return 1; }
     shiro_plan *plan = NULL;

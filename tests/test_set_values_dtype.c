@@ -10,11 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blocks.h"
-#include "mm_read.h"
-#include "plan_build.h"
-#include "plan_file.h"
 #include "shiro.h"
+#include "test_plan.h"
 #include "test_util.h"
 
 enum { N = 3 };
@@ -22,21 +19,6 @@ static int rank, size;
 
 static double b_value(int64_t g, int j) { return (double)((g * 7 + j * 3) % 11) - 5.0; }
 
-static int write_plan(const char *mtx, const char *path) {
-  shiro_error err;
-  sc_csr *A = NULL;
-  sc_partition Pr = {0}, Pc = {0};
-  sc_blocks B = {0};
-  sc_plan plan = {0};
-  int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, size, &Pr, &err) == SHIRO_OK &&
-           part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 1, &plan, &err) == SHIRO_OK &&
-           plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
-  if (!ok) fprintf(stderr, "write_plan: %s\n", err.message);
-  plan_free(&plan); blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
-  return ok;
-}
 
 /* C and X of one context after installing values (as floats or as doubles). */
 static int products(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype ctx_dt, const void *values, shiro_dtype val_dt,
@@ -84,7 +66,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char path[64];
   snprintf(path, sizeof path, "/tmp/shiro-values-dtype-%d.h5", (int)getppid());
-  int ok = rank == 0 ? write_plan(argc > 1 ? argv[1] : "data/karate.mtx", path) : 1;
+  int ok = rank == 0 ? test_write_plan(argc > 1 ? argv[1] : "data/karate.mtx", path, size, STRAT_JOINT, 1) : 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!ok) { MPI_Finalize(); return 1; }
   shiro_plan *plan = NULL;
