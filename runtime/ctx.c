@@ -198,30 +198,43 @@ static int overlap(const shiro_ctx *c, const void *B, const void *C) {
   return B && C && bb && cb && b < cc + cb && cc < b + bb;
 }
 
-shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
-  if (!c) return SHIRO_ERR_ARG;
+shiro_status ctx_check_buffers(shiro_ctx *c, int dir, const void *in, void *out, const char *what) {
   const prog_rank *pr = &c->plan->pr;
-  if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm: B_local or C_local is NULL (this rank owns %lld B rows, %lld C rows)",
-             (long long)pr->b_rows, (long long)pr->c_rows);
+  const int fwd = dir == RT_FORWARD;
+  const int64_t in_rows = fwd ? pr->b_rows : pr->c_rows, out_rows = fwd ? pr->c_rows : pr->b_rows;
+  const char *nin = fwd ? "B_local" : "Y_local", *nout = fwd ? "C_local" : "X_local";
+  if ((!in && in_rows > 0) || (!out && out_rows > 0)) {
+    snprintf(c->error, sizeof c->error, "%s: %s or %s is NULL (this rank owns %lld %c rows, %lld %c rows)", what, nin, nout,
+             (long long)in_rows, nin[0], (long long)out_rows, nout[0]);
     return SHIRO_ERR_ARG;
   }
-  if (overlap(c, B, C)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm: B_local and C_local overlap (they must be separate buffers)");
+  if (fwd ? overlap(c, in, out) : overlap(c, out, in)) {
+    snprintf(c->error, sizeof c->error, "%s: %s and %s overlap (they must be separate buffers)", what, nin, nout);
     return SHIRO_ERR_ARG;
   }
-  c->error[0] = 0;
-  shiro_status st = interp_run(c, RT_FORWARD, B, C, NULL, NULL);
+  return SHIRO_OK;
+}
+
+/* c->error after a failed call: "WHAT (BACKEND backend): why". */
+static shiro_status name_failure(shiro_ctx *c, shiro_status st, const char *what) {
   if (st != SHIRO_OK) {
     char why[sizeof c->error];
     memcpy(why, c->error, sizeof why);
-    snprintf(c->error, sizeof c->error, "shiro_spmm (%s backend): %.440s", c->be->name, why);
+    snprintf(c->error, sizeof c->error, "%s (%s backend): %.420s", what, c->be->name, why);
   }
   return st;
 }
 
-/* The transposed program, derived and loaded at the first transposed call; the ranks agree on it. */
-static shiro_status ready_transpose(shiro_ctx *c) {
+shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
+  if (!c) return SHIRO_ERR_ARG;
+  shiro_status st = split_busy(c, "shiro_spmm");
+  if (st == SHIRO_OK) st = ctx_check_buffers(c, RT_FORWARD, B, C, "shiro_spmm");
+  if (st != SHIRO_OK) return st;
+  c->error[0] = 0;
+  return name_failure(c, interp_run(c, RT_FORWARD, B, C, NULL, NULL), "shiro_spmm");
+}
+
+shiro_status ctx_ready_transpose(shiro_ctx *c) {
   rt_program *t = &c->prog[RT_TRANSPOSE];
   if (t->ready > 0) return SHIRO_OK;
   if (t->ready < 0) {  /* what a failed attempt made is freed with the context; shiro_spmm still works */
@@ -237,25 +250,13 @@ static shiro_status ready_transpose(shiro_ctx *c) {
 
 shiro_status shiro_spmm_transpose(shiro_ctx *c, const void *Y, void *X) {
   if (!c) return SHIRO_ERR_ARG;
-  const prog_rank *pr = &c->plan->pr;
-  if ((!Y && pr->c_rows > 0) || (!X && pr->b_rows > 0)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local or X_local is NULL (this rank owns %lld Y rows, %lld X rows)",
-             (long long)pr->c_rows, (long long)pr->b_rows);
-    return SHIRO_ERR_ARG;
-  }
-  if (overlap(c, X, Y)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local and X_local overlap (they must be separate buffers)");
-    return SHIRO_ERR_ARG;
-  }
+  shiro_status st = split_busy(c, "shiro_spmm_transpose");
+  if (st == SHIRO_OK) st = ctx_check_buffers(c, RT_TRANSPOSE, Y, X, "shiro_spmm_transpose");
+  if (st != SHIRO_OK) return st;
   c->error[0] = 0;
-  shiro_status st = ready_transpose(c);
+  st = ctx_ready_transpose(c);
   if (st == SHIRO_OK) st = interp_run(c, RT_TRANSPOSE, Y, X, NULL, NULL);
-  if (st != SHIRO_OK) {
-    char why[sizeof c->error];
-    memcpy(why, c->error, sizeof why);
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose (%s backend): %.420s", c->be->name, why);
-  }
-  return st;
+  return name_failure(c, st, "shiro_spmm_transpose");
 }
 
 shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
@@ -264,7 +265,9 @@ shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n,
   int rank = 0;
   MPI_Comm_rank(c->comm, &rank);
   int bad = 1;
-  if (n != c->opts.n)
+  if (split_busy(c, "shiro_spmm_checked") != SHIRO_OK)
+    ;  /* its message is in c->error */
+  else if (n != c->opts.n)
     snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
              rank, (long long)n, (long long)c->opts.n);
   else if (dtype != c->opts.dtype)

@@ -78,6 +78,13 @@ struct shiro_ctx {
                                             values from row 0 (rs = N, cs = 1 but during a call of
                                             shiro_spmm_layout with another layout for B or C; layout.c) */
   int strided;               /* 1 while rs / cs of B or C are not the dense rows' */
+  struct {                   /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
+    int active;              /* 1 between a begin that succeeded and its end */
+    int dir;                 /* RT_FORWARD or RT_TRANSPOSE */
+    const void *in;          /* B (Y) and C (X) of the call, borrowed until its end */
+    void *out;
+    int64_t next;            /* the first op end runs (the program's nops: begin ran them all) */
+  } split;
   int threads;               /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
   char threads_why[96];      /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
@@ -117,6 +124,24 @@ typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
  * in program order (kernels and transport of c->be), finish. Allocates
  * nothing. Failures: c->error. */
 shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg);
+
+/* interp.c: ops lo .. hi-1 of program dir in program order (no begin, no finish: interp_run adds
+ * them; split.c runs a call in two parts). Allocates nothing. Failures: c->error. */
+shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
+                        void *arg);
+/* interp.c: the index of program p's first WAIT op (its nops if none): where a split call's begin
+ * stops, every exchange of the first stage started and the work before its wait done. Pure. */
+int64_t interp_first_wait(const rt_program *p);
+
+/* split.c: SHIRO_ERR_ARG with a message in c->error when a split call is in progress on c (`what`
+ * may not run then), else SHIRO_OK. Local. */
+shiro_status split_busy(shiro_ctx *c, const char *what);
+/* ctx.c: the transposed program, derived and loaded at the first transposed call; the ranks agree
+ * on it (collective). */
+shiro_status ctx_ready_transpose(shiro_ctx *c);
+/* ctx.c: the local checks of a call's buffers (NULL where the rank owns rows, overlap), with the
+ * message in c->error naming `what` and the buffers `nin` and `nout`. Local. */
+shiro_status ctx_check_buffers(shiro_ctx *c, int dir, const void *in, void *out, const char *what);
 
 /* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
 void values_release(shiro_ctx *c);

@@ -297,6 +297,46 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, const void *Y_local,
                                                              void *X_local);
 
+/* shiro_spmm in two parts, so that the caller may compute between them:
+ * shiro_spmm_begin starts the exchanges of the first stage and computes what
+ * does not wait for them (the rows to send, the partial rows for other ranks,
+ * the local product, polling the messages meanwhile); shiro_spmm_end waits for
+ * them and completes C_local (the received rows, later stages). The blocking
+ * shiro_spmm is begin then end at once: the same bits. Between the two the
+ * caller must not write B_local nor read or write C_local, and makes no other
+ * call on ctx (refused with SHIRO_ERR_ARG, the call in progress unharmed);
+ * calls on other contexts and its own MPI calls are free. With Open MPI's
+ * default progress (no progress thread) a message that needs the peers'
+ * polls moves on only inside shiro_spmm_end, so the overlap the caller's
+ * work gets depends on the MPI library. CUDA backend: begin runs the whole
+ * call (its device current only inside it) and end returns its status.
+ * Collective: yes, over the context's communicator: every rank calls begin,
+ * then end, in the same order as its other collective calls.
+ * Allocates: nothing.
+ * On failure of begin: as shiro_spmm (a NULL or overlapping buffer is found
+ * before anything starts, on the calling rank only); the call is over, end
+ * is not called. On failure of end: as shiro_spmm's failures inside a call
+ * (destroy the context); end without a successful begin is SHIRO_ERR_ARG. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_begin(shiro_ctx *ctx, const void *B_local, void *C_local);
+
+/* The end of a call begun with shiro_spmm_begin (see there).
+ * Collective: yes, over the context's communicator. Allocates: nothing.
+ * On failure: as shiro_spmm_begin says. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_end(shiro_ctx *ctx);
+
+/* shiro_spmm_transpose in two parts, as shiro_spmm_begin / shiro_spmm_end.
+ * Collective: yes, over the context's communicator.
+ * Allocates: at the first transposed call on a context, its program (as
+ * shiro_spmm_transpose); otherwise nothing.
+ * On failure: as shiro_spmm_begin. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_begin(shiro_ctx *ctx, const void *Y_local,
+                                                                   void *X_local);
+
+/* The end of a call begun with shiro_spmm_transpose_begin.
+ * Collective: yes, over the context's communicator. Allocates: nothing.
+ * On failure: as shiro_spmm_end. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_end(shiro_ctx *ctx);
+
 /* Layouts of B and C (of Y and X) for shiro_spmm_layout: ROW_MAJOR, value
  * (i, j) at i·ld + j (ld >= N); COL_MAJOR, value (i, j) at i + j·ld (ld >= the
  * rows this rank owns: BLAS's, LAPACK's and PETSc's dense layout). */

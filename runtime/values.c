@@ -194,7 +194,9 @@ shiro_status shiro_ctx_set_values_dtype(shiro_ctx *c, const void *values, shiro_
   const prog_rank *pr = &c->plan->pr;
   c->error[0] = 0;
   shiro_status st = SHIRO_OK;
-  if (dtype != SHIRO_FLOAT32 && dtype != SHIRO_FLOAT64) {
+  if (split_busy(c, "shiro_ctx_set_values") != SHIRO_OK) {
+    st = SHIRO_ERR_ARG;  /* the call in progress multiplies by the values it began with */
+  } else if (dtype != SHIRO_FLOAT32 && dtype != SHIRO_FLOAT64) {
     snprintf(c->error, sizeof c->error, "shiro_ctx_set_values_dtype: dtype %d, expected SHIRO_FLOAT32 or SHIRO_FLOAT64",
              (int)dtype);
     st = SHIRO_ERR_ARG;
