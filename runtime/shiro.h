@@ -313,10 +313,10 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, con
  * Collective: yes, over the context's communicator: every rank calls begin,
  * then end, in the same order as its other collective calls.
  * Allocates: nothing.
- * On failure of begin: as shiro_spmm (a NULL or overlapping buffer is found
- * before anything starts, on the calling rank only); the call is over, end
- * is not called. On failure of end: as shiro_spmm's failures inside a call
- * (destroy the context); end without a successful begin is SHIRO_ERR_ARG. */
+ * On failure: of begin, as shiro_spmm (a NULL or overlapping buffer is
+ * found before anything starts, on the calling rank only); the call is over,
+ * end is not called. Of end, as shiro_spmm's failures inside a call (destroy
+ * the context); end without a successful begin is SHIRO_ERR_ARG. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_begin(shiro_ctx *ctx, const void *B_local, void *C_local);
 
 /* The end of a call begun with shiro_spmm_begin (see there).
