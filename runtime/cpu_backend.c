@@ -147,8 +147,10 @@ static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[
     dense.rows = z->rows;
     op = &dense;
   }
-  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n,
-                 mpi_xport_in_flight(x) ? &pg : NULL);
+  const cpu_layout lay = {c->rs[op->dst_buf], c->cs[op->dst_buf], c->rs[op->src_buf], c->cs[op->src_buf]};
+  const int rows_dense = lay.dst_cs == 1 && lay.src_cs == 1 && lay.dst_rs == c->opts.n && lay.src_rs == c->opts.n;
+  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, c->threads,
+                 rows_dense ? NULL : &lay, mpi_xport_in_flight(x) ? &pg : NULL);
   return SHIRO_OK;
 }
 

@@ -49,20 +49,7 @@ typedef float vf8 __attribute__((vector_size(32)));
 #define LD(V, p) __extension__({ V v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define ST(p, x) do { __typeof__(x) x_ = (x); __builtin_memcpy((p), &x_, sizeof x_); } while (0)
 
-/* What a kernel reads: one op, its buffers resolved. */
-typedef struct kargs {
-  char *dst;                  /* the op's destination row 0 (buffer + dst_off rows) */
-  const char *src;            /* its source row 0 (buffer + src_off rows) */
-  const int64_t *ptr;         /* [nrows+1] row pointers into col / val */
-  const int32_t *col, *rows;  /* source rows; destination rows (NULL: row i) */
-  const void *val;            /* values (multiply), else NULL */
-  int accum;                  /* 1: dst +=, 0: dst = */
-  int64_t n;                  /* values per row */
-  size_t row_bytes;           /* bytes per row */
-} kargs;
-
-/* Rows lo .. hi-1 of an op. */
-typedef void (*rows_fn)(const kargs *a, int64_t lo, int64_t hi);
+#include "cpu_kargs.h" /* kargs, rows_fn; the kernels of strided layouts (cpu_strided.c) */
 
 /* Entries ahead whose source rows are prefetched (rows of 64 bytes or more): the source rows are
  * random reads, mostly from L3 or memory; 16 ahead halved the time of R-MAT s18 at N = 32. */
@@ -440,21 +427,21 @@ void cpu_kernels_set_grain(int64_t par, int64_t chunk) {
   task_work = chunk > 0 ? chunk : TASK_WORK;
 }
 
-/* Rows lo .. hi-1 on the team (par) or on this thread. The rows are cut into up to TASKS_PER_THREAD
+/* Rows lo .. hi-1 on a team of par threads (par >= 2) or on this thread. The rows are cut into up to TASKS_PER_THREAD
  * contiguous tasks of equal cost per thread, taken in order by whichever thread is free: balanced by
  * nonzeros, and still balanced when a thread starts late or is preempted (on a shared machine a
  * thread woken for a region often waits a scheduler tick, 4 ms, for its core; with one fixed range
  * per thread the others would then wait for it). Each row is still computed by one thread. */
 static void run_range(const kargs *a, rows_fn fn, int64_t lo, int64_t hi, int par) {
-  if (!par) {
+  if (par < 2) {
     if (lo < hi) fn(a, lo, hi);
     return;
   }
   const int64_t total = cost(a->ptr, lo, hi), work = total * a->n;
-  int64_t ntasks = (int64_t)omp_get_max_threads() * TASKS_PER_THREAD;
+  int64_t ntasks = (int64_t)par * TASKS_PER_THREAD;
   if (ntasks > work / task_work) ntasks = work / task_work;
   if (ntasks < 2) ntasks = 2;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(par)
   for (int64_t k = 0; k < ntasks; k++) {
     const int64_t b0 = k == 0 ? lo : row_at_cost(a->ptr, lo, hi, total * k / ntasks);
     const int64_t b1 = k == ntasks - 1 ? hi : row_at_cost(a->ptr, lo, hi, total * (k + 1) / ntasks);
@@ -462,11 +449,13 @@ static void run_range(const kargs *a, rows_fn fn, int64_t lo, int64_t hi, int pa
   }
 }
 
-/* All nrows rows of a, polling pg (if any) between chunks of equal cost. */
-static void run(const kargs *a, rows_fn fn, int64_t nrows, const cpu_progress *pg) {
+/* All nrows rows of a on `threads` threads (0: omp_get_max_threads()), polling pg (if any) between
+ * chunks of equal cost. */
+static void run(const kargs *a, rows_fn fn, int64_t nrows, int threads, const cpu_progress *pg) {
   if (nrows <= 0) return;
   const int64_t total = cost(a->ptr, 0, nrows), work = total * a->n;
-  const int par = work >= par_min && omp_get_max_threads() > 1 && !omp_in_parallel();
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+  const int par = work >= par_min && team > 1 && !omp_in_parallel() ? team : 1;  /* threads of a parallel range */
   int64_t chunks = pg && pg->poll ? work / chunk_work : 1;
   if (chunks > MAX_CHUNKS) chunks = MAX_CHUNKS;
   int64_t lo = 0;
@@ -481,8 +470,19 @@ static void run(const kargs *a, rows_fn fn, int64_t nrows, const cpu_progress *p
 
 /* Op of kind `kind` (the kernel, whatever op->kind says) with buffers resolved. */
 static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *src, int is_double, int64_t n,
-                     const cpu_progress *pg) {
-  const size_t row_bytes = (size_t)n * (is_double ? sizeof(double) : sizeof(float));
+                     int threads, const cpu_layout *lay, const cpu_progress *pg) {
+  const size_t esz = is_double ? sizeof(double) : sizeof(float), row_bytes = (size_t)n * esz;
+  if (lay) {  /* the caller's layout of B or C: the strided kernels */
+    const kargs a = {
+        .dst = (char *)dst + (size_t)(op->dst_off * lay->dst_rs) * esz,
+        .src = (const char *)src + (size_t)(op->src_off * lay->src_rs) * esz,
+        .ptr = op->ptr, .col = op->col, .rows = op->rows, .val = op->val, .accum = op->accum,
+        .n = n, .row_bytes = row_bytes,
+        .drs = lay->dst_rs, .dcs = lay->dst_cs, .srs = lay->src_rs, .scs = lay->src_cs,
+    };
+    run(&a, cpu_strided_kernel(kind == RT_GATHER, kind == RT_MULTIPLY, is_double), op->nrows, threads, pg);
+    return;
+  }
   const kargs a = {
       .dst = (char *)dst + (size_t)op->dst_off * row_bytes,
       .src = (const char *)src + (size_t)op->src_off * row_bytes,
@@ -497,21 +497,22 @@ static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *sr
   const kset *ks = kernels();
   rows_fn fn = kind == RT_GATHER ? ks->gather[row_bytes % 4 ? 9 : log2_below(row_bytes / 4, 9)]
                                  : ks->rows[kind == RT_MULTIPLY][is_double != 0][log2_below((uint64_t)n, 8)];
-  run(&a, fn, op->nrows, pg);
+  run(&a, fn, op->nrows, threads, pg);
 }
 
-void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, const cpu_progress *pg) {
-  run_kind(op, op->kind, dst, src, is_double, n, pg);
+void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, int threads,
+                    const cpu_layout *lay, const cpu_progress *pg) {
+  run_kind(op, op->kind, dst, src, is_double, n, threads, lay, pg);
 }
 
 void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n) {
-  run_kind(op, RT_MULTIPLY, dst, src, 1, n, NULL);
+  run_kind(op, RT_MULTIPLY, dst, src, 1, n, 0, NULL, NULL);
 }
 void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n) {
-  run_kind(op, RT_MULTIPLY, dst, src, 0, n, NULL);
+  run_kind(op, RT_MULTIPLY, dst, src, 0, n, 0, NULL, NULL);
 }
-void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 1, n, NULL); }
-void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 0, n, NULL); }
+void cpu_add_f64(const rt_op *op, double *dst, const double *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 1, n, 0, NULL, NULL); }
+void cpu_add_f32(const rt_op *op, float *dst, const float *src, int64_t n) { run_kind(op, RT_ADD, dst, src, 0, n, 0, NULL, NULL); }
 
 void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes) {
   /* any row size: the kernels see it as row_bytes / 4 floats (or bytes, through gather_any) */
@@ -520,8 +521,8 @@ void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes) {
     const kargs a = {.dst = (char *)dst + (size_t)op->dst_off * row_bytes,
                      .src = (const char *)src + (size_t)op->src_off * row_bytes,
                      .ptr = op->ptr, .col = op->col, .rows = op->rows, .n = (int64_t)row_bytes, .row_bytes = row_bytes};
-    run(&a, gather_any, op->nrows, NULL);
+    run(&a, gather_any, op->nrows, 0, NULL);
     return;
   }
-  run_kind(op, RT_GATHER, dst, src, 0, (int64_t)rb4, NULL);
+  run_kind(op, RT_GATHER, dst, src, 0, (int64_t)rb4, 0, NULL, NULL);
 }

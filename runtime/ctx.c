@@ -11,7 +11,7 @@
 
 shiro_ctx_options shiro_ctx_options_default(void) {
   shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1,
-                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO};
+                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO, .threads = 0};
   return o;
 }
 
@@ -40,6 +40,8 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
+  if (o->threads < 0)
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: threads = %d, expected 0 (automatic) or more", o->threads);
   if (o->timeout_ms < 0)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: timeout_ms = %lld, expected 0 (none) or more", (long long)o->timeout_ms);
   if (plan->pattern_mismatch)
@@ -101,22 +103,23 @@ static shiro_status agree_options(MPI_Comm comm, const shiro_ctx_options *o, shi
   return SHIRO_OK;
 }
 
-/* rt_agree with the message in a shiro_error. */
+/* rt_agree with the message in a shiro_error (never NULL here: shiro_ctx_create lends its own). */
 static shiro_status agree(MPI_Comm comm, shiro_status st, shiro_error *err) {
-  shiro_error mine;
-  shiro_error *e = err ? err : &mine;
-  return rt_agree(comm, st, e->message, "shiro_ctx_create");
+  return rt_agree(comm, st, err->message, "shiro_ctx_create");
 }
 
 /* Copies a failure's message from c->error into err, naming the backend. */
 static shiro_status note(shiro_ctx *c, shiro_status st, shiro_error *err) {
-  if (st != SHIRO_OK) shiro_fail(err, st, "shiro_ctx_create (%s backend): %s", c->be->name, c->error);
+  if (st != SHIRO_OK) shiro_fail(err, st, "shiro_ctx_create: %s backend: %s", c->be->name, c->error);
   return st;
 }
 
 shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_options *opts, shiro_ctx **ctx,
                               shiro_error *err) {
   if (ctx) *ctx = NULL;
+  shiro_error own;  /* the failing rank's message reaches the others even when its caller passed no err */
+  if (!err) err = &own;
+  err->message[0] = 0;
   /* A rank without a communicator cannot tell the others (shiro.h says so). */
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: comm is MPI_COMM_NULL");
   /* 1. local checks, agreed on before any collective call (MPI_Comm_dup) */
@@ -135,10 +138,17 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   /* MPI failures on the context's communicator come back as codes (the library never aborts) */
   if (dup != MPI_COMM_NULL && MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS && st == SHIRO_OK)
     st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_set_errhandler(MPI_ERRORS_RETURN) failed");
+  /* collective (every rank, as MPI_Comm_dup): the kernels' threads, this rank's share of its node */
+  int threads = 1;
+  char why[sizeof c->threads_why] = "";
+  rt_threads_choose(comm, opts->threads, &threads, why, sizeof why);
   if (c) {
     c->plan = plan;
+    c->threads = threads;
+    memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
+    layout_reset(c);  /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;
     c->be = &cpu_backend;
 #if SHIRO_HAVE_CUDA
@@ -173,38 +183,58 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   return SHIRO_OK;
 }
 
-/* 1 if this rank's B_local and C_local (b_rows × N and c_rows × N values) share a byte. */
+/* Bytes from the first to past the last value of `rows` rows of buffer k in the call's layout. */
+static uintptr_t span(const shiro_ctx *c, int k, int64_t rows) {
+  if (rows <= 0 || c->opts.n <= 0) return 0;
+  return (uintptr_t)((rows - 1) * c->rs[k] + (c->opts.n - 1) * c->cs[k] + 1) * c->esz;
+}
+
+/* 1 if this rank's B_local and C_local (b_rows and c_rows rows of N values, in the call's layout)
+ * share a byte of the address ranges they span. */
 static int overlap(const shiro_ctx *c, const void *B, const void *C) {
   const prog_rank *pr = &c->plan->pr;
   const uintptr_t b = (uintptr_t)B, cc = (uintptr_t)C;
-  const uintptr_t row = (uintptr_t)c->opts.n * c->esz, bb = (uintptr_t)pr->b_rows * row, cb = (uintptr_t)pr->c_rows * row;
+  const uintptr_t bb = span(c, PROG_BUF_B, pr->b_rows), cb = span(c, PROG_BUF_C, pr->c_rows);
   return B && C && bb && cb && b < cc + cb && cc < b + bb;
 }
 
-shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
-  if (!c) return SHIRO_ERR_ARG;
+shiro_status ctx_check_buffers(shiro_ctx *c, int dir, const void *in, void *out, const char *what) {
   const prog_rank *pr = &c->plan->pr;
-  if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm: B_local or C_local is NULL (this rank owns %lld B rows, %lld C rows)",
-             (long long)pr->b_rows, (long long)pr->c_rows);
+  const int fwd = dir == RT_FORWARD;
+  const int64_t in_rows = fwd ? pr->b_rows : pr->c_rows, out_rows = fwd ? pr->c_rows : pr->b_rows;
+  const char *nin = fwd ? "B_local" : "Y_local", *nout = fwd ? "C_local" : "X_local";
+  if ((!in && in_rows > 0) || (!out && out_rows > 0)) {
+    snprintf(c->error, sizeof c->error, "%s: %s or %s is NULL (this rank owns %lld %c rows, %lld %c rows)", what, nin, nout,
+             (long long)in_rows, nin[0], (long long)out_rows, nout[0]);
     return SHIRO_ERR_ARG;
   }
-  if (overlap(c, B, C)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm: B_local and C_local overlap (they must be separate buffers)");
+  if (fwd ? overlap(c, in, out) : overlap(c, out, in)) {
+    snprintf(c->error, sizeof c->error, "%s: %s and %s overlap (they must be separate buffers)", what, nin, nout);
     return SHIRO_ERR_ARG;
   }
-  c->error[0] = 0;
-  shiro_status st = interp_run(c, RT_FORWARD, B, C, NULL, NULL);
+  return SHIRO_OK;
+}
+
+/* c->error after a failed call: "WHAT (BACKEND backend): why". */
+static shiro_status name_failure(shiro_ctx *c, shiro_status st, const char *what) {
   if (st != SHIRO_OK) {
     char why[sizeof c->error];
     memcpy(why, c->error, sizeof why);
-    snprintf(c->error, sizeof c->error, "shiro_spmm (%s backend): %.440s", c->be->name, why);
+    snprintf(c->error, sizeof c->error, "%s (%s backend): %.420s", what, c->be->name, why);
   }
   return st;
 }
 
-/* The transposed program, derived and loaded at the first transposed call; the ranks agree on it. */
-static shiro_status ready_transpose(shiro_ctx *c) {
+shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
+  if (!c) return SHIRO_ERR_ARG;
+  shiro_status st = split_busy(c, "shiro_spmm");
+  if (st == SHIRO_OK) st = ctx_check_buffers(c, RT_FORWARD, B, C, "shiro_spmm");
+  if (st != SHIRO_OK) return st;
+  c->error[0] = 0;
+  return name_failure(c, interp_run(c, RT_FORWARD, B, C, NULL, NULL), "shiro_spmm");
+}
+
+shiro_status ctx_ready_transpose(shiro_ctx *c) {
   rt_program *t = &c->prog[RT_TRANSPOSE];
   if (t->ready > 0) return SHIRO_OK;
   if (t->ready < 0) {  /* what a failed attempt made is freed with the context; shiro_spmm still works */
@@ -220,25 +250,13 @@ static shiro_status ready_transpose(shiro_ctx *c) {
 
 shiro_status shiro_spmm_transpose(shiro_ctx *c, const void *Y, void *X) {
   if (!c) return SHIRO_ERR_ARG;
-  const prog_rank *pr = &c->plan->pr;
-  if ((!Y && pr->c_rows > 0) || (!X && pr->b_rows > 0)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local or X_local is NULL (this rank owns %lld Y rows, %lld X rows)",
-             (long long)pr->c_rows, (long long)pr->b_rows);
-    return SHIRO_ERR_ARG;
-  }
-  if (overlap(c, X, Y)) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose: Y_local and X_local overlap (they must be separate buffers)");
-    return SHIRO_ERR_ARG;
-  }
+  shiro_status st = split_busy(c, "shiro_spmm_transpose");
+  if (st == SHIRO_OK) st = ctx_check_buffers(c, RT_TRANSPOSE, Y, X, "shiro_spmm_transpose");
+  if (st != SHIRO_OK) return st;
   c->error[0] = 0;
-  shiro_status st = ready_transpose(c);
+  st = ctx_ready_transpose(c);
   if (st == SHIRO_OK) st = interp_run(c, RT_TRANSPOSE, Y, X, NULL, NULL);
-  if (st != SHIRO_OK) {
-    char why[sizeof c->error];
-    memcpy(why, c->error, sizeof why);
-    snprintf(c->error, sizeof c->error, "shiro_spmm_transpose (%s backend): %.420s", c->be->name, why);
-  }
-  return st;
+  return name_failure(c, st, "shiro_spmm_transpose");
 }
 
 shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
@@ -246,33 +264,40 @@ shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n,
   const prog_rank *pr = &c->plan->pr;
   int rank = 0;
   MPI_Comm_rank(c->comm, &rank);
-  int bad = 0;
-  if (n != c->opts.n)
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
-                   rank, (long long)n, (long long)c->opts.n) > 0;
+  int bad = 1;
+  if (split_busy(c, "shiro_spmm_checked") != SHIRO_OK)
+    ;  /* its message is in c->error */
+  else if (n != c->opts.n)
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
+             rank, (long long)n, (long long)c->opts.n);
   else if (dtype != c->opts.dtype)
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
-                   dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64") > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
+             dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
   else if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0))
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local") > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local");
   else if (overlap(c, B, C))
-    bad = snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank) > 0;
+    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank);
+  else
+    bad = 0;
   /* The contexts agreed on N and the value type at creation (agree_options), so comparing with the
-   * context compares the ranks with each other; one MPI_Allreduce finds the lowest rank that misused it. */
-  int lo[1], in[1] = {bad ? rank : INT_MAX};
-  if (MPI_Allreduce(in, lo, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: MPI_Allreduce failed");
-    return SHIRO_ERR_MPI;
-  }
-  if (bad) return SHIRO_ERR_ARG;
-  if (lo[0] != INT_MAX) {
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d misused the call (see its message); nothing was computed", lo[0]);
-    return SHIRO_ERR_ARG;
+   * context compares the ranks with each other; every rank gets the lowest misusing rank's message. */
+  shiro_status st = rt_agree(c->comm, bad ? SHIRO_ERR_ARG : SHIRO_OK, c->error, "shiro_spmm_checked");
+  if (st != SHIRO_OK) {
+    const size_t len = strlen(c->error);
+    if (st == SHIRO_ERR_ARG && len + 25 < sizeof c->error) strcat(c->error, "; nothing was computed");
+    return st;
   }
   return shiro_spmm(c, B, C);
 }
 
 const char *shiro_ctx_last_error(const shiro_ctx *ctx) { return ctx ? ctx->error : ""; }
+
+shiro_status shiro_ctx_get_threads(const shiro_ctx *ctx, int *threads, const char **why) {
+  if (!ctx || !threads) return SHIRO_ERR_ARG;
+  *threads = ctx->threads;
+  if (why) *why = ctx->threads_why;
+  return SHIRO_OK;
+}
 
 shiro_status shiro_ctx_get_traffic(const shiro_ctx *ctx, shiro_traffic *t) {
   if (!ctx || !t) return SHIRO_ERR_ARG;

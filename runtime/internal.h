@@ -74,6 +74,19 @@ struct shiro_ctx {
                                 the transposed program's extra receive rows (interp_prepare) */
   void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
+  int64_t rs[PROG_NBUF], cs[PROG_NBUF];  /* the call's layout of each buffer: value (i, j) at i·rs + j·cs
+                                            values from row 0 (rs = N, cs = 1 but during a call of
+                                            shiro_spmm_layout with another layout for B or C; layout.c) */
+  int strided;               /* 1 while rs / cs of B or C are not the dense rows' */
+  struct {                   /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
+    int active;              /* 1 between a begin that succeeded and its end */
+    int dir;                 /* RT_FORWARD or RT_TRANSPOSE */
+    const void *in;          /* B (Y) and C (X) of the call, borrowed until its end */
+    void *out;
+    int64_t next;            /* the first op end runs (the program's nops: begin ran them all) */
+  } split;
+  int threads;               /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
+  char threads_why[96];      /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 
@@ -112,13 +125,45 @@ typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
  * nothing. Failures: c->error. */
 shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg);
 
+/* interp.c: ops lo .. hi-1 of program dir in program order (no begin, no finish: interp_run adds
+ * them; split.c runs a call in two parts). Allocates nothing. Failures: c->error. */
+shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
+                        void *arg);
+/* interp.c: the index of program p's first WAIT op (its nops if none): where a split call's begin
+ * stops, every exchange of the first stage started and the work before its wait done. Pure. */
+int64_t interp_first_wait(const rt_program *p);
+
+/* split.c: SHIRO_ERR_ARG with a message in c->error when a split call is in progress on c (`what`
+ * may not run then), else SHIRO_OK. Local. */
+shiro_status split_busy(shiro_ctx *c, const char *what);
+/* ctx.c: the transposed program, derived and loaded at the first transposed call; the ranks agree
+ * on it (collective). */
+shiro_status ctx_ready_transpose(shiro_ctx *c);
+/* ctx.c: the local checks of a call's buffers (NULL where the rank owns rows, overlap), with the
+ * message in c->error naming `what` and the buffers `nin` and `nout`. Local. */
+shiro_status ctx_check_buffers(shiro_ctx *c, int dir, const void *in, void *out, const char *what);
+
 /* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
 void values_release(shiro_ctx *c);
 
-/* agree.c: agrees on a local status across comm (collective): returns st on a
- * rank that failed (its own message stays in msg), and on the others the
- * worst status with a message "WHAT failed on rank P (see its message)",
- * P the lowest failing rank. SHIRO_OK only if every rank passed SHIRO_OK. */
+/* threads.c: the OpenMP threads of a context's CPU kernels, into *threads (>= 1), and why, in words,
+ * into why: `requested` if > 0, else omp_get_max_threads() where OMP_NUM_THREADS is set, else
+ * rt_threads_share of the node's CPUs among the ranks of comm on this node (MPI_COMM_TYPE_SHARED).
+ * Collective over comm (one MPI_Comm_split_type, whatever was requested). */
+void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, size_t why_len);
+/* threads.c: node_cpus / node_ranks, at most `usable` (the CPUs of this rank's binding), at least 1:
+ * never more threads on a node than it has CPUs, unless it has more ranks than CPUs. Pure. */
+int rt_threads_share(int node_cpus, int node_ranks, int usable);
+
+/* layout.c: every buffer's layout back to dense rows (rs = N, cs = 1). Local. */
+void layout_reset(shiro_ctx *c);
+
+/* agree.c: agrees on a local status across comm (collective): SHIRO_OK only if
+ * every rank passed SHIRO_OK; otherwise every rank returns the status of P,
+ * the lowest failing rank, and gets in msg (SHIRO_MSG_LEN bytes) P's own
+ * message: "WHAT failed on rank P[ (and K other ranks)]: P's message". msg is
+ * read on P only (its message) and written on every rank after a failure.
+ * Costs two one-int MPI_Allreduce calls, and a broadcast only after a failure. */
 shiro_status rt_agree(MPI_Comm comm, shiro_status st, char *msg, const char *what);
 
 #endif

@@ -106,16 +106,30 @@ static shiro_status step(shiro_ctx *c, const rt_op *op, void *const *bufs) {
   return SHIRO_ERR_INTERNAL;
 }
 
-shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg) {
+shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
+                        void *arg) {
   const rt_program *p = &c->prog[dir];
   void *const fwd[PROG_NBUF] = {(void *)(uintptr_t)in, out, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
   void *const bwd[PROG_NBUF] = {out, (void *)(uintptr_t)in, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
   void *const *bufs = dir == RT_FORWARD ? fwd : bwd;
   c->dir = dir;
-  shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
-  for (int64_t o = 0; st == SHIRO_OK && o < p->nops; o++) {
+  shiro_status st = SHIRO_OK;
+  for (int64_t o = lo; st == SHIRO_OK && o < hi && o < p->nops; o++) {
     st = step(c, &p->op[o], bufs);
     if (st == SHIRO_OK && hook) st = hook(c, o, arg);
   }
+  return st;
+}
+
+int64_t interp_first_wait(const rt_program *p) {
+  for (int64_t o = 0; o < p->nops; o++)
+    if (p->op[o].kind == RT_WAIT) return o;
+  return p->nops;
+}
+
+shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg) {
+  c->dir = dir;
+  shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
+  if (st == SHIRO_OK) st = interp_ops(c, dir, in, out, 0, c->prog[dir].nops, hook, arg);
   return c->be->finish ? c->be->finish(c, st) : st;
 }

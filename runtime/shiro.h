@@ -6,7 +6,7 @@
  * file; each rank maps its own part and replays it for every call:
  *
  *     shiro_plan *plan; shiro_ctx *ctx; shiro_error err;
- *     shiro_plan_open("A.shiro.h5", rank, &plan, &err);      // local
+ *     shiro_plan_open_comm("A.shiro.h5", MPI_COMM_WORLD, &plan, &err); // collective
  *     shiro_ctx_options o = shiro_ctx_options_default();
  *     o.dtype = SHIRO_FLOAT64; o.n = 64;
  *     shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err); // collective
@@ -19,6 +19,31 @@
  * The library never prints, exits or aborts. Every function that acts returns
  * a shiro_status (0 = success) and, where the caller passes a shiro_error,
  * fills it with a message naming what was wrong.
+ *
+ * Contracts. Each call says, under fixed labels:
+ *   Collective:  "yes, over C" (every rank of C must make the call, in the
+ *                same order as the other collective calls on C) or "no".
+ *   Allocates:   what the call allocates and who frees it ("nothing").
+ *   On failure:  the state of the outputs and of the objects afterwards.
+ *   MPI:         what it needs of MPI, where that is more than below.
+ *
+ * MPI. shiro_plan_open, shiro_plan_get_info, shiro_plan_get_local_matrix,
+ * shiro_pattern_digest, shiro_plan_check_pattern and shiro_plan_close make no
+ * MPI call: they work before MPI_Init and without MPI. Every other call needs
+ * MPI initialized and not yet finalized. Thread level: the library calls MPI
+ * only from the thread that called it (the CPU kernels' OpenMP threads never
+ * call MPI), so MPI_THREAD_FUNNELED is enough when that thread initialized
+ * MPI, MPI_THREAD_SERIALIZED when another thread calls shiro, and
+ * MPI_THREAD_MULTIPLE when two threads call shiro at the same time (on
+ * different contexts).
+ *
+ * Objects. One plan may serve several contexts at once (other N, value
+ * types, backends, or communicators in which the caller has the plan's
+ * rank); each context borrows its plan, so close the plan after its last
+ * context. A context is used by one thread at a time, and calls on one plan
+ * (its first shiro_ctx_create or shiro_plan_get_local_matrix records that its
+ * arrays were checked) are not made from two threads at once; different
+ * plans and contexts are independent.
  */
 #ifndef SHIRO_H
 #define SHIRO_H
@@ -69,14 +94,41 @@ typedef struct shiro_plan_info {
 } shiro_plan_info;
 
 /* Opens rank `rank`'s part of the plan file at `path` and maps its arrays.
- * Reads metadata only; never the other ranks' arrays. Local (not collective).
- * On success *plan is a new handle (free with shiro_plan_close); on failure
- * *plan is NULL and err (if not NULL) says why. */
+ * Reads metadata only; never the other ranks' arrays. An application under
+ * MPI opens its own part with shiro_plan_open_comm; this call serves tools
+ * that inspect any rank's part.
+ * Collective: no. MPI: none needed (works before MPI_Init).
+ * Allocates: on success *plan, a new handle (free with shiro_plan_close),
+ * and a read-only mapping of the rank's arrays.
+ * On failure: *plan is NULL (where plan is not NULL); err (if not NULL)
+ * says why; nothing is left open. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open(const char *path, int rank,
                                                         shiro_plan **plan, shiro_error *err);
 
-/* Fills *info for an open plan. Local. Fails (SHIRO_ERR_ARG) only when plan
- * or info is NULL, so its result need not be checked otherwise. */
+/* Opens the calling rank's part of the plan file at `path`, its rank taken
+ * from comm: shiro_plan_open(path, rank in comm) on every rank, the
+ * communicator's size checked against the plan's ranks, and the outcome
+ * agreed on.
+ * Collective: over comm; every rank gets the same status and the same
+ * message, the lowest failing rank's own ("shiro_plan_open_comm failed on
+ * rank 0 (and 4 other ranks): A.shiro.h5: the plan was made for 4 ranks but
+ * the communicator has 5 (launch with -np 4)"), so a program that leaves on
+ * failure leaves on every rank. Each rank reads the root attributes and its
+ * own rank's metadata (what shiro_plan_open reads).
+ * MPI: initialized and not finalized (else SHIRO_ERR_ARG at once on the
+ * calling rank, which can tell no other); any thread level. A rank that
+ * passes MPI_COMM_NULL gets SHIRO_ERR_ARG at once (the others would wait).
+ * Allocates: on success *plan, a new handle (free with shiro_plan_close).
+ * On failure: *plan is NULL on every rank (where plan is not NULL) and
+ * err (if not NULL) holds the agreed message. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_open_comm(const char *path, MPI_Comm comm, shiro_plan **plan,
+                                                             shiro_error *err);
+
+/* Fills *info for an open plan; its pointers are the plan's (valid until
+ * shiro_plan_close).
+ * Collective: no. MPI: none needed. Allocates: nothing.
+ * On failure: SHIRO_ERR_ARG, only when plan or info is NULL (so its result
+ * need not be checked otherwise); *info is then untouched. */
 SHIRO_API shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_info *info);
 
 /* This rank's rows of A (its local matrix) as the plan stores them (format
@@ -94,12 +146,13 @@ SHIRO_API shiro_status shiro_plan_get_info(const shiro_plan *plan, shiro_plan_in
  * then filled with 1.0, the values the plan multiplies by (a rank without
  * nonzeros cannot tell and reports 1). The values are
  * the plan file's: shiro_ctx_set_values changes a context, not the plan.
- * Local. The first call checks the checksums and bounds of the rank's
- * arrays (as shiro_ctx_create does, once per plan). Fails with
- * SHIRO_ERR_ARG (plan or nnz NULL), SHIRO_ERR_VERSION (a plan written in
- * format 2.0, before local matrices were stored: plan the matrix again; the
- * rest of the API still serves it) or SHIRO_ERR_FORMAT (a damaged file);
- * nothing is written on failure. */
+ * The first call checks the checksums and bounds of the rank's arrays (as
+ * shiro_ctx_create does, once per plan).
+ * Collective: no. MPI: none needed. Allocates: nothing.
+ * On failure: SHIRO_ERR_ARG (plan or nnz NULL), SHIRO_ERR_VERSION (a plan
+ * written in format 2.0, before local matrices were stored: plan the matrix
+ * again; the rest of the API still serves it) or SHIRO_ERR_FORMAT (a damaged
+ * file); nothing is written, the plan is unchanged. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_local_matrix(shiro_plan *plan, int64_t *nnz, int *has_values,
                                                                     int64_t *rowptr, int64_t *colind, double *values,
                                                                     shiro_error *err);
@@ -107,19 +160,25 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_get_local_matrix(shiro_plan *
 /* Digest of a sparsity pattern: nrows rows of a matrix with ncols columns,
  * CSR row pointers and GLOBAL column indices (sorted within each row, no
  * duplicates: the pattern after symmetric expansion and summing duplicates).
- * The plan records it for each rank's rows of A. Local. */
+ * The plan records it for each rank's rows of A.
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
 SHIRO_API uint64_t shiro_pattern_digest(int64_t nrows, int64_t ncols, const int64_t *rowptr,
                                         const int64_t *colind);
 
 /* Checks that this rank's rows of A (c_rows rows; digest from
  * shiro_pattern_digest(c_rows, k, ...)) have the pattern the plan was made
- * for. On mismatch returns SHIRO_ERR_MISMATCH and remembers it, so that a
- * later shiro_ctx_create fails on every rank. Local. */
+ * for.
+ * Collective: no. MPI: none needed. Allocates: nothing.
+ * On failure: SHIRO_ERR_MISMATCH, remembered by the plan, so that a later
+ * shiro_ctx_create on it fails on every rank; SHIRO_ERR_ARG for a NULL plan. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_plan_check_pattern(shiro_plan *plan, uint64_t digest,
                                                                  shiro_error *err);
 
-/* Closes a plan and sets *plan to NULL; NULL or *plan == NULL is a no-op.
- * Every context made from the plan must be destroyed first. */
+/* Closes a plan (unmaps it, frees the handle) and sets *plan to NULL; NULL or
+ * *plan == NULL is a no-op. Every context made from the plan must be
+ * destroyed first.
+ * Collective: no. MPI: none needed. Allocates: nothing (frees the plan).
+ * Cannot fail. */
 SHIRO_API void shiro_plan_close(shiro_plan **plan);
 
 /* How the CUDA backend moves rows between ranks (the CPU backend always uses MPI). */
@@ -141,9 +200,18 @@ typedef struct shiro_ctx_options {
                               * the context's NCCL communicator and fails with SHIRO_ERR_CUDA (the context
                               * can then only be destroyed). 0 (default): no timeout. Either way the wait
                               * polls NCCL's asynchronous errors and fails on one instead of hanging. */
+  int threads;               /* CPU kernels: OpenMP threads per call on this rank (may differ between
+                              * ranks). 0 (default): OMP_NUM_THREADS where the user set it, else this
+                              * rank's share of its node, the node's CPUs divided by the ranks on it
+                              * (MPI_COMM_TYPE_SHARED), at least 1 and at most the CPUs of the rank's
+                              * binding: never more threads than CPUs unless there are more ranks
+                              * than CPUs. The library never changes the caller's OpenMP settings
+                              * (a num_threads clause per parallel region). */
 } shiro_ctx_options;
 
-/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO, no timeout. */
+/* Returns the default options: CPU backend, float64, N = 1, device -1 (auto), transport AUTO, no
+ * timeout, threads 0 (automatic).
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
 SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
 
 /* Creates a context that replays `plan` over `comm` for the given options and
@@ -158,7 +226,16 @@ SHIRO_API shiro_ctx_options shiro_ctx_options_default(void);
  * duplicate of comm with MPI_ERRORS_RETURN: an MPI failure in a later call
  * is a SHIRO_ERR_MPI status, never an abort (though the peers of a rank whose
  * exchange failed may then wait for it). The plan must stay open while the
- * context lives. */
+ * context lives; other contexts of the same plan may live beside it.
+ * Collective: yes, over comm (one MPI_Comm_dup, one MPI_Comm_split_type for
+ * the threads, a few small allreduces); every rank gets the same status and
+ * the failing rank's own message, even when it passed err NULL.
+ * Allocates: on success *ctx (free with shiro_ctx_destroy, on every rank):
+ * its duplicate of comm, the send and receive buffers, the persistent MPI
+ * requests, the program decoded, and the backend's state (CUDA: streams,
+ * device buffers, an NCCL communicator).
+ * On failure: *ctx is NULL on every rank (where ctx is not NULL), nothing is
+ * left allocated, and the plan is unchanged. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm,
                                                          const shiro_ctx_options *opts,
                                                          shiro_ctx **ctx, shiro_error *err);
@@ -169,9 +246,16 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_create(shiro_plan *plan, MPI_C
  * (refused with SHIRO_ERR_ARG). Collective over the context's communicator;
  * allocates nothing; adds no synchronization of its own. A NULL or
  * overlapping buffer is reported on the rank that passed it only (the others
- * would wait for it): use shiro_spmm_checked while developing. On failure the
- * message is in shiro_ctx_last_error(ctx). */
-/* CUDA backend: B_local and C_local are device pointers on the context's
+ * would wait for it): use shiro_spmm_checked while developing.
+ * Collective: yes, over the context's communicator (the plan's messages;
+ * no extra synchronization).
+ * Allocates: nothing.
+ * On failure: the message is in shiro_ctx_last_error(ctx). After
+ * SHIRO_ERR_ARG (a NULL or overlapping buffer, found before anything
+ * starts) nothing was done and the context is as before. After any other
+ * status (SHIRO_ERR_MPI, SHIRO_ERR_CUDA) C_local is unspecified, exchanges
+ * may be left in flight and the peers may wait: destroy the context.
+ * CUDA backend: B_local and C_local are device pointers on the context's
  * device, and shiro_spmm is synchronous from the caller's view: C_local is
  * complete on the device when it returns (the call waits for its own
  * streams). B_local must be complete when the call is made: the context's
@@ -188,7 +272,13 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B
  * rank, since the contexts agreed at creation), B/C non-NULL where the rank
  * owns rows, and B and C must not overlap. The ranks agree (one small MPI_Allreduce) before
  * any data moves, so a misuse on one rank fails on every rank with a message
- * instead of leaving the others waiting. Collective. */
+ * instead of leaving the others waiting.
+ * Collective: yes, over the context's communicator (two one-int
+ * allreduces, then shiro_spmm).
+ * Allocates: nothing.
+ * On failure: a misuse anywhere is SHIRO_ERR_ARG on every rank with the
+ * lowest misusing rank's message ("...; nothing was computed"); the context
+ * is as before. Other failures are shiro_spmm's. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const void *B_local,
                                                            void *C_local, int64_t n, shiro_dtype dtype);
 
@@ -201,10 +291,89 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const
  * the other direction (the same volumes per tier and stage as shiro_spmm).
  * The first call on a context derives the transposed program (allocates, and
  * agrees across the ranks: collective, like every call); later calls
- * allocate nothing. Deterministic: the same bits on every call. Collective;
- * on failure the message is in shiro_ctx_last_error(ctx). */
+ * allocate nothing. Deterministic: the same bits on every call.
+ * Collective: yes, over the context's communicator.
+ * Allocates: at the first call on a context, the transposed program (freed
+ * with the context); later calls nothing.
+ * On failure: the message is in shiro_ctx_last_error(ctx). If the first
+ * call could not derive the transposed program, every rank fails the same
+ * way and later transposed calls fail at once (SHIRO_ERR_UNSUPPORTED);
+ * shiro_spmm still works. Otherwise as shiro_spmm: SHIRO_ERR_ARG leaves the
+ * context as before, other statuses leave X_local unspecified (destroy it). */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, const void *Y_local,
                                                              void *X_local);
+
+/* shiro_spmm in two parts, so that the caller may compute between them:
+ * shiro_spmm_begin starts the exchanges of the first stage and computes what
+ * does not wait for them (the rows to send, the partial rows for other ranks,
+ * the local product, polling the messages meanwhile); shiro_spmm_end waits for
+ * them and completes C_local (the received rows, later stages). The blocking
+ * shiro_spmm is begin then end at once: the same bits. Between the two the
+ * caller must not write B_local nor read or write C_local, and makes no other
+ * call on ctx (refused with SHIRO_ERR_ARG, the call in progress unharmed);
+ * calls on other contexts and its own MPI calls are free. With Open MPI's
+ * default progress (no progress thread) a message that needs the peers'
+ * polls moves on only inside shiro_spmm_end, so the overlap the caller's
+ * work gets depends on the MPI library. CUDA backend: begin runs the whole
+ * call (its device current only inside it) and end returns its status.
+ * Collective: yes, over the context's communicator: every rank calls begin,
+ * then end, in the same order as its other collective calls.
+ * Allocates: nothing.
+ * On failure: of begin, as shiro_spmm (a NULL or overlapping buffer is
+ * found before anything starts, on the calling rank only); the call is over,
+ * end is not called. Of end, as shiro_spmm's failures inside a call (destroy
+ * the context); end without a successful begin is SHIRO_ERR_ARG. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_begin(shiro_ctx *ctx, const void *B_local, void *C_local);
+
+/* The end of a call begun with shiro_spmm_begin (see there).
+ * Collective: yes, over the context's communicator. Allocates: nothing.
+ * On failure: as shiro_spmm_begin says. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_end(shiro_ctx *ctx);
+
+/* shiro_spmm_transpose in two parts, as shiro_spmm_begin / shiro_spmm_end.
+ * Collective: yes, over the context's communicator.
+ * Allocates: at the first transposed call on a context, its program (as
+ * shiro_spmm_transpose); otherwise nothing.
+ * On failure: as shiro_spmm_begin. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_begin(shiro_ctx *ctx, const void *Y_local,
+                                                                   void *X_local);
+
+/* The end of a call begun with shiro_spmm_transpose_begin.
+ * Collective: yes, over the context's communicator. Allocates: nothing.
+ * On failure: as shiro_spmm_end. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_end(shiro_ctx *ctx);
+
+/* Layouts of B and C (of Y and X) for shiro_spmm_layout: ROW_MAJOR, value
+ * (i, j) at i·ld + j (ld >= N); COL_MAJOR, value (i, j) at i + j·ld (ld >= the
+ * rows this rank owns: BLAS's, LAPACK's and PETSc's dense layout). */
+typedef enum shiro_layout { SHIRO_ROW_MAJOR = 0, SHIRO_COL_MAJOR = 1 } shiro_layout;
+
+/* shiro_spmm with B_local and C_local in the caller's layout, used in place
+ * (no copy): B_local's b_rows × N values with leading dimension ldb, C_local's
+ * c_rows × N values with ldc, both in `layout`. C_local's values are
+ * overwritten, the rest of its leading dimension is not touched. The bits of
+ * C are those of shiro_spmm on the same values in row-major order (the same
+ * sums in the same order; the messages are the same). shiro_spmm is the case
+ * ROW_MAJOR, ldb = ldc = N. CPU backend (and the simulation's); the CUDA
+ * backend takes only that case (SHIRO_ERR_UNSUPPORTED otherwise). B_local and
+ * C_local must not share a byte of the address ranges they span.
+ * Collective: yes, over the context's communicator, as shiro_spmm.
+ * Allocates: nothing.
+ * On failure: as shiro_spmm; a bad layout or an ld below its least
+ * (SHIRO_ERR_ARG, naming ldb or ldc) is found before anything starts and is
+ * reported on the calling rank only, as a NULL buffer is. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_layout(shiro_ctx *ctx, shiro_layout layout, const void *B_local,
+                                                          int64_t ldb, void *C_local, int64_t ldc);
+
+/* shiro_spmm_transpose with Y_local (c_rows × N, leading dimension ldy) and
+ * X_local (b_rows × N, ldx) in `layout`, used in place: the bits of
+ * shiro_spmm_transpose on the same values in row-major order.
+ * Collective: yes, over the context's communicator, as shiro_spmm_transpose.
+ * Allocates: as shiro_spmm_transpose (its first call derives the program).
+ * On failure: as shiro_spmm_layout. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_layout(shiro_ctx *ctx, shiro_layout layout,
+                                                                    const void *Y_local, int64_t ldy, void *X_local,
+                                                                    int64_t ldx);
 
 /* Installs new values for this rank's nonzeros: values[t] replaces the value
  * of entry t of the rank's local matrix (shiro_plan_get_local_matrix's
@@ -218,30 +387,68 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose(shiro_ctx *ctx, con
  * two-tier plans) are shipped to them: the first call sets the exchange up
  * (allocates; a few small collectives), and every call makes one
  * MPI_Alltoallv of the values, no per-N buffers. shiro_spmm still allocates
- * nothing. Collective: every rank calls it, and every rank gets the same
- * status; on failure (message in shiro_ctx_last_error) SHIRO_ERR_ARG (ctx or
- * values NULL), SHIRO_ERR_VERSION (a 2.0 plan: it does not record where each
- * value is multiplied; plan the matrix again), SHIRO_ERR_NOMEM, SHIRO_ERR_MPI,
- * or the backend's (CUDA: the upload); the context's values are then the old
+ * nothing. Not while another call on ctx is in progress.
+ * Collective: yes, over the context's communicator; every rank gets the same
+ * status and the failing rank's own message.
+ * Allocates: at the first call on a context, the exchange's tables and the
+ * context's copy of the values (freed with the context); later calls only a
+ * temporary send and receive buffer of the values shipped.
+ * On failure: the message is in shiro_ctx_last_error; SHIRO_ERR_ARG (ctx or values
+ * NULL), SHIRO_ERR_VERSION (a 2.0 plan: it does not record where each value
+ * is multiplied; plan the matrix again), SHIRO_ERR_NOMEM, SHIRO_ERR_MPI, or
+ * the backend's (CUDA: the upload); the context's values are then the old
  * ones or, if the failure came in the backend's upload, unspecified until a
- * call succeeds. Not while another call on ctx is in progress. */
+ * call succeeds; the context stays usable. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values(shiro_ctx *ctx, const double *values);
 
-/* The message of the last failed call on ctx ("" if none). Owned by ctx. */
+/* shiro_ctx_set_values with the values' type said: `values` holds *nnz
+ * floats (SHIRO_FLOAT32) or doubles (SHIRO_FLOAT64), whatever the context's
+ * type. Float values are widened exactly, so a float32 context multiplies by
+ * the very floats given (a float64 context by their exact double values); no
+ * copy of the caller's array is needed for either. Everything else is
+ * shiro_ctx_set_values' contract.
+ * Collective: yes, over the context's communicator, as shiro_ctx_set_values.
+ * Allocates: as shiro_ctx_set_values.
+ * On failure: as shiro_ctx_set_values; a dtype of neither type is
+ * SHIRO_ERR_ARG on every rank, with the values unchanged. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values_dtype(shiro_ctx *ctx, const void *values,
+                                                                   shiro_dtype dtype);
+
+/* The OpenMP threads this rank's CPU kernels use in each call (*threads),
+ * and how that count was chosen, in words (*why, may be NULL: "the context's
+ * option", "OMP_NUM_THREADS=4", "2 CPUs on the node / 4 ranks there"; owned
+ * by ctx).
+ * Collective: no. Allocates: nothing.
+ * On failure: SHIRO_ERR_ARG, only when ctx or threads is NULL. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_threads(const shiro_ctx *ctx, int *threads, const char **why);
+
+/* The message of the last failed call on ctx ("" if none, and for a NULL
+ * ctx). Owned by ctx, valid until its next call.
+ * Collective: no. Allocates: nothing. Cannot fail. */
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
 
 /* Per-call traffic of this rank, from the plan: rows and bytes it sends per
- * shiro_spmm, split by tier. Local. */
+ * shiro_spmm, split by tier. */
 typedef struct shiro_traffic {
   int64_t rows_sent, rows_received;       /* rows of N values, all tiers */
   int64_t inter_node_rows_sent;           /* of rows_sent, to another node */
   int64_t bytes_sent, bytes_received;     /* rows × N × sizeof(dtype) */
 } shiro_traffic;
+
+/* Fills *t with this rank's per-call traffic (shiro_traffic).
+ * Collective: no. Allocates: nothing.
+ * On failure: SHIRO_ERR_ARG, only when ctx or t is NULL; *t untouched. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_traffic(const shiro_ctx *ctx,
                                                               shiro_traffic *t);
 
-/* Destroys a context (frees buffers, MPI requests) and sets *ctx to NULL;
- * NULL or *ctx == NULL is a no-op. Local. */
+/* Destroys a context (frees its buffers, MPI requests and communicator, the
+ * backend's state) and sets *ctx to NULL; NULL or *ctx == NULL is a no-op.
+ * Any context may be destroyed, also after a failed call. Its plan stays
+ * open.
+ * Collective: yes in MPI's sense, over the context's communicator (it frees
+ * its duplicate with MPI_Comm_free, which MPI calls collective): every rank
+ * destroys its context, before MPI_Finalize; it waits for no other rank.
+ * Allocates: nothing (frees the context). Cannot fail. */
 SHIRO_API void shiro_ctx_destroy(shiro_ctx **ctx);
 
 #ifdef __cplusplus

@@ -180,12 +180,27 @@ static shiro_status install(shiro_ctx *c, const double *got) {
   return st;
 }
 
+/* values[t] as a double: float32 values widen exactly, so a float32 context gets them back bit for bit. */
+static double value_at(const void *values, shiro_dtype dtype, int64_t t) {
+  return dtype == SHIRO_FLOAT32 ? (double)((const float *)values)[t] : ((const double *)values)[t];
+}
+
 shiro_status shiro_ctx_set_values(shiro_ctx *c, const double *values) {
+  return shiro_ctx_set_values_dtype(c, values, SHIRO_FLOAT64);
+}
+
+shiro_status shiro_ctx_set_values_dtype(shiro_ctx *c, const void *values, shiro_dtype dtype) {
   if (!c) return SHIRO_ERR_ARG;
   const prog_rank *pr = &c->plan->pr;
   c->error[0] = 0;
   shiro_status st = SHIRO_OK;
-  if (pr->naptr == 0)
+  if (split_busy(c, "shiro_ctx_set_values") != SHIRO_OK) {
+    st = SHIRO_ERR_ARG;  /* the call in progress multiplies by the values it began with */
+  } else if (dtype != SHIRO_FLOAT32 && dtype != SHIRO_FLOAT64) {
+    snprintf(c->error, sizeof c->error, "shiro_ctx_set_values_dtype: dtype %d, expected SHIRO_FLOAT32 or SHIRO_FLOAT64",
+             (int)dtype);
+    st = SHIRO_ERR_ARG;
+  } else if (pr->naptr == 0)
     st = fail(c, SHIRO_ERR_VERSION, "the plan is format 2.0, which does not say where each value is multiplied (since 2.1): "
                                     "plan the matrix again with this shiro-plan");
   else if (!values && pr->nacol > 0) {
@@ -199,7 +214,7 @@ shiro_status shiro_ctx_set_values(shiro_ctx *c, const double *values) {
   const rt_values *x = &c->xv;
   double *send = malloc(((size_t)x->nsend + 1) * sizeof *send), *got = malloc(((size_t)x->nrecv + 1) * sizeof *got);
   if (send && got)
-    for (int64_t k = 0; k < x->nsend; k++) send[k] = values[x->give[k]];
+    for (int64_t k = 0; k < x->nsend; k++) send[k] = value_at(values, dtype, x->give[k]);
   else
     st = fail(c, SHIRO_ERR_NOMEM, "out of memory (value exchange)");
   st = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values");

@@ -101,6 +101,18 @@ def main():
                and "no inter-node traffic" in p.stderr and inter == 0, "G 8 > R 2: written, warned, 0 inter-node rows", p)
         p = run([exe["shiro-plan"], matrix, "--ranks", "4", "--gpus-per-node", "2", "-o", plan, "--quiet"])
         expect(p.returncode == 0 and "warning" not in p.stderr, "R 4, G 2: no warning", p)
+        # shiro-plan-dump's text: node tiers only where the plan has nodes (G > 1); with G = 1 (maybe one
+        # node, maybe many) rows are counted between ranks, never called inter-node.
+        d = run([exe["shiro-plan-dump"], plan])
+        expect(d.returncode == 0 and re.search(r"volumes: \d+ rows moved, \d+ inter-node, \d+ intra-node", d.stdout)
+               and " inter " in d.stdout, "dump of a G 2 plan: inter- and intra-node rows", d)
+        g1 = os.path.join(tmp, "g1.shiro.h5")
+        p = run([exe["shiro-plan"], matrix, "--ranks", "4", "-o", g1, "--quiet"])
+        d = run([exe["shiro-plan-dump"], g1])
+        expect(p.returncode == 0 and d.returncode == 0 and "inter-node" not in d.stdout and "intra-node" not in d.stdout
+               and all(ln.split()[5] == "-" for ln in d.stdout.splitlines() if re.match(r"^\s+\d+\s", ln))
+               and "counted between ranks" in d.stdout and re.search(r"volumes: \d+ rows moved\n", d.stdout),
+               "dump of a G 1 plan: rows between ranks, no 'inter-node'", d)
 
         # An R whose per-rank and node-pair tables cannot fit: refused at once, named, nothing written.
         # (The builders' tables are sparse over the rank pairs; group's node-pair index is nodes².)

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   shiro_error err;
   shiro_plan_info in;
   int rc = 1;
-  if (shiro_plan_open(argv[1], 0, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
+  if (shiro_plan_open_comm(argv[1], MPI_COMM_WORLD, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
     fprintf(stderr, "open: %s\n", err.message);
     goto done;
   }
@@ -74,6 +74,8 @@ project(shiro_cmake_user C)
 find_package(shiro 0.1 REQUIRED)
 add_executable(app app.c)
 target_link_libraries(app PRIVATE shiro::shiro)
+set_target_properties(app PROPERTIES INSTALL_RPATH "${shiro_LIBDIR}")
+install(TARGETS app)
 """
 
 SUBPROJECT = """project('shiro_meson_user', 'c')
@@ -129,6 +131,14 @@ def main():
         expect(flags.returncode == 0 and os.path.realpath(incdir) in incs and "-lshiro" in flags.stdout
                and os.path.realpath(pclib) == os.path.realpath(libdir),
                f"pkg-config --cflags --libs shiro: {flags.stdout.strip()}", flags)
+        # No private dependency in Cflags: only shiro's own include directory and those of what shiro.h
+        # includes (MPI, through Requires). An application with its own (parallel) HDF5 gets no other.
+        cflags = run([pkgconf, "--cflags", "shiro"], env=env).stdout.split()
+        mpi_only = run([pkgconf, "--cflags"] + re.findall(r"^Requires:\s*(.*)$", pc, re.M)[0].replace(",", " ").split(),
+                       env=env).stdout.split()
+        extra = [f for f in cflags if f not in mpi_only and os.path.realpath(f[2:]) != os.path.realpath(incdir)]
+        expect(not extra and not any("hdf5" in f.lower() for f in cflags),
+               f"pkg-config --cflags shiro: its include directory and MPI's only (extra: {extra})")
 
         # The installed shiro-plan writes a plan; a program built with pkg-config's flags replays it.
         plan = os.path.join(tmp, "k.shiro.h5")
@@ -169,12 +179,19 @@ def main():
             with open(os.path.join(cdir, "CMakeLists.txt"), "w") as f:
                 f.write(CMAKE)
             cenv = dict(env, PKG_CONFIG_PATH=os.environ.get("PKG_CONFIG_PATH", ""))  # the config file finds shiro.pc
-            cfg = run([cmake, "-S", cdir, "-B", os.path.join(cdir, "b"), f"-DCMAKE_PREFIX_PATH={root}",
-                       f"-DCMAKE_BUILD_RPATH={libdir}"], env=cenv)
+            cfg = run([cmake, "-S", cdir, "-B", os.path.join(cdir, "b"), f"-DCMAKE_PREFIX_PATH={root}"], env=cenv)
             bld = run([cmake, "--build", os.path.join(cdir, "b")], env=cenv) if cfg.returncode == 0 else cfg
             if expect(bld.returncode == 0, "cmake: find_package(shiro 0.1) and shiro::shiro build the program", bld):
                 r = run([os.path.join(cdir, "b", "app"), plan], env=env)
                 expect(r.returncode == 0 and "sum of C" in r.stdout, "the CMake-built program runs", r)
+                # installed, the program finds libshiro through the INSTALL_RPATH line the README shows
+                ins = run([cmake, "--install", os.path.join(cdir, "b"), "--prefix", os.path.join(cdir, "inst")], env=cenv)
+                iapp = os.path.join(cdir, "inst", "bin", "app")
+                r = run([iapp, plan], env=env) if ins.returncode == 0 else ins
+                dyn = run(["readelf", "-d", iapp], env=env).stdout if ins.returncode == 0 else ""
+                expect(r.returncode == 0 and "sum of C" in r.stdout and os.path.realpath(libdir) in
+                       {os.path.realpath(d) for m in re.findall(r"R(?:UN)?PATH.*\[(.*)\]", dyn) for d in m.split(":")},
+                       "the installed CMake program runs, libshiro found through INSTALL_RPATH ${shiro_LIBDIR}", r)
 
         # Meson subproject: dependency('shiro') is the override; no tests, no benchmarks (configure only).
         sdir = os.path.join(tmp, "mesonuser")

@@ -2,13 +2,15 @@
 """Wrong launches and bad input get clear errors, never a hang or a crash, and
 leave no file behind.
 
-usage: launch_errors.py BUILD_DIR MATRIX
+usage: launch_errors.py BUILD_DIR MATRIX README_APP
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 failures = 0
 
@@ -29,7 +31,7 @@ def run(cmd, cwd=None):
 
 
 def main():
-    build, matrix = sys.argv[1], os.path.abspath(sys.argv[2])
+    build, matrix, readme_app = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     tools = os.path.join(os.path.abspath(build), "tools")
     plan_exe, spmm = os.path.join(tools, "shiro-plan"), os.path.join(tools, "shiro-spmm")
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -45,6 +47,21 @@ def main():
         s = run([mpirun, "-np", "3", spmm, plan, "--n", "4", "--iters", "1"])
         expect(s.returncode != 0 and s.stderr.count("made for 4 ranks but the communicator has 3") == 3,
                "3 ranks on a 4-rank plan: error on every rank", s)
+        # The README's example as a program, on 5 ranks for a 4-rank plan: every rank leaves within
+        # 10 s, each with a message that names the cause (not "see rank 4's message").
+        t0 = time.monotonic()
+        s = run([mpirun, "-np", "5", readme_app, plan])
+        took = time.monotonic() - t0
+        said = dict(re.findall(r"^readme_app: rank (\d+): (.*)$", s.stderr, re.M))
+        expect(s.returncode != 0 and took < 10 and sorted(said) == ["0", "1", "2", "3", "4"] and
+               all("made for 4 ranks but the communicator has 5" in m for m in said.values()),
+               f"readme_app on 5 ranks of a 4-rank plan: every rank leaves in {took:.1f} s, naming the cause", s)
+        s = run([mpirun, "-np", "4", readme_app, plan])
+        expect(s.returncode == 0 and s.stdout.strip() == "ok" and not s.stderr, "readme_app on 4 ranks: ok", s)
+        s = run([mpirun, "-np", "2", readme_app, os.path.join(tmp, "missing.h5")])
+        said = re.findall(r"^readme_app: rank (\d+): (.*)$", s.stderr, re.M)
+        expect(s.returncode != 0 and len(said) == 2 and all("missing.h5" in m for _, m in said),
+               "readme_app with a missing plan: both ranks name the file", s)
         s = run([mpirun, "-np", "2", spmm, os.path.join(tmp, "missing.h5")])
         expect(s.returncode != 0 and "missing.h5" in s.stderr, "missing plan file named", s)
         # Bad arguments name the argument.

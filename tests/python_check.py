@@ -208,6 +208,17 @@ def ops_worker(build, src, gpn):
             expect(plan.rank == sub.Get_rank() and np.allclose(got, ref, rtol=1e-13, atol=0),
                    f"west0067 on half {rank % 2} of COMM_WORLD (comm.Split): rank {plan.rank} of {plan.ranks}")
         sub.Free()
+    if R > 1:  # one rank's failed open raises on every rank, with that rank's message (no hang)
+        A = scipy.io.mmread(os.path.join(data, "karate.mtx")).tocsr()
+        path = os.path.join(tmp, "open.shiro.h5")
+        shiro.plan_matrix(A, ranks=R, out=path, comm=comm)
+        mine = path if rank != R - 1 else os.path.join(tmp, "missing.shiro.h5")
+        try:
+            shiro.Plan(mine, comm).close()
+            expect(False, f"Plan of a missing file on rank {R - 1} only: no error on rank {rank}")
+        except shiro.Error as e:
+            expect(e.status == 3 and f"failed on rank {R - 1}" in str(e) and "missing.shiro.h5" in str(e),
+                   f"Plan of a missing file on rank {R - 1} only: shiro.Error({e.status}) {e}")
     comm.Barrier()
     if rank == 0:
         import shutil
@@ -348,7 +359,9 @@ def local_worker(build, src):
         f.write(b"not a plan" * 100)
     raises(lambda: shiro.Plan(bad), "bad.shiro.h5", what="Plan of a file that is no plan")
     p2 = shiro.plan_matrix(A, ranks=2, out=os.path.join(tmp, "k2.shiro.h5"))
-    with shiro.Plan(p2) as plan2:
+    raises(lambda: shiro.Plan(p2), "made for 2 ranks but the communicator has 1", status=7,
+           what="Plan of a 2-rank plan in 1 process (the collective open checks the size)")
+    with shiro.Plan(p2, rank=0) as plan2:  # rank given: the local open, as before
         raises(lambda: plan2.context(4), "rank", status=7, what="context of a 2-rank plan in 1 process")
     raises(lambda: shiro.Plan(p2, rank=5), "5", what="Plan for rank 5 of 2")
     with shiro.Plan(path) as plan:
@@ -389,6 +402,13 @@ def local_worker(build, src):
     raises(lambda: shiro.plan_matrix(np.array([[0, 1], [1, -1]]), ranks=1, out=os.path.join(tmp, "x.shiro.h5")),
            "negative", what="plan_matrix of an edge_index with -1")
 
+    # the CPU kernels' threads: the context's option, and how they were chosen
+    with shiro.Plan(path) as plan, plan.context(2, threads=1) as ctx:
+        expect(ctx.threads == 1 and ctx.threads_why == "the context's option",
+               f"context(threads=1): {ctx.threads} threads ({ctx.threads_why})")
+    with shiro.Plan(path) as plan:
+        raises(lambda: plan.context(2, threads=-1), "threads = -1", status=1, what="context with threads=-1")
+
     # local_matrix and set_values in one process: the whole of A; a wrong length raises before the library
     with shiro.Plan(path) as plan:
         indptr, indices, values = plan.local_matrix()
@@ -406,13 +426,21 @@ def local_worker(build, src):
             B = np.ones((34, 2))
             A2 = sp.csr_matrix((np.arange(A.nnz, dtype=np.float64), Ac.indices, Ac.indptr), shape=A.shape)
             expect(np.array_equal(ctx.spmm(B), A2 @ B), "set_values from a torch tensor")
+        # float32 values go in as they are: the same bits as those floats given as doubles
+        v32 = (np.cos(np.arange(A.nnz)) + 1.25).astype(np.float32)
+        with plan.context(2, dtype="float32") as c32, plan.context(2, dtype="float32") as c64:
+            c32.set_values(torch.from_numpy(v32))
+            c64.set_values(v32.astype(np.float64))
+            B32 = np.ones((34, 2), np.float32)
+            expect(np.array_equal(c32.spmm(B32), c64.spmm(B32)) and not np.array_equal(c32.spmm(B32), A @ B32),
+                   "set_values of float32 values: the bits of the same values as float64")
         raises(lambda: ctx.set_values(np.ones(A.nnz)), "closed", what="set_values on a closed context")
     old = os.path.join(data, "golden", "karate-joint.shiro.h5.gz")
     if os.path.exists(old):
         import gzip
         with gzip.open(old) as f, open(os.path.join(tmp, "old.shiro.h5"), "wb") as g:
             g.write(f.read())
-        with shiro.Plan(os.path.join(tmp, "old.shiro.h5")) as plan:
+        with shiro.Plan(os.path.join(tmp, "old.shiro.h5"), rank=0) as plan:  # a 4-rank plan: rank 0 part
             raises(plan.local_matrix, "2.0", status=6, what="local_matrix of a format 2.0 plan")
 
     # lifecycle: a context keeps its plan; close() of the plan waits for its contexts

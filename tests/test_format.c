@@ -156,18 +156,24 @@ static void envelope(const char *path, const char *dir) {
 
 static const char *dump_tool;  /* shiro-plan-dump, from the command line */
 
-/* `shiro-plan-dump PATH --json` reports the file's format version, 2.minor
- * (not the reader's own): a golden file of an older minor keeps its dump. */
+/* `shiro-plan-dump PATH --json` and `shiro-plan-dump PATH` report the file's
+ * format version, 2.minor (not the reader's own, nor "2.x"): a golden file of
+ * an older minor keeps its dump. */
 static void dump_reports_file_version(const char *path, int64_t minor) {
   if (!dump_tool) { printf("  no shiro-plan-dump given: its format_version not checked\n"); return; }
-  char cmd[1200], out[4096] = "", want[64];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' --json", dump_tool, path);
-  FILE *p = popen(cmd, "r");
-  size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
-  out[n] = 0;
-  int rc = p ? pclose(p) : -1;
-  snprintf(want, sizeof want, "\"format_version\": \"%d.%lld\"", PLAN_VERSION_MAJOR, (long long)minor);
-  EXPECT(rc == 0 && strstr(out, want), "%s: exit %d, want %s in: %.200s", cmd, rc, want, out);
+  for (int json = 1; json >= 0; json--) {
+    char cmd[1200], out[4096] = "", want[64];
+    snprintf(cmd, sizeof cmd, "'%s' '%s'%s", dump_tool, path, json ? " --json" : "");
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = 0;
+    int rc = p ? pclose(p) : -1;
+    if (json)
+      snprintf(want, sizeof want, "\"format_version\": \"%d.%lld\"", PLAN_VERSION_MAJOR, (long long)minor);
+    else
+      snprintf(want, sizeof want, "format %s %d.%lld, ", PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR, (long long)minor);
+    EXPECT(rc == 0 && strstr(out, want), "%s: exit %d, want %s in: %.200s", cmd, rc, want, out);
+  }
 }
 
 static void round_trip(const char *dir) {

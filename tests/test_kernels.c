@@ -157,7 +157,7 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
       memcpy(got, init, cells * esz);
       poller pl = {0, 0, run == 2};
       const cpu_progress pg = {poll_fn, &pl};
-      if (run >= 2) cpu_kernel_run(&op, got, src, is_double, n, &pg);
+      if (run >= 2) cpu_kernel_run(&op, got, src, is_double, n, 0, NULL, &pg);
       else if (kind == RT_GATHER) cpu_gather(&op, got, src, (size_t)n * esz);
       else if (kind == RT_ADD && is_double) cpu_add_f64(&op, (double *)got, (const double *)src, n);
       else if (kind == RT_ADD) cpu_add_f32(&op, (float *)got, (const float *)src, n);

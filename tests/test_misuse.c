@@ -5,7 +5,10 @@
  * a NULL context pointer on one rank, ranks asking for different contexts, and
  * an MPI failure inside a call (injected through the profiling interface),
  * which must come back as a status, not abort. A correct call afterwards still
- * gives the right product. */
+ * gives the right product. Every agreed failure carries the failing rank's own
+ * message to every rank, also from a rank that passed no shiro_error; so does
+ * shiro_plan_open_comm (a NULL path, file or plan pointer on one rank, a
+ * communicator smaller than the plan). */
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -62,6 +65,43 @@ static int write_plan(const char *mtx, const char *path) {
   return ok;
 }
 
+/* Every rank's message holds each of the (up to two) needles. */
+static void expect_said(const char *msg, const char *what, const char *a, const char *b) {
+  EXPECT(strstr(msg, a) && (!b || strstr(msg, b)), "rank %d, %s: message '%s' lacks '%s'%s%s", rank, what, msg, a,
+         b ? " or " : "", b ? b : "");
+}
+
+/* shiro_plan_open_comm misused on one rank (or launched on a communicator of the wrong size): every
+ * rank gets the same status and the failing rank's own message, and no plan. */
+static void open_comm_misuse(const char *path) {
+  shiro_error err = {{0}};
+  shiro_plan *p = (shiro_plan *)&err;  /* not NULL: the call must clear it */
+  expect_all(shiro_plan_open_comm(rank == 1 ? NULL : path, MPI_COMM_WORLD, &p, &err), SHIRO_ERR_ARG, "open_comm: NULL path on rank 1",
+             err.message);
+  EXPECT(p == NULL, "rank %d: plan left set after a failed open", rank);
+  expect_said(err.message, "NULL path on rank 1", "failed on rank 1", "path is NULL");
+  /* the failing rank passes no err: the others still get its message */
+  expect_all(shiro_plan_open_comm(rank == 0 ? "/nonexistent/plan.h5" : path, MPI_COMM_WORLD, &p, rank == 0 ? NULL : &err),
+             SHIRO_ERR_IO, "open_comm: missing file on rank 0", rank == 0 ? "(no err)" : err.message);
+  if (rank != 0) expect_said(err.message, "missing file on rank 0", "failed on rank 0", "/nonexistent/plan.h5");
+  expect_all(shiro_plan_open_comm(path, MPI_COMM_WORLD, rank == 2 ? NULL : &p, &err), SHIRO_ERR_ARG, "open_comm: NULL plan on rank 2",
+             err.message);
+  expect_said(err.message, "NULL plan on rank 2", "failed on rank 2", "plan is NULL");
+  EXPECT(rank == 2 || p == NULL, "rank %d: plan set after a failed open", rank);
+  /* a communicator smaller than the plan's ranks: every rank of it says so */
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2, rank, &half);
+  int hs = 0;
+  MPI_Comm_size(half, &hs);
+  char want[64];
+  snprintf(want, sizeof want, "made for %d ranks but the communicator has %d", size, hs);
+  expect_all(shiro_plan_open_comm(path, half, &p, &err), SHIRO_ERR_MISMATCH, "open_comm on a sub-communicator", err.message);
+  expect_said(err.message, "open_comm on a sub-communicator", want, NULL);
+  MPI_Comm_free(&half);
+  expect_all(shiro_plan_open_comm(path, MPI_COMM_NULL, &p, &err), SHIRO_ERR_ARG, "open_comm on MPI_COMM_NULL", err.message);
+  expect_said(err.message, "open_comm on MPI_COMM_NULL", "MPI_COMM_NULL", NULL);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -73,7 +113,8 @@ int main(int argc, char **argv) {
   if (!ok) { MPI_Finalize(); return 1; }
   shiro_error err = {{0}};
   shiro_plan *plan = NULL, *other = NULL;
-  EXPECT(shiro_plan_open(path, rank, &plan, &err) == SHIRO_OK, "open: %s", err.message);
+  open_comm_misuse(path);
+  EXPECT(shiro_plan_open_comm(path, MPI_COMM_WORLD, &plan, &err) == SHIRO_OK, "open: %s", err.message);
   shiro_plan_info in;
   EXPECT(shiro_plan_get_info(plan, &in) == SHIRO_OK, "info");
   /* The global ids of the local rows are there for a contiguous (block) partition too. */
@@ -87,7 +128,14 @@ int main(int argc, char **argv) {
   /* Bad options on one rank: every rank fails. */
   o.n = rank == 1 ? 0 : 4;
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "N = 0 on rank 1", err.message);
+  expect_said(err.message, "N = 0 on rank 1", "failed on rank 1: ", "N = 0, expected 1");
   EXPECT(ctx == NULL, "ctx set after failure");
+  /* Two causes on two ranks: every rank gets the lowest's status and message, and the count. */
+  o.n = rank == 1 ? 0 : 4;
+  o.timeout_ms = rank == 2 ? -1 : 0;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "N = 0 on rank 1, timeout -1 on rank 2", err.message);
+  expect_said(err.message, "N = 0 on rank 1, timeout -1 on rank 2", "failed on rank 1 (and 1 other rank): ", "N = 0");
+  o.timeout_ms = 0;
   o.n = 4;
   /* A NULL plan on one rank. */
   expect_all(shiro_ctx_create(rank == 2 ? NULL : plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "NULL plan on rank 2", err.message);
@@ -95,6 +143,11 @@ int main(int argc, char **argv) {
   EXPECT(shiro_plan_open(path, (rank + 1) % size, &other, &err) == SHIRO_OK, "open other: %s", err.message);
   expect_all(shiro_ctx_create(rank == 0 ? other : plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_MISMATCH,
              "rank 0 opened rank 1's part", err.message);
+  expect_said(err.message, "rank 0 opened rank 1's part", "rank 0 opened the plan part of rank 1", NULL);
+  /* the same with no err on the failing rank */
+  expect_all(shiro_ctx_create(rank == 0 ? other : plan, MPI_COMM_WORLD, &o, &ctx, rank == 0 ? NULL : &err), SHIRO_ERR_MISMATCH,
+             "rank 0 opened rank 1's part, no err", rank == 0 ? "(no err)" : err.message);
+  if (rank != 0) expect_said(err.message, "rank 0 opened rank 1's part, no err", "rank 0 opened the plan part of rank 1", NULL);
   shiro_plan_close(&other);
   /* A NULL context pointer on one rank: the others must not wait for it. */
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, rank == 2 ? NULL : &ctx, &err), SHIRO_ERR_ARG, "NULL ctx on rank 2", err.message);
@@ -121,13 +174,17 @@ int main(int argc, char **argv) {
   o.timeout_ms = rank == 1 ? -1 : 0;
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "timeout_ms = -1 on rank 1", err.message);
   o.timeout_ms = 0;
+  o.threads = rank == 2 ? -1 : 0;
+  expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_ERR_ARG, "threads = -1 on rank 2", err.message);
+  expect_said(err.message, "threads = -1 on rank 2", "failed on rank 2", "threads = -1");
+  o.threads = 0;
 
   /* The real context, then misused calls. */
   EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) == SHIRO_OK, "create: %s", err.message);
   double *B = calloc((size_t)in.b_rows * 4 + 1, sizeof *B), *C = calloc((size_t)in.c_rows * 4 + 1, sizeof *C);
   for (int64_t i = 0; i < in.b_rows * 4; i++) B[i] = (double)((in.b_first * 4 + i) % 7) - 3;
   expect_all(shiro_spmm_checked(ctx, B, C, rank == 1 ? 5 : 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "N = 5 on rank 1", shiro_ctx_last_error(ctx));
-  EXPECT(strstr(shiro_ctx_last_error(ctx), rank == 1 ? "N = 5" : "rank 1 misused"), "message: %s", shiro_ctx_last_error(ctx));
+  expect_said(shiro_ctx_last_error(ctx), "spmm_checked N = 5 on rank 1", "rank 1 passed N = 5", "nothing was computed");
   expect_all(shiro_spmm_checked(ctx, B, C, 4, rank == 2 ? SHIRO_FLOAT32 : SHIRO_FLOAT64), SHIRO_ERR_ARG, "float on rank 2",
              shiro_ctx_last_error(ctx));
   expect_all(shiro_spmm_checked(ctx, rank == 0 ? NULL : B, C, 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "NULL B on rank 0",
@@ -136,7 +193,7 @@ int main(int argc, char **argv) {
   double *BC = calloc((size_t)(in.b_rows > in.c_rows ? in.b_rows : in.c_rows) * 4 + 1, sizeof *BC);
   expect_all(shiro_spmm_checked(ctx, B, rank == 1 ? (void *)B : C, 4, SHIRO_FLOAT64), SHIRO_ERR_ARG, "C = B on rank 1",
              shiro_ctx_last_error(ctx));
-  EXPECT(strstr(shiro_ctx_last_error(ctx), rank == 1 ? "overlap" : "rank 1 misused"), "message: %s", shiro_ctx_last_error(ctx));
+  expect_said(shiro_ctx_last_error(ctx), "spmm_checked C = B on rank 1", "rank 1 passed B_local and C_local that overlap", NULL);
   expect_all(shiro_spmm(ctx, BC, BC + 1), SHIRO_ERR_ARG, "shiro_spmm with C inside B", shiro_ctx_last_error(ctx));
   EXPECT(strstr(shiro_ctx_last_error(ctx), "overlap"), "message: %s", shiro_ctx_last_error(ctx));
   free(BC);

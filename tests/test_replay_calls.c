@@ -3,7 +3,8 @@
  *   mpirun -np R test_replay_calls PLAN.h5 N[,N...]
  *
  * For float and double and each N, on a CPU context:
- *   - the same bits on every call, and on 1 and on 2 OpenMP threads;
+ *   - the same bits on every call, and on 1 and on 2 OpenMP threads (two contexts of one plan,
+ *     shiro_ctx_options.threads 1 and 2);
  *   - nothing allocated per call: malloc, calloc, realloc and the aligned
  *     allocators are counted (this program defines them over glibc's) during
  *     calls after a warm-up, and shiro must not call them; what MPI allocates
@@ -18,7 +19,6 @@
  * White-box: the runtime's sources are built in (cpu_kernels_set_grain, the
  * context's program). Exit 0 when every check holds on every rank. */
 #include <errno.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,26 +122,31 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
   shiro_ctx_options co = shiro_ctx_options_default();
   co.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
   co.n = n;
-  shiro_ctx *c = NULL;
+  shiro_ctx *c = NULL, *c1 = NULL;  /* one plan, two contexts: 2 threads and 1 thread (the threads option) */
   shiro_error err = {{0}};
-  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &c, &err) != SHIRO_OK) {
+  co.threads = 1;
+  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &c1, &err) != SHIRO_OK) {
     EXPECT(0, "rank %d: %s", rank, err.message);
     return;
   }
+  co.threads = 2;
+  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &c, &err) != SHIRO_OK) {
+    EXPECT(0, "rank %d: %s", rank, err.message);
+    shiro_ctx_destroy(&c1);
+    return;
+  }
+  int t1 = 0, t2 = 0;
+  EXPECT(shiro_ctx_get_threads(c1, &t1, NULL) == SHIRO_OK && shiro_ctx_get_threads(c, &t2, NULL) == SHIRO_OK && t1 == 1 &&
+         t2 == 2, "rank %d: the threads option: %d and %d threads, asked for 1 and 2", rank, t1, t2);
   const prog_rank *pr = &plan->pr;
   const size_t esz = is_double ? 8 : 4, cb = (size_t)(pr->c_rows ? pr->c_rows : 1) * (size_t)n * esz;
   void *B = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)n * esz), *C = malloc(cb), *C0 = malloc(cb);
   fill(B, pr->b_rows * n, is_double, pr->b_first * n);
   const char *what = is_double ? "double" : "float";
   int ok = 1;
-  for (int t = 1; t <= 2; t++) {  /* warm-up on each thread count (first parallel regions, first messages) */
-    omp_set_num_threads(t);
-    for (int i = 0; i < 2; i++) ok &= shiro_spmm(c, B, C) == SHIRO_OK;
-  }
-  omp_set_num_threads(1);
-  ok &= shiro_spmm(c, B, C0) == SHIRO_OK;
+  for (int i = 0; i < 2; i++) ok &= shiro_spmm(c1, B, C) == SHIRO_OK && shiro_spmm(c, B, C) == SHIRO_OK;  /* warm-up */
+  ok &= shiro_spmm(c1, B, C0) == SHIRO_OK;
   cpu_kernels_set_grain(1, 64);  /* every op cut into chunks: the stage in flight is polled */
-  omp_set_num_threads(2);
   ok &= shiro_spmm(c, B, C) == SHIRO_OK;  /* a warm-up at this grain too */
   const long t0 = testalls;
   __atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
@@ -171,6 +176,7 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
   free(C);
   free(C0);
   shiro_ctx_destroy(&c);
+  shiro_ctx_destroy(&c1);
 }
 
 int main(int argc, char **argv) {

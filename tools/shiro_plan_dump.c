@@ -346,11 +346,27 @@ static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, con
   return rc;
 }
 
+/* The rest of a volumes line (", X inter-node, Y intra-node" where the plan has node tiers, then
+ * `note`) and a line per stage. */
+static void print_tiers(int tiers, const rank_stats *v, const char *note) {
+  if (tiers) printf(", %lld inter-node, %lld intra-node", (long long)v->sent_inter, (long long)v->sent_intra);
+  printf("%s\n", note);
+  for (int t = 0; t < 8 && (v->stage_inter[t] || v->stage_intra[t]); t++) {
+    if (tiers)
+      printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)v->stage_inter[t], (long long)v->stage_intra[t]);
+    else
+      printf("    stage %d: %lld rows\n", t, (long long)(v->stage_inter[t] + v->stage_intra[t]));
+  }
+}
+
 /* The header and per-rank summary (only rank `only` if ≥ 0), volumes, and with mach (may be NULL)
  * the prediction. Returns the exit status. */
 static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int64_t only, int json, const sc_machine *mach,
                    int64_t n, int dbl) {
   shiro_error err = {{0}};
+  /* G = 1 plans every rank as a node of its own: the text says "between ranks", not "inter-node" (the run may
+   * well be on one node); --json keeps its fields */
+  const int tiers = meta->gpus_per_node > 1;
   if (only >= meta->ranks) {
     fprintf(stderr, "%s: --rank %lld: the plan has ranks 0..%d\n", prog, (long long)only, meta->ranks - 1);
     return 2;
@@ -364,10 +380,16 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
            PLAN_VERSION_MAJOR, (long long)meta->version_minor, meta->ranks, meta->gpus_per_node, (long long)meta->m,
            (long long)meta->k, (long long)meta->nnz, meta->strategy, meta->partition);
   } else {
-    printf("plan %s\n  format %s %d.x, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
-           meta->strategy, meta->partition);
-    printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta->m, (long long)meta->k,
-           (long long)meta->nnz, meta->ranks, meta->gpus_per_node);
+    /* the file's exact version, as --json gives it */
+    printf("plan %s\n  format %s %d.%lld, strategy %s, partition %s\n", path, PLAN_FORMAT_NAME, PLAN_VERSION_MAJOR,
+           (long long)meta->version_minor, meta->strategy, meta->partition);
+    if (tiers)
+      printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, %d per node\n", (long long)meta->m, (long long)meta->k,
+             (long long)meta->nnz, meta->ranks, meta->gpus_per_node);
+    else
+      printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, planned without nodes (--gpus-per-node 1): rows are "
+             "counted between ranks\n", (long long)meta->m, (long long)meta->k, (long long)meta->nnz, meta->ranks);
+    /* the same columns under G = 1 (scripts read them by position), "inter" shown as "-" */
     printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
            "inter", "received", "nnz own", "nnz others");
   }
@@ -412,10 +434,13 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
       for (int k = 0; k < PROG_MSG_KINDS; k++)
         printf("%s\"%s\": %lld", k ? ", " : "", kind_names[k], (long long)s.kind_sent[k]);
       printf("}}");
-    } else
-      printf("  %6d %10lld %10lld %10lld %10lld %10lld %10lld %12lld %12lld\n", r, (long long)pr.c_rows,
-             (long long)s.sent, (long long)s.sent_b, (long long)s.sent_c, (long long)s.sent_inter,
-             (long long)s.received, (long long)s.nnz_own, (long long)s.nnz_for_others);
+    } else {
+      printf("  %6d %10lld %10lld %10lld %10lld", r, (long long)pr.c_rows, (long long)s.sent, (long long)s.sent_b,
+             (long long)s.sent_c);
+      if (tiers) printf(" %10lld", (long long)s.sent_inter);
+      else printf(" %10s", "-");
+      printf(" %10lld %12lld %12lld\n", (long long)s.received, (long long)s.nnz_own, (long long)s.nnz_for_others);
+    }
     first = 0;
     plan_file_unmap(&map);
   }
@@ -437,18 +462,17 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
     if (mach && (rc = predict(rd, meta, mach, n, dbl, 1)) != 0) return rc;
     printf("}\n");
   } else {
-    printf("  volumes%s: %lld rows moved, %lld inter-node, %lld intra-node\n", only >= 0 ? " (this rank's sends)" : "",
-           (long long)tot.sent, (long long)tot.sent_inter, (long long)tot.sent_intra);
-    for (int t = 0; t < 8 && (tot.stage_inter[t] || tot.stage_intra[t]); t++)
-      printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
+    printf("  volumes%s: %lld rows moved", only >= 0 ? " (this rank's sends)" : "", (long long)tot.sent);
+    print_tiers(tiers, &tot, "");
     if (tot.forwarded)
       printf("  forwarded inside nodes: %lld rows, %lld of them straight from the receive buffer (no copy)\n",
              (long long)tot.forwarded, (long long)tot.in_place);
-    printf("  transposed program (X = A^T.Y)%s: %lld rows moved, %lld inter-node, %lld intra-node%s\n",
-           only >= 0 ? " (this rank's sends)" : "", (long long)ttot.sent, (long long)ttot.sent_inter, (long long)ttot.sent_intra,
-           only >= 0 ? "" : same_volumes(&tot, &ttot) ? " (the forward's, per tier and per stage)" : " (NOT the forward's)");
-    for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t]); t++)
-      printf("    stage %d: %lld inter-node, %lld intra-node\n", t, (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
+    printf("  transposed program (X = A^T.Y)%s: %lld rows moved", only >= 0 ? " (this rank's sends)" : "", (long long)ttot.sent);
+    print_tiers(tiers, &ttot,
+                only >= 0                   ? ""
+                : !same_volumes(&tot, &ttot) ? " (NOT the forward's)"
+                : tiers                      ? " (the forward's, per tier and per stage)"
+                                             : " (the forward's, per stage)");
     if (mach) return predict(rd, meta, mach, n, dbl, 0);
   }
   return 0;

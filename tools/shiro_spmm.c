@@ -49,6 +49,7 @@
 #include "digest.h"
 #include "mm_read.h"
 #include "shiro.h"
+#include "spmm_overlap.h"
 #include "shiro_config.h"
 
 /* The CUDA runtime, for the device copies of B and C (needs the CUDA dependency on this program). */
@@ -78,6 +79,9 @@ typedef struct options {
   shiro_backend backend;
   shiro_transport transport;
   int64_t device;   /* -1: the library's choice */
+  int64_t threads;  /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
+  int overlap;      /* --overlap: the split-phase call with own work between begin and end (spmm_overlap.c) */
+  int col;          /* --layout col: B and C (Y and X) column-major, in place (shiro_spmm_layout) */
   int dirs;         /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
 
@@ -97,7 +101,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
-          "                  [--transport auto|nccl|mpi] [--device D]\n"
+          "                  [--transport auto|nccl|mpi] [--device D] [--threads T] [--layout row|col]\n"
           "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
@@ -116,8 +120,15 @@ static void usage(FILE *f) {
           "                    | sim (tools/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
+          "  --overlap         also time begin + own work + end against the call then the work\n"
+          "                    (shiro_spmm_begin / shiro_spmm_end; a dense update as long as the call)\n"
+          "  --layout L        row (default) | col: B and C (Y and X) column-major, used in place\n"
+          "                    (shiro_spmm_layout; --check reads them back)\n"
+          "  --threads T       cpu: OpenMP threads per rank (default 0: OMP_NUM_THREADS if set,\n"
+          "                    else the node's CPUs / the ranks on the node, never more)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
-          "Rank 0 prints one line per run and direction: time per call, bytes moved per call.\n",
+          "Rank 0 prints the threads per rank it chose (and why), then one line per run and\n"
+          "direction: time per call, bytes moved per call.\n",
           BOTH_ROUNDS);
 }
 
@@ -158,6 +169,14 @@ static int parse(int argc, char **argv, options *o) {
       else if (!strcmp(v, "both")) o->dirs = DIR_FORWARD | DIR_TRANSPOSE;
       else { fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v); return 0; }
     }
+    else if (!strcmp(a, "--overlap")) o->overlap = 1;
+    else if (!strcmp(a, "--layout")) {
+      if (!(v = cli_value(prog, argc, argv, &i))) return 0;
+      if (!strcmp(v, "row")) o->col = 0;
+      else if (!strcmp(v, "col")) o->col = 1;
+      else { fprintf(stderr, "%s: --layout: expected row or col, found '%s'\n", prog, v); return 0; }
+    }
+    else if (!strcmp(a, "--threads")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 4096, &o->threads)) return 0; }
     else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
     else if (!strcmp(a, "--backend")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
@@ -184,6 +203,11 @@ static int parse(int argc, char **argv, options *o) {
   if (!o->nn) o->n[o->nn++] = 32;
   if (!o->ndt) o->dt[o->ndt++] = SHIRO_FLOAT64;
   if (!o->dirs) o->dirs = DIR_FORWARD;
+  if (o->overlap && (o->col || o->backend != SHIRO_BACKEND_CPU || !(o->dirs & DIR_FORWARD))) {
+    fprintf(stderr, "%s: --overlap times the forward call, row-major, on the cpu backend: not with --layout col, "
+                    "--backend cuda|sim or --direction transpose\n", prog);
+    return 0;
+  }
   return 1;
 }
 
@@ -282,7 +306,7 @@ static int launch_rank(void) {
  * 1 for --backend cuda in a build without CUDA, or sim outside the simulation build. */
 static int command_line(int argc, char **argv, options *o, int speak) {
   static const char *valued[] = {"--n", "--dtype", "--iters", "--warmup", "--check", "--device", "--backend", "--transport",
-                                 "--direction"};
+                                 "--direction", "--threads", "--layout"};
   for (int i = 1; i < argc; i++) {
     int skip = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
@@ -314,12 +338,31 @@ static int command_line(int argc, char **argv, options *o, int speak) {
   return -1;
 }
 
+/* Rank 0 says, once per process, how many threads the CPU kernels run per rank and why (rank 0's
+ * reason; the range over the ranks where they differ). Collective. */
+static void report_threads(const shiro_ctx *ctx, int rank) {
+  static int said = 0;
+  int t = 0, lo = 0, hi = 0;
+  const char *why = "";
+  if (shiro_ctx_get_threads(ctx, &t, &why) != SHIRO_OK) t = 0;
+  MPI_Allreduce(&t, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&t, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && !said) {
+    if (lo == hi) printf("shiro-spmm: threads: %d per rank (%s)\n", t, why);
+    else printf("shiro-spmm: threads: %d to %d per rank (rank 0: %d, %s)\n", lo, hi, t, why);
+  }
+  said = 1;
+}
+
 /* One direction of a run: its host (and device) input and output, and what it measured. */
 typedef struct direction {
   int dir;                 /* DIR_FORWARD (in B, out C) or DIR_TRANSPOSE (in Y, out X) */
   size_t in_bytes, out_bytes;
   void *hin, *hout;        /* host copies (hout: what --check reads) */
   void *din, *dout;        /* device copies (--backend cuda), else NULL */
+  void *lin, *lout;        /* --layout col: column-major copies (leading dimension: the rows), else NULL */
+  int64_t in_rows, out_rows, n;
+  size_t esz;
   double best;             /* seconds per call: the best round's, the slowest rank's mean */
 } direction;
 
@@ -327,7 +370,7 @@ typedef struct direction {
  * b_value(global row, column) of this rank's B rows (forward) or C rows (transposed). Returns 0 on
  * success (on failure the caller frees what was made with free_direction). */
 static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shiro_dtype dt, int64_t n, int on_gpu,
-                           int rank) {
+                           int col, int rank) {
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
   const int64_t in_rows = dir == DIR_FORWARD ? in->b_rows : in->c_rows;
   const int64_t *in_ids = dir == DIR_FORWARD ? in->b_global : in->c_global;
@@ -336,9 +379,17 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
   d->best = HUGE_VAL;
   d->in_bytes = (size_t)in_rows * (size_t)n * esz;
   d->out_bytes = (size_t)(dir == DIR_FORWARD ? in->c_rows : in->b_rows) * (size_t)n * esz;
+  d->in_rows = in_rows;
+  d->out_rows = dir == DIR_FORWARD ? in->c_rows : in->b_rows;
+  d->n = n;
+  d->esz = esz;
   d->hin = malloc(d->in_bytes ? d->in_bytes : 1);
   d->hout = malloc(d->out_bytes ? d->out_bytes : 1);
-  if (!d->hin || !d->hout) {
+  if (col) {
+    d->lin = malloc(d->in_bytes ? d->in_bytes : 1);
+    d->lout = malloc(d->out_bytes ? d->out_bytes : 1);
+  }
+  if (!d->hin || !d->hout || (col && (!d->lin || !d->lout))) {
     fprintf(stderr, "%s: rank %d: out of memory (%zu bytes of input and output)\n", prog, rank, d->in_bytes + d->out_bytes);
     return 1;
   }
@@ -347,6 +398,8 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
       double v = b_value(in_ids[i], c);
       if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v; else ((double *)d->hin)[i * n + c] = v;
     }
+  for (int64_t i = 0; col && i < in_rows; i++)  /* the same values, column-major */
+    for (int64_t c = 0; c < n; c++) memcpy((char *)d->lin + (size_t)(i + c * in_rows) * esz, (char *)d->hin + (size_t)(i * n + c) * esz, esz);
   return on_gpu ? gpu_alloc(d->hin, d->in_bytes, d->out_bytes, &d->din, &d->dout, rank) : 0;
 }
 
@@ -354,6 +407,8 @@ static void free_direction(direction *d) {
   gpu_free(d->din, d->dout);
   free(d->hin);
   free(d->hout);
+  free(d->lin);
+  free(d->lout);
   memset(d, 0, sizeof *d);
 }
 
@@ -361,8 +416,11 @@ static void free_direction(direction *d) {
 static int calls(shiro_ctx *ctx, const direction *d, int64_t k, int rank) {
   const void *x = d->din ? d->din : d->hin;
   void *y = d->dout ? d->dout : d->hout;
+  const int64_t ldi = d->in_rows > 1 ? d->in_rows : 1, ldo = d->out_rows > 1 ? d->out_rows : 1;
   for (int64_t it = 0; it < k; it++)
-    if ((d->dir == DIR_FORWARD ? shiro_spmm(ctx, x, y) : shiro_spmm_transpose(ctx, x, y)) != SHIRO_OK) {
+    if ((d->lin ? (d->dir == DIR_FORWARD ? shiro_spmm_layout(ctx, SHIRO_COL_MAJOR, d->lin, ldi, d->lout, ldo)
+                                         : shiro_spmm_transpose_layout(ctx, SHIRO_COL_MAJOR, d->lin, ldi, d->lout, ldo))
+                : (d->dir == DIR_FORWARD ? shiro_spmm(ctx, x, y) : shiro_spmm_transpose(ctx, x, y))) != SHIRO_OK) {
       fprintf(stderr, "%s: rank %d: %s\n", prog, rank, shiro_ctx_last_error(ctx));
       return 1;
     }
@@ -418,6 +476,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   co.backend = o->backend;
   co.transport = o->transport;
   co.device = (int)o->device;
+  co.threads = (int)o->threads;
   shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
   size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
@@ -428,12 +487,13 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
     fprintf(stderr, "%s: rank %d: %s%s\n", prog, rank, err.message, anyskip ? " (skipped)" : "");
     return anyskip ? EXIT_SKIP : 1;
   }
+  report_threads(ctx, rank);
   const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
   direction d[2];
   int nd = 0, bad = 0;
   memset(d, 0, sizeof d);
-  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, rank);
-  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, rank);
+  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, o->col, rank);
+  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, o->col, rank);
   for (int k = 0; !bad && k < nd; k++) bad = calls(ctx, &d[k], o->warmup, rank);
   /* both: rounds of K calls of each direction in turn, so that a slow spell of a shared machine
    * hits both; the best round of each */
@@ -453,6 +513,9 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   double worst[2] = {0, 0}, wmax[2] = {0, 0};
   for (int k = 0; !bad && A && k < nd; k++) {
     if (on_gpu) bad = gpu_download(d[k].hout, d[k].dout, d[k].out_bytes, rank);
+    for (int64_t i = 0; d[k].lout && i < d[k].out_rows; i++)  /* --layout col: back to rows for the check */
+      for (int64_t c = 0; c < n; c++)
+        memcpy((char *)d[k].hout + (size_t)(i * n + c) * esz, (char *)d[k].lout + (size_t)(i + c * d[k].out_rows) * esz, esz);
     if (!bad) worst[k] = d[k].dir == DIR_FORWARD ? check_rows(A, in, dt, n, d[k].hout) : check_transposed(A, in, dt, n, d[k].hout);
   }
   shiro_traffic tr = {0};
@@ -476,6 +539,11 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   if (rank == 0 && nd == 2 && !anybad)
     printf("shiro-spmm: %s, N=%lld %s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
            dt == SHIRO_FLOAT32 ? "float" : "double", d[1].best / d[0].best, 1e3 * d[1].best, 1e3 * d[0].best);
+  if (!fail && o->overlap) {  /* parse() allowed it only for the forward row-major CPU call: d[0] */
+    char label[600];
+    snprintf(label, sizeof label, "%s, N=%lld %s", o->plan, (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double");
+    fail = spmm_overlap(ctx, d[0].hin, d[0].hout, d[0].best, o->iters, rank, label);
+  }
   for (int k = 0; k < 2; k++) free_direction(&d[k]);
   shiro_ctx_destroy(&ctx);
   return fail;
@@ -498,7 +566,7 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   shiro_plan_info in;
   int bad = 0, anybad = 0;
-  if (shiro_plan_open(o.plan, rank, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
+  if (shiro_plan_open_comm(o.plan, MPI_COMM_WORLD, &plan, &err) != SHIRO_OK || shiro_plan_get_info(plan, &in) != SHIRO_OK) {
     fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err.message);
     bad = 1;
   } else if (o.check && mm_read(o.check, &A, NULL, &err) != SHIRO_OK) {

@@ -87,7 +87,11 @@ class _Closable:
 
 
 class Plan(_Closable):
-    """This rank's part of a plan file (shiro_plan_open: local, reads metadata only).
+    """This rank's part of a plan file. Plan(path, comm) opens the part of comm's rank collectively
+    (shiro_plan_open_comm: every rank of comm must call it; a failure on one rank, such as a launch
+    with more ranks than the plan has, raises Error on every rank with that rank's message);
+    Plan(path, comm, rank=r) opens rank r's part locally (shiro_plan_open), for tools that inspect
+    parts. Both read metadata only. A libshiro without shiro_plan_open_comm opens locally.
 
     Attributes (copied at open): ranks, gpus_per_node, rank, m, k, nnz, c_rows, b_rows, strategy,
     partition, and c_global / b_global (numpy int64: global ids of this rank's rows of C (and A) and of B).
@@ -99,12 +103,16 @@ class Plan(_Closable):
         _lib.check_launch()
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.path = str(path)
-        rank = self.comm.Get_rank() if rank is None else int(rank)
         self._h = ctypes.c_void_p()
         self._contexts = weakref.WeakSet()
         self._closing = False
         err = _lib.shiro_error()
-        st = lib.shiro_plan_open(self.path.encode(), rank, ctypes.byref(self._h), ctypes.byref(err))
+        if rank is None and _lib.has("shiro_plan_open_comm"):
+            st = lib.shiro_plan_open_comm(self.path.encode(), _lib.comm_handle(self.comm), ctypes.byref(self._h),
+                                          ctypes.byref(err))
+        else:
+            rank = self.comm.Get_rank() if rank is None else int(rank)
+            st = lib.shiro_plan_open(self.path.encode(), rank, ctypes.byref(self._h), ctypes.byref(err))
         if st != _lib.OK:
             raise Error(err.message.decode(errors="replace"), st)
         info = _lib.shiro_plan_info()
@@ -134,9 +142,12 @@ class Plan(_Closable):
             raise Error(f"shiro.Plan {self.path!r} is closed")
         return self._h
 
-    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, checked=True):
-        """A new Context for N = n columns (shiro_ctx_create: collective over self.comm)."""
-        return Context(self, n, dtype, backend, device, transport, timeout_ms, checked=checked)
+    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0,
+                checked=True):
+        """A new Context for N = n columns (shiro_ctx_create: collective over self.comm). threads: the CPU
+        kernels' OpenMP threads on this rank (0: OMP_NUM_THREADS if set, else this rank's share of its node).
+        checked: agree across the ranks before each call (see Context)."""
+        return Context(self, n, dtype, backend, device, transport, timeout_ms, threads, checked=checked)
 
     def local_matrix(self):
         """This rank's rows of A as CSR with GLOBAL column ids: (indptr, indices, values), numpy int64,
@@ -242,7 +253,7 @@ class Context(_Closable):
     dtype. Results have the input's kind; out= writes into a given array instead. The context holds
     its plan (the plan stays open while the context is). close() or leaving a `with` block releases it."""
 
-    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, *,
+    def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0, *,
                  checked=True):
         lib = _lib.load()
         self.checked = bool(checked)
@@ -269,6 +280,7 @@ class Context(_Closable):
         opts = lib.shiro_ctx_options_default()
         opts.backend, opts.dtype, opts.n = _lib.BACKENDS[backend], _DTYPES[dtype][0], self.n
         opts.device, opts.transport, opts.timeout_ms = int(device), _lib.TRANSPORTS[transport], int(timeout_ms)
+        opts.threads = int(threads)
         err = _lib.shiro_error()
         st = lib.shiro_ctx_create(plan.handle(), _lib.comm_handle(plan.comm), ctypes.byref(opts),
                                   ctypes.byref(self._h), ctypes.byref(err))
@@ -276,6 +288,26 @@ class Context(_Closable):
             raise Error(err.message.decode(errors="replace"), st)
         plan._contexts.add(self)
         _live.add(self)
+
+    def _threads(self):
+        lib = _lib.load()
+        if not _lib.has("shiro_ctx_get_threads"):
+            raise Error(f"{_lib.path()} has no shiro_ctx_get_threads (an older libshiro)", 9)
+        if not self._h:
+            raise Error("shiro.Context is closed")
+        t, why = ctypes.c_int(), ctypes.c_char_p()
+        lib.shiro_ctx_get_threads(self._h, ctypes.byref(t), ctypes.byref(why))
+        return t.value, why.value.decode()
+
+    @property
+    def threads(self):
+        """The OpenMP threads this rank's CPU kernels use per call (shiro_ctx_get_threads). Local."""
+        return self._threads()[0]
+
+    @property
+    def threads_why(self):
+        """How that thread count was chosen, in words ("2 CPUs on the node / 4 ranks there"). Local."""
+        return self._threads()[1]
 
     def __repr__(self):
         state = "closed" if not self._h else f"rank {self.plan.rank}"
@@ -359,8 +391,10 @@ class Context(_Closable):
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
     def set_values(self, values):
-        """Installs new values of this rank's nonzeros of A: one float64 per entry of plan.local_matrix(),
-        in its order (shiro_ctx_set_values). Collective: the ranks first agree that every rank gave as
+        """Installs new values of this rank's nonzeros of A: one value per entry of plan.local_matrix(),
+        in its order (shiro_ctx_set_values). float32 arrays (numpy or torch) go in as they are
+        (shiro_ctx_set_values_dtype: a float32 context multiplies by those very floats); anything else
+        as float64. Collective: the ranks first agree that every rank gave as
         many values as it has nonzeros (one small allreduce), so a wrong length on one rank raises Error
         on all instead of leaving the others waiting. Later calls of this context multiply with them."""
         lib = _lib.load()
@@ -370,14 +404,18 @@ class Context(_Closable):
             raise Error(f"{_lib.path()} has no shiro_ctx_set_values (an older libshiro)", 9)
         if type(values).__module__.startswith("torch"):
             values = values.detach().cpu().numpy()
-        v = np.ascontiguousarray(values, dtype=np.float64)
+        as_float = getattr(values, "dtype", None) == np.float32 and _lib.has("shiro_ctx_set_values_dtype")
+        v = np.ascontiguousarray(values, dtype=np.float32 if as_float else np.float64)
         nnz = self.plan.local_nnz()
         mine = "" if v.shape == (nnz,) else f"rank {self.plan.rank}: {v.shape[0] if v.ndim == 1 else v.shape} " \
             f"values for its {nnz} nonzeros"
         wrong = [w for w in self.plan.comm.allgather(mine) if w]
         if wrong:
             raise Error("shiro set_values: expected one value per local nonzero; " + "; ".join(wrong), _lib.ERR_ARG)
-        st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        if as_float:
+            st = lib.shiro_ctx_set_values_dtype(self._h, v.ctypes.data_as(ctypes.c_void_p), _lib.FLOAT32)
+        else:
+            st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         if st != _lib.OK:
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
 

@@ -45,7 +45,8 @@ class shiro_plan_info(ctypes.Structure):
 
 class shiro_ctx_options(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("dtype", ctypes.c_int), ("n", ctypes.c_int64),
-                ("device", ctypes.c_int), ("transport", ctypes.c_int), ("timeout_ms", ctypes.c_int64)]
+                ("device", ctypes.c_int), ("transport", ctypes.c_int), ("timeout_ms", ctypes.c_int64),
+                ("threads", ctypes.c_int)]
 
 
 class shiro_traffic(ctypes.Structure):
@@ -76,6 +77,9 @@ _OPTIONAL = {
                                                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double),
                                                    ctypes.POINTER(shiro_error)]),
     "shiro_ctx_set_values": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_double)]),
+    "shiro_ctx_set_values_dtype": (ctypes.c_int, [_P, ctypes.c_void_p, ctypes.c_int]),
+    "shiro_ctx_get_threads": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_char_p)]),
+    "shiro_plan_open_comm": (ctypes.c_int, [ctypes.c_char_p, MPI_Comm, ctypes.POINTER(_P), ctypes.POINTER(shiro_error)]),
 }
 
 _lib = None

@@ -184,7 +184,7 @@ static void walk_nopoll(bench *b) {
     const rt_op *op = &p->op[o];
     if (op->kind == RT_START) { if (op->stage < p->stages.nstages) (void)c->be->start(c, op->stage); }
     else if (op->kind == RT_WAIT) { if (op->stage < p->stages.nstages) (void)c->be->wait(c, op->stage); }
-    else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, NULL);
+    else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
     if (b->hook_on) b->t_op[o] = now();
   }
 }
@@ -204,7 +204,7 @@ static void run_class(bench *b, part what) {
     }
     const int run = (what == P_COMP && inside) || (what == P_PACK && op->kind == RT_GATHER) ||
                     (what == P_UNPACK && op->kind == RT_ADD);
-    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, NULL);
+    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
   }
 }
 
@@ -353,6 +353,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
   shiro_ctx_options co = shiro_ctx_options_default();
   co.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
   co.n = n;
+  co.threads = omp_get_max_threads();  /* T, as the report says (not the library's automatic share) */
   shiro_error err = {{0}};
   bench b;
   memset(&b, 0, sizeof b);

@@ -6,7 +6,7 @@ there: incremental, header dependencies through depfiles. What is compiled:
 libshiro's CPU runtime with the sim backend (runtime/*.c; not runtime/cuda/),
 all of format/ and base/, the Matrix Market reader shiro-spmm --check uses
 (compiler/input/{csr,mm_read,mm_input}.c, compiler/common/big_alloc.c),
-tools/cli.c, tools/huge_pages.c, tools/shiro_spmm.c and tools/sim/sim_shim.c,
+tools/cli.c, tools/huge_pages.c, tools/shiro_spmm.c, tools/spmm_overlap.c and tools/sim/sim_shim.c,
 with a shiro_config.h of its own: SHIRO_HAVE_SIM 1, SHIRO_HAVE_CUDA 0 and
 every other SHIRO_HAVE_* of the root meson.build 0.
 """
@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXE = "shiro-spmm-sim"
 EXTRA_SOURCES = ["compiler/input/csr.c", "compiler/input/mm_read.c", "compiler/input/mm_input.c",
                  "compiler/common/big_alloc.c", "tools/cli.c", "tools/huge_pages.c", "tools/shiro_spmm.c",
-                 "tools/sim/sim_shim.c"]
+                 "tools/spmm_overlap.c", "tools/sim/sim_shim.c"]
 INCLUDES = ["runtime", "format", "base", "compiler/input", "compiler/common", "tools"]
 
 
