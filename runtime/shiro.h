@@ -71,8 +71,9 @@ typedef struct shiro_plan shiro_plan;
 typedef struct shiro_ctx shiro_ctx;
 
 /* The version of the linked library, "MAJOR.MINOR.PATCH" (SHIRO_VERSION_STRING
- * of the headers it was built with). Local, thread-safe, never fails; the string
- * is static: do not free it. */
+ * of the headers it was built with). Thread-safe; the string is static: do not
+ * free it.
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
 SHIRO_API const char *shiro_get_version(void);
 
 /* What a rank needs to know about its part of the problem. */

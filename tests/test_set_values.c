@@ -137,7 +137,8 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   int64_t *rp = malloc((size_t)(in->c_rows + 1) * sizeof *rp), *cj = malloc((size_t)(nnz + 1) * sizeof *cj);
   double *v0 = malloc((size_t)(nnz + 1) * sizeof *v0), *v = malloc((size_t)(nnz + 1) * sizeof *v);
   EXPECT(shiro_plan_get_local_matrix(plan, &nnz, NULL, rp, cj, v0, &err) == SHIRO_OK, "rank %d: %s", rank, err.message);
-  bufs b = {{0}};
+  bufs b;
+  memset(&b, 0, sizeof b);
   const size_t bb = (size_t)(in->b_rows * n + 1) * esz, cb = (size_t)(in->c_rows * n + 1) * esz;
   int ok = buf_alloc(&b, BUF_B, bb) & buf_alloc(&b, BUF_C, cb) & buf_alloc(&b, BUF_C2, cb) & buf_alloc(&b, BUF_Y, cb) &
            buf_alloc(&b, BUF_X, bb) & buf_alloc(&b, BUF_X2, bb);
