@@ -48,6 +48,19 @@ def config_header():
     return "\n".join(lines) + "\n"
 
 
+def version_header():
+    """shiro_version.h of the simulation build: runtime/shiro_version.h.in with the root meson.build's
+    project version, as Meson's configure_file makes it for the real build."""
+    text = open(os.path.join(ROOT, "meson.build")).read()
+    m = re.search(r"project\([^)]*version:\s*'([^']+)'", text, re.S)
+    version = m.group(1) if m else "0.0.0"
+    parts = (version.split(".") + ["0", "0", "0"])[:3]
+    template = open(os.path.join(ROOT, "runtime", "shiro_version.h.in")).read()
+    for key, value in (("MAJOR", parts[0]), ("MINOR", parts[1]), ("PATCH", parts[2]), ("VERSION", version)):
+        template = template.replace(f"@{key}@", value)
+    return template
+
+
 def _pkg(flag, name, fallback):
     try:
         out = subprocess.run(["pkg-config", flag, name], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -102,6 +115,7 @@ def build(folder, log):
     with open(os.path.join(folder, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _write_if_changed(os.path.join(folder, "shiro_config.h"), config_header())
+        _write_if_changed(os.path.join(folder, "shiro_version.h"), version_header())
         _write_if_changed(os.path.join(folder, "build.ninja"), ninja_file(folder))
         p = subprocess.run(["ninja", "-C", folder], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0:
