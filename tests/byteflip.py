@@ -169,6 +169,8 @@ def main():
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    env.setdefault("OMPI_MCA_pml", "ob1")
+    env.setdefault("OMPI_MCA_btl", "self,vader")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")  # as tests/meson.build's mpi_env, for runs by hand
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     rnd = random.Random(a.seed)
