@@ -63,7 +63,7 @@ def recount(dump, plan):
 
 
 def time_partition(plan_tool, dump):
-    """--partition time (compiler/cost/time_balance.c) and the default partition under auto: the
+    """--partition time (compiler/choose/time_balance.c) and the default partition under auto: the
     time partition is never predicted slower than block's, with the strategy it balanced with;
     an explicit --partition time is kept, the default keeps block's, time's or metis's exactly as
     checklib.auto_partition says from the predictions it records; every plan verifies and covers each row once, leaving no rank

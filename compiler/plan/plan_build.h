@@ -44,11 +44,6 @@ shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_part
  * the meta and sets its matrix digest to A's (shiro_pattern_digest). */
 shiro_status plan_rank_set_rows(prog_rank *pr, const sc_csr *A, const sc_csr *P, const int64_t *oldof, shiro_error *err);
 
-/* Sets the rank's local matrix (format 2.1: a_ptr, a_col, a_val) to rows
- * list[0 .. c_rows-1] of A in that order (list NULL: rows first ..
- * first+c_rows-1), replacing any it had. SHIRO_ERR_NOMEM or SHIRO_OK. */
-shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_t *list, int64_t first);
-
 /* shiro_pattern_digest of rows list[0..n-1] of A in that order (list NULL:
  * rows first .. first+n-1): the digest applications compute over their rows. */
 uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, int64_t n);

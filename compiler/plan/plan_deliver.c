@@ -5,6 +5,7 @@
 #include "digest.h"
 #include "error.h"
 #include "plan_deliver.h"
+#include "plan_local_matrix.h"
 
 /* The matrix's pattern digest and each rank's (shiro_pattern_digest of all
  * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
