@@ -36,7 +36,7 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #if !SHIRO_HAVE_SIM
   if (o->backend == SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "shiro_ctx_create: the sim backend exists only in the simulation build "
-                      "(tools/simulate.sh builds libshiro against SimGrid)");
+                      "(tools/sim/simulate.sh builds libshiro against SimGrid)");
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);

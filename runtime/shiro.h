@@ -63,7 +63,7 @@ extern "C" {
 typedef enum shiro_dtype { SHIRO_FLOAT32 = 0, SHIRO_FLOAT64 = 1 } shiro_dtype;
 
 /* Backend that executes the plan. SIM: the CPU backend under a simulated GPU
- * clock (SimGrid SMPI; only in the libshiro tools/simulate.sh builds, elsewhere
+ * clock (SimGrid SMPI; only in the libshiro tools/sim/simulate.sh builds, elsewhere
  * shiro_ctx_create refuses it with SHIRO_ERR_UNSUPPORTED). */
 typedef enum shiro_backend { SHIRO_BACKEND_CPU = 0, SHIRO_BACKEND_CUDA = 1, SHIRO_BACKEND_SIM = 2 } shiro_backend;
 

@@ -1,6 +1,6 @@
 /* sim_backend.c — the simulation backend: the CPU backend under a modelled GPU clock.
  *
- * Built only into the simulation build (tools/simulate.sh compiles libshiro
+ * Built only into the simulation build (tools/sim/simulate.sh compiles libshiro
  * and shiro-spmm with SimGrid's smpicc, SHIRO_HAVE_SIM 1); the normal build
  * neither compiles it nor depends on SimGrid. Every entry of the table runs
  * the CPU backend's (cpu_backend: its buffers, its kernels, its MPI

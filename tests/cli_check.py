@@ -4,7 +4,7 @@ every tool (exit 0, on stdout), complete usage text, shiro-spmm's argument
 errors once per launch (not once per rank) with one exit status, --backend
 cuda without CUDA an error (77 only for "no CUDA device"), shiro-plan's
 warnings for rank counts that make no sense and its up-front refusal of an R
-whose R x R tables cannot fit, and tools/demo.sh naming the strategy it wrote.
+whose R x R tables cannot fit, and tools/dev/demo.sh naming the strategy it wrote.
 
 usage: cli_check.py BUILD_DIR SOURCE_DIR MATRIX   (MATRIX: karate, 34 x 34)
 Needs mpirun and the mpi_env of tests/meson.build.
@@ -86,7 +86,7 @@ def main():
             expect(s.returncode == 0 or (s.returncode == 77 and "no CUDA device" in s.stderr),
                    f"--backend cuda in a CUDA build: ran (0) or no device (77), exit {s.returncode}", s)
 
-        # --backend sim: only in tools/simulate.sh's SimGrid build; here an error, exit 1, said once.
+        # --backend sim: only in tools/sim/simulate.sh's SimGrid build; here an error, exit 1, said once.
         s = run([mpirun, "-np", "3", exe["shiro-spmm"], plan, "--backend", "sim", "--n", "2", "--iters", "1"])
         expect(s.returncode == 1 and s.stderr.count("not the simulation build") == 1,
                "--backend sim outside the simulation build: exit 1, said once", s)
@@ -161,13 +161,13 @@ def main():
             expect(p.returncode == 0 and ok and "***" not in p.stdout + p.stderr,
                    "--partition metis at R = 512 on 1005 rows: valid JSON, METIS silent", p)
 
-        # tools/demo.sh says the strategy it wrote (the plan's, read back from the file).
+        # tools/dev/demo.sh says the strategy it wrote (the plan's, read back from the file).
         env = dict(os.environ, BUILD=build, DEMO_SKIP_SETUP="1")
         # 1 < G < R: the default is auto, the strategy the cost model predicts fastest (--compare says which)
         auto = run([exe["shiro-plan"], matrix, "--ranks", "4", "--gpus-per-node", "2", "--compare", "--json", "--quiet"])
         auto = json.loads(auto.stdout)["strategy"] if auto.returncode == 0 else "?"
         for ranks, gpn, want in [("4", "2", auto), ("2", "1", "joint")]:
-            d = run([os.path.join(src, "tools", "demo.sh"), matrix, ranks, gpn], env=env)
+            d = run([os.path.join(src, "tools", "dev", "demo.sh"), matrix, ranks, gpn], env=env)
             expect(d.returncode == 0 and f"== plan written with {want}:" in d.stdout and d.stdout.count(" ok") == 2,
                    f"demo.sh R {ranks} G {gpn}: 'plan written with {want}', replay checked", d)
         demo_plan = os.path.join(build, "demo.shiro.h5")

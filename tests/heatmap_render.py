@@ -6,7 +6,7 @@ colours: two colour bars and the cells) and the two scales must differ.
 
 usage: heatmap_render.py BUILD_DIR MATRIX
 Exit 77 (skipped) when rsvg-convert is missing (Debian: librsvg2-bin,
-tools/install-deps.sh installs it).
+tools/dev/install-deps.sh installs it).
 """
 import os
 import shutil
@@ -57,7 +57,7 @@ def main():
     build, matrix = sys.argv[1], sys.argv[2]
     rsvg = shutil.which("rsvg-convert")
     if not rsvg:
-        print("SKIP: rsvg-convert not found (Debian package librsvg2-bin; tools/install-deps.sh installs it)")
+        print("SKIP: rsvg-convert not found (Debian package librsvg2-bin; tools/dev/install-deps.sh installs it)")
         return 77
     tools = os.path.join(build, "tools")
     failures = 0

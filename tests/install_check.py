@@ -12,7 +12,7 @@ temporary directory, then, from there only,
     benchmarks are left out (configure only).
 
 usage: install_check.py BUILD_DIR SOURCE_DIR MATRIX
-Needs pkg-config and a C compiler (tools/install-deps.sh); the MPI singleton
+Needs pkg-config and a C compiler (tools/dev/install-deps.sh); the MPI singleton
 runs as root with tests/meson.build's mpi_env.
 """
 import json
@@ -89,7 +89,7 @@ def main():
     meson, pkgconf = shutil.which("meson"), shutil.which("pkg-config")
     cc = os.environ.get("CC") or shutil.which("cc")
     if not meson or not pkgconf or not cc:
-        print(f"meson {meson}, pkg-config {pkgconf}, cc {cc}: each is needed (tools/install-deps.sh installs them)")
+        print(f"meson {meson}, pkg-config {pkgconf}, cc {cc}: each is needed (tools/dev/install-deps.sh installs them)")
         return 1
     opts = {o["name"]: o["value"] for o in json.loads(run([meson, "introspect", build, "--buildoptions"]).stdout)}
     prefix, libdir_o, bindir_o, incdir_o = opts["prefix"], opts["libdir"], opts["bindir"], opts["includedir"]

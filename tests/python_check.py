@@ -16,7 +16,7 @@ usage: python_check.py BUILD_DIR SOURCE_DIR MODE
           and agree to 1e-9.
 Exit 0 when every check passed, 1 otherwise, 77 (skipped, with the reason) when no Python at hand has
 numpy, scipy, mpi4py and torch. The interpreter running this one need not: /usr/bin/python3 (Debian's,
-where tools/install-deps.sh installs them) is tried too.
+where tools/dev/install-deps.sh installs them) is tried too.
 """
 import os
 import subprocess
@@ -56,7 +56,7 @@ def mpirun(np_, args, env, timeout=600):
 def driver(build, src, mode):
     exe, why = find_python()
     if exe is None:
-        print(f"SKIP: no Python with {', '.join(MODULES)} ({why}); tools/install-deps.sh installs them")
+        print(f"SKIP: no Python with {', '.join(MODULES)} ({why}); tools/dev/install-deps.sh installs them")
         return 77
     env = env_for(build, src)
     me = os.path.abspath(__file__)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The simulation (tools/simulate.sh: shiro-spmm built against SimGrid, run under smpirun).
+"""The simulation (tools/sim/simulate.sh: shiro-spmm built against SimGrid, run under smpirun).
 
 usage: sim_check.py BUILD_DIR MODE
   replay-R     every strategy planned for R ranks (4 per node) and replayed
@@ -30,7 +30,7 @@ import tempfile
 from checklib import auto_partition
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIMULATE = os.path.join(ROOT, "tools", "simulate.sh")
+SIMULATE = os.path.join(ROOT, "tools", "sim", "simulate.sh")
 DATA = os.path.join(ROOT, "tests", "data")
 STRATEGIES = ["block", "col", "row", "joint", "hier", "group", "cola", "hybrid"]
 
@@ -382,11 +382,11 @@ def expect(c, what, argv, words):
 def main():
     build, mode = sys.argv[1], sys.argv[2]
     if mode == "skipped":
-        print("SKIP: SimGrid's smpicc was not found when this build was configured: tools/install-deps.sh --sim "
+        print("SKIP: SimGrid's smpicc was not found when this build was configured: tools/dev/install-deps.sh --sim "
               "installs it (libsimgrid-dev), then meson setup --reconfigure registers the sim tests")
         return 77
     if mode != "args" and not (shutil.which("smpicc") and shutil.which("smpirun")):
-        print("SKIP: smpicc / smpirun not on PATH (tools/install-deps.sh --sim)")
+        print("SKIP: smpicc / smpirun not on PATH (tools/dev/install-deps.sh --sim)")
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         c = Checker(os.path.abspath(build), tmp)

@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
   o.backend = rank == 0 ? SHIRO_BACKEND_CUDA : SHIRO_BACKEND_CPU;
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_HAVE_CUDA ? SHIRO_ERR_ARG : SHIRO_ERR_UNSUPPORTED,
              "CUDA on rank 0 only", err.message);
-  /* The sim backend exists only in tools/simulate.sh's SimGrid build: refused here, and named. */
+  /* The sim backend exists only in tools/sim/simulate.sh's SimGrid build: refused here, and named. */
   o.backend = rank == 1 ? SHIRO_BACKEND_SIM : SHIRO_BACKEND_CPU;
   expect_all(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err), SHIRO_HAVE_SIM ? SHIRO_ERR_ARG : SHIRO_ERR_UNSUPPORTED,
              "sim on rank 1 only", err.message);

@@ -84,7 +84,7 @@ static void usage(FILE *f) {
           "                     multiplies and rows sent and received cost least (col only if\n"
           "                     3%% below joint)\n"
           "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
-          "                     tools/simulate.sh takes: every strategy evaluated gets its predicted\n"
+          "                     tools/sim/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
           "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
           "                     and the N --partition work balances for\n"
@@ -460,7 +460,7 @@ static int load_machine(const options *o, sc_machine *m) {
     m->gpus_per_node = m->nics_per_node = o->gpn;
   } else if (m->gpus_per_node != o->gpn && !o->quiet) {
     fprintf(stderr, "%s: note: machine %s has %d GPUs per node, the plan %d ranks per node: the prediction "
-            "takes the machine's nodes (as tools/simulate.sh does), not the plan's tiers\n", prog, m->name,
+            "takes the machine's nodes (as tools/sim/simulate.sh does), not the plan's tiers\n", prog, m->name,
             m->gpus_per_node, o->gpn);
   }
   return 1;

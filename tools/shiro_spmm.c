@@ -35,7 +35,7 @@
  * status 77, which test harnesses read as "skipped"; built without CUDA,
  * --backend cuda is an error (rank 0 says so, status 1): no device would help.
  * --backend sim: the CPU backend under a simulated GPU clock, in the build
- * tools/simulate.sh makes against SimGrid (run under its smpirun); elsewhere
+ * tools/sim/simulate.sh makes against SimGrid (run under its smpirun); elsewhere
  * an error, status 1. */
 #include <fcntl.h>
 #include <math.h>
@@ -117,7 +117,7 @@ static void usage(FILE *f) {
           "                    side by side (%d rounds of K calls each, the best round of each),\n"
           "                    and their ratio\n"
           "  --backend B       cpu (default) | cuda (B and C in GPU memory; exit 77 without a device)\n"
-          "                    | sim (tools/simulate.sh's SimGrid build only)\n"
+          "                    | sim (tools/sim/simulate.sh's SimGrid build only)\n"
           "  --transport T     cuda: auto (default) | nccl | mpi\n"
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
           "  --overlap         also time begin + own work + end against the call then the work\n"
@@ -331,7 +331,7 @@ static int command_line(int argc, char **argv, options *o, int speak) {
   }
   if (o->backend == SHIRO_BACKEND_SIM && !SHIRO_HAVE_SIM) {
     if (speak)
-      fprintf(stderr, "%s: --backend sim: this is not the simulation build; tools/simulate.sh builds one against "
+      fprintf(stderr, "%s: --backend sim: this is not the simulation build; tools/sim/simulate.sh builds one against "
                       "SimGrid and runs it under smpirun\n", prog);
     return 1;
   }

@@ -115,7 +115,7 @@ static void flow_alone(const cost_model *cm, const cost_flow *f, double *lat, do
 /* How much of a message's bandwidth factor its link pays while it shares the
  * link with others (0: the link runs at its full bandwidth however many
  * messages share it, as max-min sharing with per-message bounds would; 1:
- * every byte at its message's own factor). Fitted to tools/simulate.sh
+ * every byte at its message's own factor). Fitted to tools/sim/simulate.sh
  * --compute none (README.md: 0 underestimates the flat plans' many small
  * messages by up to 45%, 1 overestimates medium ones by up to 23%). */
 #define COST_SHARE_FACTOR 0.8

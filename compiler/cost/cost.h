@@ -1,5 +1,5 @@
 /* cost.h — the predicted time of one call of a built plan on a machine,
- * communication only: what tools/simulate.sh --compute none measures
+ * communication only: what tools/sim/simulate.sh --compute none measures
  * (README.md of this folder: the model, and where each constant comes from).
  *
  * Each program's send records are added as the plan is built (one program

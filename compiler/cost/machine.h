@@ -1,5 +1,5 @@
 /* machine.h — the machine a plan's time is predicted for: the same JSON
- * machine files tools/simulate.sh turns into SimGrid platforms
+ * machine files tools/sim/simulate.sh turns into SimGrid platforms
  * (tools/sim/machines/NAME.json, tools/sim/README.md "Machine files"), read
  * and checked here with the same rules and messages as tools/sim/machines.py. */
 #ifndef SHIRO_MACHINE_H

@@ -26,7 +26,10 @@ from ._plan_matrix import plan_matrix
 
 __version__ = "0.1.0"  # meson.build's project version (tests/python_check.py keeps them equal)
 
-__all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__"] + list(_lib.ERRORS)
+__all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__",  # the errors: _lib.ERRORS
+           "Error", "ArgumentError", "OutOfMemoryError", "FileError", "VersionError", "MismatchError", "MPIError",
+           "CUDAError", "UnsupportedError", "InternalError"]
+assert set(_lib.ERRORS) <= set(__all__), "shiro.__all__ lacks an error class of _lib.ERRORS"
 
 _DTYPES = {"float32": (_lib.FLOAT32, np.float32), "float64": (_lib.FLOAT64, np.float64)}
 

@@ -8,6 +8,7 @@ tree or ../bin/shiro-plan, ../../bin/shiro-plan installed, then on PATH). The
 plan is written by shiro-plan itself (a temporary file renamed at the end: a
 failed run leaves nothing at `out`); the temporary file is removed.
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -128,11 +129,7 @@ def _write_csr_h5(path, m, k, rows, cols, vals):
 
 
 def _have_h5py():
-    try:
-        import h5py  # noqa: F401
-        return True
-    except ImportError:
-        return False
+    return importlib.util.find_spec("h5py") is not None
 
 
 def _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, threads):

@@ -1,5 +1,5 @@
 /* peer-graphblas — SuiteSparse:GraphBLAS GrB_mxm on a matrix, the local
- * multiply's peer in tools/bench_replay.sh (benchmark only: shiro does not
+ * multiply's peer in tools/bench/bench_replay.sh (benchmark only: shiro does not
  * link GraphBLAS; the script builds this with -lgraphblas).
  *
  *   peer-graphblas MATRIX.mtx[.gz] [--n 32[,64...]] [--dtype double[,float]]

@@ -1,5 +1,5 @@
 /* peer-petsc — PETSc MatMatMult (MPIAIJ × MPIDENSE) on a matrix, the whole
- * replay's peer in tools/bench_replay.sh (benchmark only: shiro does not link
+ * replay's peer in tools/bench/bench_replay.sh (benchmark only: shiro does not link
  * PETSc; the script builds this with PETSc's pkg-config flags).
  *
  *   mpirun -np R peer-petsc MATRIX.mtx[.gz] [--n 1[,32...]] [--reps 5] [--ms 200]

@@ -109,7 +109,7 @@ def build(folder, log):
     them). log(text) gets the build's output on failure. Raises BuildError."""
     for tool, pkg in (("smpicc", "libsimgrid-dev"), ("smpirun", "libsimgrid-dev"), ("ninja", "ninja-build")):
         if not shutil.which(tool):
-            raise BuildError(f"{tool} not found: install {pkg} (tools/install-deps.sh --sim)")
+            raise BuildError(f"{tool} not found: install {pkg} (tools/dev/install-deps.sh --sim)")
     folder = os.path.abspath(folder)
     os.makedirs(os.path.join(folder, "obj"), exist_ok=True)
     with open(os.path.join(folder, ".lock"), "w") as lock:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """simulate.py — replays a shiro plan on a simulated GPU cluster (SimGrid SMPI).
-tools/simulate.sh is its entry point; tools/sim/README.md says what it measures.
+tools/sim/simulate.sh is its entry point; tools/sim/README.md says what it measures.
 
-usage: tools/simulate.sh PLAN.h5 --n N --dtype float|double (--machine NAME|FILE.json | --platform FILE.xml)
+usage: tools/sim/simulate.sh PLAN.h5 --n N --dtype float|double (--machine NAME|FILE.json | --platform FILE.xml)
                          [--compute none|model] [--iters K] [--warmup W] [--check MATRIX.mtx]
                          [--network smpi|ideal] [--layout auto|flat|zones] [--cfg NAME:VALUE]...
                          [--build-dir DIR] [--keep DIR] [--quiet]
@@ -84,7 +84,7 @@ def parse_args(argv):
 def plan_facts(path):
     """Root attributes of a plan file (h5dump): ranks, gpus_per_node, strategy, m, k, nnz."""
     if not shutil.which("h5dump"):
-        raise Failure("h5dump not found: install hdf5-tools (tools/install-deps.sh)")
+        raise Failure("h5dump not found: install hdf5-tools (tools/dev/install-deps.sh)")
     keys = ["ranks", "gpus_per_node", "strategy", "m", "k", "nnz"]
     cmd = ["h5dump"] + [x for k in keys for x in ("-a", "/" + k)] + [path]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -4,7 +4,7 @@
 # setup (tests/fuzz/meson.build: leak suppressions for Open MPI/HDF5, full stacks,
 # halt on the first UB report, every report logged to BUILD/sanitizer-logs/).
 #
-#   tools/sanitize.sh [BUILD_DIR] [meson test options, e.g. --suite unit]
+#   tools/dev/sanitize.sh [BUILD_DIR] [meson test options, e.g. --suite unit]
 #
 # BUILD_DIR defaults to bsan; the compiler is $CC or cc (gcc; CC=clang works too).
 # MPI programs run under mpirun even for one rank (gcc's LeakSanitizer crashes in
@@ -13,7 +13,7 @@
 # (a driver may swallow a child's stderr, so ASan's and LSan's log files are
 # checked too; gcc's UBSan ignores log_path and reports on stderr, exit 87).
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=bsan
 case "${1:-}" in -*|'') ;; *) build=$1; shift ;; esac
 if [ ! -f "$build/build.ninja" ]; then

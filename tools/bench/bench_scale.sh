@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_scale.sh — how planning grows with the rank count R and with the matrix.
 #
-#   tools/bench_scale.sh [--quick] [--max-scale S] [--no-rmat]
+#   tools/bench/bench_scale.sh [--quick] [--max-scale S] [--no-rmat]
 #
 # 1. The curve in R: for each matrix (the shared graphs in $MATRICES, then
 #    R-MAT at the scales in $RMAT_SCALES), each R in $RANKS and each strategy
@@ -30,14 +30,14 @@
 # empty: none of them).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 quick=0 max_scale=20 rmat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --max-scale)
-      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || { echo "bench_scale.sh: --max-scale needs a scale (an integer), got '${2:-}'" >&2; exit 2; }
+      { [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]]; } || { echo "bench_scale.sh: --max-scale needs a scale (an integer), got '${2:-}'" >&2; exit 2; }
       max_scale=$2; shift ;;
     --no-rmat) rmat=0 ;;
     -h|--help) usage; exit 0 ;;

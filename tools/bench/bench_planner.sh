@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_planner.sh — reader and planner throughput on generated R-MAT matrices.
 #
-#   tools/bench_planner.sh            (settings below, overridable from the environment)
+#   tools/bench/bench_planner.sh            (settings below, overridable from the environment)
 #
 # 1. Generates Graph500 R-MAT matrices with shiro-gen (kept between runs in
 #    $OUT, regenerated only when missing): for each scale in $SCALES,
@@ -30,7 +30,7 @@
 # shared machine, compare numbers of the same run only.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-}
 if [ -z "$BUILD" ]; then
   for d in "$here/bgen" "$here/build" "$here/b2" "$here/b3"; do

@@ -14,7 +14,7 @@
 #   echo /.devdata/ >> .git/info/exclude; mkdir -p .devdata
 #   cp ../shared/data/matrices/{soc-Slashdot0902,mdual,delaunay_n16,cit-HepTh}.mtx.gz .devdata/
 #   # then one device call:
-#   run(command: "bash tools/device-run.sh", carry: [".devdata"], timeout_s: 480)
+#   run(command: "bash tools/dev/device-run.sh", carry: [".devdata"], timeout_s: 480)
 # Order: build, gpu tests, R-MAT benchmark (the targets), compute-sanitizer, a larger replay,
 # shared-matrix benchmarks. About 6 minutes with the default budget; rerun parts with
 # SKIP_TESTS=1 / SKIP_SANITIZER=1 / a smaller DEVICE_BUDGET_S if device time is short.
@@ -25,7 +25,7 @@
 set -u
 OUT=${OUT:-/tmp/shiro-device-out}
 mkdir -p "$OUT"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." || exit 1
 T0=$(date +%s)
 BUDGET=${DEVICE_BUDGET_S:-360}
 RMAT_SCALE=${RMAT_SCALE:-22}
@@ -117,7 +117,7 @@ fi
 # R-MAT made in memory by the benchmark (writing and parsing a 1 GB .mtx would cost device minutes).
 if time_left 60; then
   say "bench R-MAT scale $RMAT_SCALE (generated in memory)"
-  timeout "$(cap 240)" $B/tools/gpu/shiro-bench-gpu --rmat "$RMAT_SCALE,16,1" >> "$OUT/bench.log" 2>&1
+  timeout "$(cap 240)" $B/tools/bench/gpu/shiro-bench-gpu --rmat "$RMAT_SCALE,16,1" >> "$OUT/bench.log" 2>&1
   rc=$?
   note "bench R-MAT: rc=$rc"
 fi
@@ -158,7 +158,7 @@ fi
 for m in "${SHARED[@]:0:2}"; do
   time_left 30 || break
   say "bench $m"
-  timeout "$(cap 90)" $B/tools/gpu/shiro-bench-gpu "$m" --reps 20 >> "$OUT/bench-shared.log" 2>&1
+  timeout "$(cap 90)" $B/tools/bench/gpu/shiro-bench-gpu "$m" --reps 20 >> "$OUT/bench-shared.log" 2>&1
   rc=$?
   note "bench $(basename "$m"): rc=$rc"
 done
@@ -166,7 +166,7 @@ if [ ${#SHARED[@]} -gt 0 ] && time_left 45; then
   say "bench 4-rank plan of ${SHARED[0]} on one GPU (MPI transport)"
   P=/tmp/shared4.shiro.h5
   if $B/tools/shiro-plan "${SHARED[0]}" --ranks 4 --gpus-per-node 4 --strategy joint -o $P --quiet >> "$OUT/bench-shared.log" 2>&1; then
-    timeout "$(cap 90)" mpirun -np 4 $B/tools/gpu/shiro-bench-gpu --plan $P "${SHARED[0]}" --transport mpi --n 32,128 --dtype float \
+    timeout "$(cap 90)" mpirun -np 4 $B/tools/bench/gpu/shiro-bench-gpu --plan $P "${SHARED[0]}" --transport mpi --n 32,128 --dtype float \
       --no-micro >> "$OUT/bench-shared.log" 2>&1
     rc=$?
     note "bench 4-rank plan: rc=$rc"

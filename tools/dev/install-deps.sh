@@ -1,9 +1,9 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages shiro needs to build and test.
-#   tools/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib; numpy, scipy, mpi4py, h5py,
+#   tools/dev/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib; numpy, scipy, mpi4py, h5py,
 #                                    torch for the Python package python/shiro and its tests)
-#   tools/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers)
-#   tools/install-deps.sh --sim      also SimGrid (smpicc, smpirun: tools/simulate.sh, the sim tests)
+#   tools/dev/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers)
+#   tools/dev/install-deps.sh --sim      also SimGrid (smpicc, smpirun: tools/sim/simulate.sh, the sim tests)
 # Flags combine. Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
 set -eu
 pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"

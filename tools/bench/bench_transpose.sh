@@ -2,7 +2,7 @@
 # bench_transpose.sh — shiro_spmm_transpose against shiro_spmm, side by side, CPU backend (the
 # goal: within 1.1x, the same volumes).
 #
-#   tools/bench_transpose.sh [--build DIR] [--runs K] [--iters I] [--n N] [--dtype T] [MATRIX...]
+#   tools/bench/bench_transpose.sh [--build DIR] [--runs K] [--iters I] [--n N] [--dtype T] [MATRIX...]
 #
 # For R-MAT s18 (shiro-gen rmat --scale 18 --edge-factor 16, generated into $TMPDIR and kept) and the
 # given matrices (default: soc-Slashdot0902 and cit-HepTh of ../shared/data/matrices), plans
@@ -15,7 +15,7 @@
 # environment passes through to mpirun, e.g. OMPI_MCA_btl_vader_single_copy_mechanism=none
 # (runtime/README.md, transpose.c, says what it changes).
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$here/build runs=3 iters=10 n=32 dtype=double
 mats=()
 while [ $# -gt 0 ]; do
@@ -47,7 +47,7 @@ for m in "$rmat" "${mats[@]}"; do
     plan=$work/plan.shiro.h5
     "$build/tools/shiro-plan" "$m" --ranks "$r" --gpus-per-node "$g" -o "$plan" --quiet
     ratios=() times=""
-    for k in $(seq "$runs"); do
+    for _ in $(seq "$runs"); do
       line=$(mpirun -np "$r" --bind-to none "$build/tools/shiro-spmm" "$plan" --direction both --n "$n" --dtype "$dtype" \
                --iters "$iters" --warmup 2 | grep "transposed/forward time")
       ratios+=("$(echo "$line" | sed 's/.*transposed\/forward time \([0-9.]*\).*/\1/')")

@@ -1,4 +1,4 @@
-/* bench.h — pieces of shiro-bench-gpu (tools/gpu): the GPU benchmark of the CUDA backend.
+/* bench.h — pieces of shiro-bench-gpu (tools/bench/gpu): the GPU benchmark of the CUDA backend.
  *
  *   bench_gpu.c    command line, the replay and its per-op breakdown, the table
  *   bench_plain.c  plain cuSPARSE SpMM of the whole CSR, gather and scatter-add kernels

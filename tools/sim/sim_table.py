@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Simulated time per SpMM call of every strategy over a set of matrices
-(tools/simulate.sh), as a markdown table, and a strong-scaling picture.
+(tools/sim/simulate.sh), as a markdown table, and a strong-scaling picture.
 
-usage: tools/sim_table.py [MATRIX...] [--ranks 32] [--gpn 4] [--n 64] [--dtype float]
+usage: tools/sim/sim_table.py [MATRIX...] [--ranks 32] [--gpn 4] [--n 64] [--dtype float]
                           [--machine tsubame4] [--strategies col,joint,hier,group,cola,hybrid]
                           [--compute none|model] [--build build] [--jobs 2] [--cache FILE]
-       tools/sim_table.py --scaling MATRIX --scaling-ranks 8,16,32,64,128 --svg OUT.svg [...]
+       tools/sim/sim_table.py --scaling MATRIX --scaling-ranks 8,16,32,64,128 --svg OUT.svg [...]
 Default matrices: every *.mtx / *.mtx.gz in ../shared/data/matrices.
 
 The table: per matrix, the simulated ms per call of each strategy (the
@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIMULATE = os.path.join(ROOT, "tools", "simulate.sh")
 COLORS = {"block": "#7f7f7f", "col": "#d62728", "row": "#8c564b", "joint": "#1f77b4", "hier": "#ff7f0e",
           "group": "#2ca02c", "cola": "#9467bd", "hybrid": "#17becf", "auto": "#000000"}

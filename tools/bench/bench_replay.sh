@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_replay.sh — the CPU replay against the best CPU libraries, side by side, in one run.
 #
-#   tools/bench_replay.sh [--quick]     (settings below, overridable from the environment)
+#   tools/bench/bench_replay.sh [--quick]     (settings below, overridable from the environment)
 #
 # 1. Installs the peers' libraries if missing (apt: libgraphblas-dev, petsc-dev;
 #    benchmark only: shiro does not link them) and builds the peer programs of
@@ -43,7 +43,7 @@
 # shellcheck disable=SC2046  # $(bind ...) and $(pkg-config ...) are meant to split into words
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 quick=0
 for a in "$@"; do
   case "$a" in
@@ -140,8 +140,9 @@ name() { local b; b=$(basename "$1"); echo "${b%%.mtx*}"; }
 plan_of() {  # plan_of MATRIX R N: the plan's path (made again when shiro-plan is newer than it)
   local p
   p=$OUT/plans/$(name "$1")-$2-$STRATEGY-$PARTITION-n$3.h5
-  [ -s "$p" ] && [ "$p" -nt "$plan" ] || "$plan" "$1" --ranks "$2" --strategy "$STRATEGY" --partition "$PARTITION" --n "$3" \
-    -o "$p" --quiet
+  if ! { [ -s "$p" ] && [ "$p" -nt "$plan" ]; }; then
+    "$plan" "$1" --ranks "$2" --strategy "$STRATEGY" --partition "$PARTITION" --n "$3" -o "$p" --quiet
+  fi
   echo "$p"
 }
 kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }   # kv KEY < line: the value of KEY=...

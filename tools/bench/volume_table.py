@@ -2,7 +2,7 @@
 """Inter-node rows of col, joint, hier and group for a set of matrices (a
 markdown table), with the geometric means of hier/col and group/hier.
 
-usage: tools/volume_table.py [--ranks 32] [--gpn 4] [--build build] [MATRIX...]
+usage: tools/bench/volume_table.py [--ranks 32] [--gpn 4] [--build build] [MATRIX...]
 Default matrices: every *.mtx / *.mtx.gz in ../shared/data/matrices.
 """
 import argparse
@@ -22,7 +22,7 @@ def main():
     ap.add_argument("--partitions", default="", help="e.g. block,nnz,metis: compare partitions instead")
     ap.add_argument("matrices", nargs="*")
     a = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     mats = a.matrices or sorted(glob.glob(os.path.join(root, "..", "shared", "data", "matrices", "*.mtx*")))
     exe = os.path.join(a.build, "tools", "shiro-plan")
     if a.partitions:
