@@ -9,7 +9,7 @@ non-blocking core. Routes: gpu a -> gpu b in the same node crosses NVLink(a)
 up and NVLink(b) down; in another node NIC(a) up, the core's latency, NIC(b)
 down. The core is never a link every flow shares: one such link puts every
 flow in one component of SimGrid's max-min solver, which took R = 128 over
-11 minutes (../shared/docs/ENVIRONMENT.md §9).
+11 minutes on this project's 2-core build machine.
 
 Two layouts, the same simulated times (tests/sim_check.py checks it):
   flat   one zone (routing Full), a route per ordered pair of GPUs, the core's
