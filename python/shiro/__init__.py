@@ -24,7 +24,7 @@ from ._lib import (MPI, ArgumentError, CUDAError, Error, FileError, InternalErro
                    OutOfMemoryError, UnsupportedError, VersionError)
 from ._plan_matrix import plan_matrix
 
-__version__ = "0.1.0"  # meson.build's project version (tests/python_check.py keeps them equal)
+__version__ = "0.1.0"  # meson.build's project version (tests/python/python_check.py keeps them equal)
 
 __all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__",  # the errors: _lib.ERRORS
            "Error", "ArgumentError", "OutOfMemoryError", "FileError", "VersionError", "MismatchError", "MPIError",

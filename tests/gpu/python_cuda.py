@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from python_check import find_python  # noqa: E402  (an interpreter with numpy, scipy, mpi4py, torch)
 
 

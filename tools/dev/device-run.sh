@@ -144,10 +144,10 @@ fi
 if [ ${#SHARED[@]} -gt 0 ] && time_left 60; then
   say "replay ${SHARED[0]}"
   {
-    timeout "$(cap 120)" python3 tests/replay.py $B "${SHARED[0]}" --backend cuda --transport mpi --ranks 4 --strategies joint,row \
+    timeout "$(cap 120)" python3 tests/mpi/replay_check.py $B "${SHARED[0]}" --backend cuda --transport mpi --ranks 4 --strategies joint,row \
       --n 32 --dtype float,double
     echo "replay-rc=$?"
-    timeout "$(cap 60)" python3 tests/replay.py $B "${SHARED[0]}" --backend cuda --transport nccl --ranks 1 --strategies joint \
+    timeout "$(cap 60)" python3 tests/mpi/replay_check.py $B "${SHARED[0]}" --backend cuda --transport nccl --ranks 1 --strategies joint \
       --n 32,128 --dtype float
     echo "replay-rc=$?"
   } >> "$OUT/extra.log" 2>&1

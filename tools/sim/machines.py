@@ -11,7 +11,7 @@ down. The core is never a link every flow shares: one such link puts every
 flow in one component of SimGrid's max-min solver, which took R = 128 over
 11 minutes on this project's 2-core build machine.
 
-Two layouts, the same simulated times (tests/sim_check.py checks it):
+Two layouts, the same simulated times (tests/sim/sim_check.py checks it):
   flat   one zone (routing Full), a route per ordered pair of GPUs, the core's
          latency split between the two NICs. R² routes (2.2 MB of XML at
          R = 128), and the fastest to simulate: col on soc-Slashdot0902 at
