@@ -63,7 +63,7 @@ shiro_status cuda_mpi_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
     if (s->xport == CUDA_XPORT_MPI_STAGED) SHIRO_CHECK_GOTO(copy_ranges(c, s, g->out_first, g->nout, cudaMemcpyDeviceToHost), st);
     CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);
   }
-  st = mpi_xport_start(&s->mpi[c->dir], stage, c->error);
+  st = mpi_xport_start(&s->mpi[c->dir], stage, c->n, c->error);
 done:
   return st;
 }
