@@ -7,7 +7,10 @@
  * (the same rows between the same ranks, in the same stages) of n values a row: at n = N the
  * persistent requests, else MPI_Isend / MPI_Irecv into requests allocated at set-up
  * (mpi_xport.c), so nothing is allocated per call either way. Each row of C is the same sums in
- * the same order as in a context made for n, so the bits are that context's. */
+ * the same order as in a context made for n, so the bits are that context's (CPU backend).
+ * The CUDA backend runs a call of width n < N on its own kernels (its cuSPARSE descriptors are made
+ * for N; cuda_ops_run) and NCCL or the staged MPI copies move n-value rows: compiled, not yet run
+ * on a device. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -25,11 +28,6 @@ static shiro_status at_width(shiro_ctx *c, int64_t n, const void *in, void *out,
     snprintf(c->error, sizeof c->error, "%s: n = %lld, expected 1 .. %lld (the context was made for N = %lld)", what,
              (long long)n, (long long)c->opts.n, (long long)c->opts.n);
     return SHIRO_ERR_ARG;
-  }
-  if (c->opts.backend == SHIRO_BACKEND_CUDA) {  /* its cuSPARSE descriptors are made for N */
-    snprintf(c->error, sizeof c->error, "%s: n = %lld: the CUDA backend takes n = N (%lld) only", what, (long long)n,
-             (long long)c->opts.n);
-    return SHIRO_ERR_UNSUPPORTED;
   }
   c->n = n;
   layout_reset(c);
