@@ -8,7 +8,14 @@
  *   - n = 0 and n = N + 1 are SHIRO_ERR_ARG naming n, on every rank, nothing hangs; the checked
  *     calls refuse a bad n on one rank, and ranks passing different n, on every rank with the
  *     misusing rank's message; the context works after each refusal.
- * The plans are written by rank 0 (default data/west0067.mtx: square, not symmetric). */
+ * The plans are written by rank 0 (default data/west0067.mtx: square, not symmetric).
+ *
+ * Built with -DSHIRO_TEST_CUDA (tests/gpu/: test_widths_cuda) the N = 8 context is on the CUDA
+ * backend (its inputs copied to the device, its outputs back) and the contexts made for n on the
+ * CPU: below N its calls run on the own kernels, whose bits are the CPU kernels' (gpu-ops), so
+ * they must equal the CPU context's bit for bit; at n = N (cuSPARSE) within a rounding bound.
+ * Without a device every rank exits 77 (skipped). */
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +24,59 @@
 #include "shiro.h"
 #include "test_plan.h"
 #include "test_util.h"
+#ifdef SHIRO_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 enum { NMAX = 8 };
 static int rank, size;
+
+/* The N context's backend, and its side of a call: host buffers copied to and from the device. */
+#ifdef SHIRO_TEST_CUDA
+static const shiro_backend BIG_BACKEND = SHIRO_BACKEND_CUDA;
+static void *dev[2];  /* the N context's input and output on the device (the largest of B, C, Y, X) */
+static void *in_dev(const void *h, size_t bytes) {
+  EXPECT(cudaMemcpy(dev[0], h, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "rank %d: upload", rank);
+  return dev[0];
+}
+static void *out_dev(void) { return dev[1]; }
+static void out_host(void *h, size_t bytes) {
+  EXPECT(cudaMemcpy(h, dev[1], bytes, cudaMemcpyDeviceToHost) == cudaSuccess, "rank %d: download", rank);
+}
+#else
+static const shiro_backend BIG_BACKEND = SHIRO_BACKEND_CPU;
+static void *out_now;  /* the output of the next call (host memory) */
+static void *in_dev(const void *h, size_t bytes) { (void)bytes; return (void *)(uintptr_t)h; }
+static void *out_dev(void) { return out_now; }
+static void out_host(void *h, size_t bytes) { (void)h; (void)bytes; }
+#endif
+
+/* n values of the N context's output equal the reference's: bit for bit, or on the CUDA backend at
+ * n = N (cuSPARSE) within (terms + 3)·u·(|A|·|B|) with a generous terms and |A|·|B| <= 64·(1 + |ref|). */
+static int same_result(const void *got, const void *ref, int64_t count, size_t esz, int64_t n) {
+#ifdef SHIRO_TEST_CUDA
+  if (n == NMAX) {
+    const double u = esz == 4 ? 0x1p-24 : 0x1p-53;
+    for (int64_t i = 0; i < count; i++) {
+      const double g = esz == 4 ? ((const float *)got)[i] : ((const double *)got)[i];
+      const double r = esz == 4 ? ((const float *)ref)[i] : ((const double *)ref)[i];
+      if (!(fabs(g - r) <= 256 * 64 * u * (1 + fabs(r)))) return 0;
+    }
+    return 1;
+  }
+#endif
+  (void)n;
+  return !memcmp(got, ref, (size_t)count * esz);
+}
 
 static void put(void *p, size_t esz, int64_t e, double v) {
   if (esz == 4) ((float *)p)[e] = (float)v; else ((double *)p)[e] = v;
 }
 
 /* A context of plan for n columns of dt with the test's values (not all 1: products and sums matter). */
-static shiro_ctx *make(shiro_plan *plan, shiro_dtype dt, int64_t n) {
+static shiro_ctx *make(shiro_plan *plan, shiro_dtype dt, int64_t n, shiro_backend be) {
   shiro_ctx_options o = shiro_ctx_options_default();
+  o.backend = be;
   o.dtype = dt;
   o.n = n;
   shiro_ctx *ctx = NULL;
@@ -65,7 +114,7 @@ static int all_refused(shiro_status st, shiro_status want, const char *msg, cons
 static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, const char *tag) {
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
   const int64_t br = in->b_rows, cr = in->c_rows;
-  shiro_ctx *big = make(plan, dt, NMAX);
+  shiro_ctx *big = make(plan, dt, NMAX, BIG_BACKEND);
   if (!big) return;
   void *B = malloc((size_t)(br * NMAX + 1) * esz), *Y = malloc((size_t)(cr * NMAX + 1) * esz);
   void *C = malloc((size_t)(cr * NMAX + 1) * esz), *X = malloc((size_t)(br * NMAX + 1) * esz);
@@ -73,29 +122,53 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
   const int64_t ns[] = {1, 3, NMAX, 3};
   for (int k = 0; k < 4; k++) {
     const int64_t n = ns[k];
-    shiro_ctx *one = make(plan, dt, n);
+    shiro_ctx *one = make(plan, dt, n, SHIRO_BACKEND_CPU);
     if (!one) break;
     fill(in, n, esz, B, Y);
-    shiro_status st = shiro_spmm_n(big, B, C, n);
+    const size_t cb = (size_t)(cr * n) * esz, xb = (size_t)(br * n) * esz;
+#ifndef SHIRO_TEST_CUDA
+    out_now = C;
+#endif
+    shiro_status st = shiro_spmm_n(big, in_dev(B, xb), out_dev(), n);
+    out_host(C, cb);
     EXPECT(st == SHIRO_OK, "%s, n = %lld: shiro_spmm_n: %s", tag, (long long)n, shiro_ctx_last_error(big));
     EXPECT(shiro_spmm(one, B, C1) == SHIRO_OK, "%s: N = %lld: %s", tag, (long long)n, shiro_ctx_last_error(one));
-    EXPECT(!memcmp(C, C1, (size_t)(cr * n) * esz), "rank %d, %s, n = %lld: C of the N = %d context differs from a context "
+    EXPECT(same_result(C, C1, cr * n, esz, n), "rank %d, %s, n = %lld: C of the N = %d context differs from a context "
            "made for n", rank, tag, (long long)n, NMAX);
-    st = shiro_spmm_transpose_n(big, Y, X, n);
+#ifndef SHIRO_TEST_CUDA
+    out_now = X;
+#endif
+    st = shiro_spmm_transpose_n(big, in_dev(Y, cb), out_dev(), n);
+    out_host(X, xb);
     EXPECT(st == SHIRO_OK, "%s, n = %lld: shiro_spmm_transpose_n: %s", tag, (long long)n, shiro_ctx_last_error(big));
     EXPECT(shiro_spmm_transpose(one, Y, X1) == SHIRO_OK, "%s: N = %lld transposed: %s", tag, (long long)n,
            shiro_ctx_last_error(one));
-    EXPECT(!memcmp(X, X1, (size_t)(br * n) * esz), "rank %d, %s, n = %lld: X of the N = %d context differs from a context "
+    EXPECT(same_result(X, X1, br * n, esz, n), "rank %d, %s, n = %lld: X of the N = %d context differs from a context "
            "made for n", rank, tag, (long long)n, NMAX);
     /* the checked calls: the same bits */
     memset(C, 0, (size_t)(cr * NMAX) * esz);
     memset(X, 0, (size_t)(br * NMAX) * esz);
-    EXPECT(shiro_spmm_checked(big, B, C, n, dt) == SHIRO_OK && shiro_spmm_transpose_checked(big, Y, X, n, dt) == SHIRO_OK,
-           "%s, n = %lld: checked: %s", tag, (long long)n, shiro_ctx_last_error(big));
-    EXPECT(!memcmp(C, C1, (size_t)(cr * n) * esz) && !memcmp(X, X1, (size_t)(br * n) * esz),
+#ifndef SHIRO_TEST_CUDA
+    out_now = C;
+#endif
+    st = shiro_spmm_checked(big, in_dev(B, xb), out_dev(), n, dt);
+    out_host(C, cb);
+#ifndef SHIRO_TEST_CUDA
+    out_now = X;
+#endif
+    if (st == SHIRO_OK) st = shiro_spmm_transpose_checked(big, in_dev(Y, cb), out_dev(), n, dt);
+    out_host(X, xb);
+    EXPECT(st == SHIRO_OK, "%s, n = %lld: checked: %s", tag, (long long)n, shiro_ctx_last_error(big));
+    EXPECT(same_result(C, C1, cr * n, esz, n) && same_result(X, X1, br * n, esz, n),
            "rank %d, %s, n = %lld: the checked calls differ", rank, tag, (long long)n);
     shiro_ctx_destroy(&one);
   }
+  /* the refusals below come before anything starts: the N context's buffers (device ones on CUDA) */
+#ifdef SHIRO_TEST_CUDA
+  void *hB = B, *hC = C, *hY = Y, *hX = X;
+  B = Y = dev[0];
+  C = X = dev[1];
+#endif
   /* bad widths: every rank passes the same one and every rank refuses it, naming n */
   const int64_t bad[] = {0, NMAX + 1, -3};
   for (int k = 0; k < 3; k++) {
@@ -117,12 +190,20 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
     EXPECT(all_refused(shiro_spmm_transpose_checked(big, Y, X, rank == 0 ? 3 : 2, dt), SHIRO_ERR_ARG,
                        shiro_ctx_last_error(big), "different n (from 2 to 3"), "%s: different n transposed", tag);
   }
-  /* the context works after the refusals, at N and below */
+#ifdef SHIRO_TEST_CUDA
+  B = hB, C = hC, Y = hY, X = hX;
+#endif
+  /* the context works after the refusals */
   fill(in, 3, esz, B, Y);
-  shiro_ctx *three = make(plan, dt, 3);
+  shiro_ctx *three = make(plan, dt, 3, SHIRO_BACKEND_CPU);
   if (three) {
-    EXPECT(shiro_spmm_n(big, B, C, 3) == SHIRO_OK && shiro_spmm(three, B, C1) == SHIRO_OK &&
-           !memcmp(C, C1, (size_t)(cr * 3) * esz), "%s: n = 3 after the refusals", tag);
+#ifndef SHIRO_TEST_CUDA
+    out_now = C;
+#endif
+    shiro_status st = shiro_spmm_n(big, in_dev(B, (size_t)(br * 3) * esz), out_dev(), 3);
+    out_host(C, (size_t)(cr * 3) * esz);
+    EXPECT(st == SHIRO_OK && shiro_spmm(three, B, C1) == SHIRO_OK && same_result(C, C1, cr * 3, esz, 3),
+           "%s: n = 3 after the refusals", tag);
     shiro_ctx_destroy(&three);
   }
   free(B); free(Y); free(C); free(X); free(C1); free(X1);
@@ -134,6 +215,15 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *mtx = argc > 1 ? argv[1] : "data/west0067.mtx";
+#ifdef SHIRO_TEST_CUDA
+  int devices = 0, have = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0, all = 0;
+  MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    if (rank == 0) printf("SKIP: no CUDA device on some rank (cudaGetDeviceCount)\n");
+    MPI_Finalize();
+    return 77;
+  }
+#endif
   static const char *names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group", "cola", "hybrid"};
   const int32_t gpn = size >= 4 ? 2 : 1;
   for (int s = 0; s < STRAT_COUNT; s++) {
@@ -147,11 +237,19 @@ int main(int argc, char **argv) {
     shiro_plan_info in;
     EXPECT(shiro_plan_open_comm(path, MPI_COMM_WORLD, &plan, &err) == SHIRO_OK && shiro_plan_get_info(plan, &in) == SHIRO_OK,
            "open: %s", err.message);
+#ifdef SHIRO_TEST_CUDA
+    const size_t most = (size_t)((plan && in.b_rows > in.c_rows ? in.b_rows : plan ? in.c_rows : 0) + 1) * NMAX * 8;
+    EXPECT(cudaMalloc(&dev[0], most) == cudaSuccess && cudaMalloc(&dev[1], most) == cudaSuccess, "rank %d: cudaMalloc", rank);
+#endif
     for (int d = 0; plan && d < 2; d++) {
       char tag[96];
       snprintf(tag, sizeof tag, "%s G=%d, %s", names[s], (int)gpn, d ? "double" : "float");
       widths(plan, &in, d ? SHIRO_FLOAT64 : SHIRO_FLOAT32, tag);
     }
+#ifdef SHIRO_TEST_CUDA
+    cudaFree(dev[0]);
+    cudaFree(dev[1]);
+#endif
     shiro_plan_close(&plan);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) unlink(path);
