@@ -277,7 +277,7 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B
  * moves, so a misuse on one rank (n out of range, the ranks passing
  * different n, ...) fails on every rank with a message instead of leaving
  * the others waiting.
- * Collective: yes, over the context's communicator (one two-value and two
+ * Collective: yes, over the context's communicator (one three-value and two
  * one-int allreduces, then shiro_spmm_n).
  * Allocates: nothing.
  * On failure: a misuse anywhere is SHIRO_ERR_ARG on every rank with the
