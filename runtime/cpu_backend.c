@@ -148,14 +148,14 @@ static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[
     op = &dense;
   }
   const cpu_layout lay = {c->rs[op->dst_buf], c->cs[op->dst_buf], c->rs[op->src_buf], c->cs[op->src_buf]};
-  const int rows_dense = lay.dst_cs == 1 && lay.src_cs == 1 && lay.dst_rs == c->opts.n && lay.src_rs == c->opts.n;
-  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, c->threads,
+  const int rows_dense = lay.dst_cs == 1 && lay.src_cs == 1 && lay.dst_rs == c->n && lay.src_rs == c->n;
+  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->n, c->threads,
                  rows_dense ? NULL : &lay, mpi_xport_in_flight(x) ? &pg : NULL);
   return SHIRO_OK;
 }
 
 static shiro_status cpu_start(shiro_ctx *c, int32_t stage) {
-  return mpi_xport_start(&((cpu_state *)c->state)->x[c->dir], stage, c->error);
+  return mpi_xport_start(&((cpu_state *)c->state)->x[c->dir], stage, c->n, c->error);
 }
 static shiro_status cpu_wait(shiro_ctx *c, int32_t stage) {
   return mpi_xport_wait(&((cpu_state *)c->state)->x[c->dir], stage, c->error);

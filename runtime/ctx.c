@@ -147,6 +147,7 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     c->threads = threads;
     memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
+    c->n = opts->n;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
     layout_reset(c);  /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;
@@ -185,8 +186,8 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
 
 /* Bytes from the first to past the last value of `rows` rows of buffer k in the call's layout. */
 static uintptr_t span(const shiro_ctx *c, int k, int64_t rows) {
-  if (rows <= 0 || c->opts.n <= 0) return 0;
-  return (uintptr_t)((rows - 1) * c->rs[k] + (c->opts.n - 1) * c->cs[k] + 1) * c->esz;
+  if (rows <= 0 || c->n <= 0) return 0;
+  return (uintptr_t)((rows - 1) * c->rs[k] + (c->n - 1) * c->cs[k] + 1) * c->esz;
 }
 
 /* 1 if this rank's B_local and C_local (b_rows and c_rows rows of N values, in the call's layout)
@@ -259,35 +260,73 @@ shiro_status shiro_spmm_transpose(shiro_ctx *c, const void *Y, void *X) {
   return name_failure(c, st, "shiro_spmm_transpose");
 }
 
-shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
-  if (!c) return SHIRO_ERR_ARG;
+/* The width the ranks passed: *lo and *hi, the least and the most over the context's communicator,
+ * and *any_out, 1 if a rank passed one outside 1 .. N (one MPI_Allreduce). 0 on an MPI failure. */
+static int agree_width(shiro_ctx *c, int64_t n, int64_t *lo, int64_t *hi, int *any_out) {
+  int64_t in[3] = {n, -n, n < 1 || n > c->opts.n ? -1 : 0}, out[3];
+  if (MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MIN, c->comm) != MPI_SUCCESS) return 0;
+  *lo = out[0];
+  *hi = -out[1];
+  *any_out = out[2] < 0;
+  return 1;
+}
+
+shiro_status ctx_checked(shiro_ctx *c, int dir, const void *in, void *out, int64_t n, shiro_dtype dtype,
+                         const char *what) {
   const prog_rank *pr = &c->plan->pr;
+  const int fwd = dir == RT_FORWARD;
+  const int64_t in_rows = fwd ? pr->b_rows : pr->c_rows, out_rows = fwd ? pr->c_rows : pr->b_rows;
+  const char *nin = fwd ? "B_local" : "Y_local", *nout = fwd ? "C_local" : "X_local";
   int rank = 0;
   MPI_Comm_rank(c->comm, &rank);
+  int64_t lo = n, hi = n;
+  int any_out = 0;
+  if (!agree_width(c, n, &lo, &hi, &any_out)) {
+    snprintf(c->error, sizeof c->error, "%s: MPI_Allreduce of the widths failed", what);
+    return SHIRO_ERR_MPI;
+  }
+  const int64_t n0 = c->n;
   int bad = 1;
-  if (split_busy(c, "shiro_spmm_checked") != SHIRO_OK)
+  if (split_busy(c, what) != SHIRO_OK)
     ;  /* its message is in c->error */
-  else if (n != c->opts.n)
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed N = %lld, the context was made for N = %lld",
-             rank, (long long)n, (long long)c->opts.n);
+  else if (n < 1 || n > c->opts.n)
+    snprintf(c->error, sizeof c->error, "%s: rank %d passed N = %lld, expected 1 .. %lld (the context was made for N = %lld)",
+             what, rank, (long long)n, (long long)c->opts.n, (long long)c->opts.n);
+  else if (lo != hi && !any_out && n != lo)  /* the ranks that passed more than the least say so */
+    snprintf(c->error, sizeof c->error, "%s: the ranks passed different n (from %lld to %lld; rank %d passed %lld); every "
+             "rank must pass the same n", what, (long long)lo, (long long)hi, rank, (long long)n);
   else if (dtype != c->opts.dtype)
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed %s values, the context was made for %s", rank,
+    snprintf(c->error, sizeof c->error, "%s: rank %d passed %s values, the context was made for %s", what, rank,
              dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
-  else if ((!B && pr->b_rows > 0) || (!C && pr->c_rows > 0))
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed a NULL %s", rank, !B && pr->b_rows > 0 ? "B_local" : "C_local");
-  else if (overlap(c, B, C))
-    snprintf(c->error, sizeof c->error, "shiro_spmm_checked: rank %d passed B_local and C_local that overlap", rank);
-  else
-    bad = 0;
+  else if ((!in && in_rows > 0) || (!out && out_rows > 0))
+    snprintf(c->error, sizeof c->error, "%s: rank %d passed a NULL %s", what, rank, !in && in_rows > 0 ? nin : nout);
+  else {
+    c->n = n;  /* the overlap of n-value rows */
+    layout_reset(c);
+    if (fwd ? overlap(c, in, out) : overlap(c, out, in))
+      snprintf(c->error, sizeof c->error, "%s: rank %d passed %s and %s that overlap", what, rank, nin, nout);
+    else
+      bad = 0;
+    c->n = n0;
+    layout_reset(c);
+  }
   /* The contexts agreed on N and the value type at creation (agree_options), so comparing with the
    * context compares the ranks with each other; every rank gets the lowest misusing rank's message. */
-  shiro_status st = rt_agree(c->comm, bad ? SHIRO_ERR_ARG : SHIRO_OK, c->error, "shiro_spmm_checked");
+  shiro_status st = rt_agree(c->comm, bad ? SHIRO_ERR_ARG : SHIRO_OK, c->error, what);
   if (st != SHIRO_OK) {
     const size_t len = strlen(c->error);
     if (st == SHIRO_ERR_ARG && len + 25 < sizeof c->error) strcat(c->error, "; nothing was computed");
     return st;
   }
-  return shiro_spmm(c, B, C);
+  return fwd ? shiro_spmm_n(c, in, out, n) : shiro_spmm_transpose_n(c, in, out, n);
+}
+
+shiro_status shiro_spmm_checked(shiro_ctx *c, const void *B, void *C, int64_t n, shiro_dtype dtype) {
+  return c ? ctx_checked(c, RT_FORWARD, B, C, n, dtype, "shiro_spmm_checked") : SHIRO_ERR_ARG;
+}
+
+shiro_status shiro_spmm_transpose_checked(shiro_ctx *c, const void *Y, void *X, int64_t n, shiro_dtype dtype) {
+  return c ? ctx_checked(c, RT_TRANSPOSE, Y, X, n, dtype, "shiro_spmm_transpose_checked") : SHIRO_ERR_ARG;
 }
 
 const char *shiro_ctx_last_error(const shiro_ctx *ctx) { return ctx ? ctx->error : ""; }

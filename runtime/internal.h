@@ -60,6 +60,9 @@ struct shiro_ctx {
   shiro_plan *plan;          /* borrowed: must outlive the context */
   MPI_Comm comm;             /* duplicate of the application's communicator (own tag space) */
   shiro_ctx_options opts;
+  int64_t n;                 /* the call's width, the columns of B and C (1 .. opts.n): opts.n but during a
+                                call of another width (shiro_spmm_n; width.c), whose rows are packed at n
+                                values in B, C, S and R alike */
   size_t esz;                /* bytes per value */
   const backend *be;         /* the backend running this context */
   void *state;               /* the backend's own state (owned by it) */
@@ -75,7 +78,7 @@ struct shiro_ctx {
   void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
   shiro_traffic traffic;     /* per-call traffic of this rank */
   int64_t rs[PROG_NBUF], cs[PROG_NBUF];  /* the call's layout of each buffer: value (i, j) at i·rs + j·cs
-                                            values from row 0 (rs = N, cs = 1 but during a call of
+                                            values from row 0 (rs = n, cs = 1 but during a call of
                                             shiro_spmm_layout with another layout for B or C; layout.c) */
   int strided;               /* 1 while rs / cs of B or C are not the dense rows' */
   struct {                   /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
@@ -155,8 +158,13 @@ void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, si
  * never more threads on a node than it has CPUs, unless it has more ranks than CPUs. Pure. */
 int rt_threads_share(int node_cpus, int node_ranks, int usable);
 
-/* layout.c: every buffer's layout back to dense rows (rs = N, cs = 1). Local. */
+/* layout.c: every buffer's layout back to dense rows of the call's width (rs = c->n, cs = 1). Local. */
 void layout_reset(shiro_ctx *c);
+
+/* ctx.c: the checks of shiro_spmm_checked for either direction (dir), the width n agreed on across the
+ * ranks, then the call at width n. Collective. */
+shiro_status ctx_checked(shiro_ctx *c, int dir, const void *in, void *out, int64_t n, shiro_dtype dtype,
+                         const char *what);
 
 /* agree.c: agrees on a local status across comm (collective): SHIRO_OK only if
  * every rank passed SHIRO_OK; otherwise every rank returns the status of P,

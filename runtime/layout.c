@@ -9,7 +9,7 @@
 
 void layout_reset(shiro_ctx *c) {
   for (int k = 0; k < PROG_NBUF; k++) {
-    c->rs[k] = c->opts.n;
+    c->rs[k] = c->n;
     c->cs[k] = 1;
   }
   c->strided = 0;
@@ -19,7 +19,7 @@ void layout_reset(shiro_ctx *c) {
  * (named `name`). Returns 0 with c->error set if ld is too small. */
 static int set_one(shiro_ctx *c, int k, shiro_layout layout, int64_t ld, int64_t rows, const char *call,
                    const char *name) {
-  const int64_t least = layout == SHIRO_COL_MAJOR ? (rows > 1 ? rows : 1) : c->opts.n;
+  const int64_t least = layout == SHIRO_COL_MAJOR ? (rows > 1 ? rows : 1) : c->n;
   if (ld < least) {
     snprintf(c->error, sizeof c->error, "%s: %s = %lld, expected at least %lld (%s: %s)", call, name, (long long)ld,
              (long long)least, layout == SHIRO_COL_MAJOR ? "column-major" : "row-major",
@@ -28,7 +28,7 @@ static int set_one(shiro_ctx *c, int k, shiro_layout layout, int64_t ld, int64_t
   }
   c->rs[k] = layout == SHIRO_COL_MAJOR ? 1 : ld;
   c->cs[k] = layout == SHIRO_COL_MAJOR ? ld : 1;
-  if (c->rs[k] != c->opts.n || c->cs[k] != 1) c->strided = 1;
+  if (c->rs[k] != c->n || c->cs[k] != 1) c->strided = 1;
   return 1;
 }
 

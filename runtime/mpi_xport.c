@@ -1,4 +1,5 @@
 /* mpi_xport.c — persistent MPI requests per stage, made once over the context's buffers. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,16 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
   memset(x, 0, sizeof *x);
   x->nstages = sg->nstages;
   x->req = malloc((size_t)(sg->nx ? sg->nx : 1) * sizeof *x->req);
+  x->alt = malloc((size_t)(sg->nx ? sg->nx : 1) * sizeof *x->alt);
+  x->rec = malloc((size_t)(sg->nx ? sg->nx : 1) * sizeof *x->rec);
   x->first = calloc((size_t)sg->nstages + 1, sizeof *x->first);
-  if (!x->req || !x->first) {
+  x->cur = x->req;
+  x->comm = comm;
+  x->n = n;
+  x->value = dtype == SHIRO_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
+  x->esz = dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
+  for (int k = 0; k < PROG_NBUF; k++) x->base[k] = base[k];
+  if (!x->req || !x->alt || !x->rec || !x->first) {
     snprintf(msg, 512, "out of memory (%lld persistent requests)", (long long)sg->nx);
     return SHIRO_ERR_NOMEM;
   }
@@ -38,6 +47,9 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
     for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
       const int64_t *r = sg->xs[i];
       void *addr = (char *)base[r[XF_BUF]] + (size_t)r[XF_OFF] * row_bytes;
+      x->rec[x->nreq] = r;
+      x->alt[x->nreq] = MPI_REQUEST_NULL;
+      if (r[XF_COUNT] > x->max_count) x->max_count = r[XF_COUNT];
       rc = r[XF_DIR] == 0 ? MPI_Send_init(addr, (int)r[XF_COUNT], x->row_type, (int)r[XF_PEER], xchg_tag(r), comm, &x->req[x->nreq])
                           : MPI_Recv_init(addr, (int)r[XF_COUNT], x->row_type, (int)r[XF_PEER], xchg_tag(r), comm, &x->req[x->nreq]);
       if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, r[XF_DIR] == 0 ? "MPI_Send_init" : "MPI_Recv_init", s);
@@ -48,10 +60,34 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
   return SHIRO_OK;
 }
 
-shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, char *msg) {
+int mpi_xport_width_fits(const mpi_xport *x, int64_t n) { return n >= 1 && x->max_count <= INT_MAX / n; }
+
+/* The records of one stage at width n (not the persistent requests' width): MPI_Isend / MPI_Irecv into
+ * x->alt, rows packed at n values each. On failure the requests posted so far are left in x->alt
+ * (the call fails and the context is to be destroyed, as after any MPI failure inside a call). */
+static int start_width(mpi_xport *x, int32_t stage, int64_t n) {
+  const size_t row_bytes = (size_t)n * x->esz;
+  for (int64_t q = x->first[stage]; q < x->first[stage + 1]; q++) {
+    const int64_t *r = x->rec[q];
+    void *addr = (char *)x->base[r[XF_BUF]] + (size_t)r[XF_OFF] * row_bytes;
+    const int count = (int)(r[XF_COUNT] * n);
+    const int rc = r[XF_DIR] == 0 ? MPI_Isend(addr, count, x->value, (int)r[XF_PEER], xchg_tag(r), x->comm, &x->alt[q])
+                                  : MPI_Irecv(addr, count, x->value, (int)r[XF_PEER], xchg_tag(r), x->comm, &x->alt[q]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, int64_t width, char *msg) {
   const int n = (int)(x->first[stage + 1] - x->first[stage]);
-  int rc = n ? MPI_Startall(n, x->req + x->first[stage]) : MPI_SUCCESS;
-  if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, "MPI_Startall", stage);
+  if (width != x->n && !mpi_xport_width_fits(x, width)) {
+    snprintf(msg, 512, "a message of %lld rows of %lld values is more than an MPI count (INT_MAX values)",
+             (long long)x->max_count, (long long)width);
+    return SHIRO_ERR_ARG;
+  }
+  x->cur = width == x->n ? x->req : x->alt;
+  int rc = !n ? MPI_SUCCESS : width == x->n ? MPI_Startall(n, x->req + x->first[stage]) : start_width(x, stage, width);
+  if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, width == x->n ? "MPI_Startall" : "MPI_Isend/MPI_Irecv", stage);
   x->started = n ? stage + 1 : 0;
   x->polled = 0;
   return SHIRO_OK;
@@ -64,7 +100,7 @@ int mpi_xport_poll(void *arg) {
   if (!mpi_xport_in_flight(x)) return 1;
   const int32_t s = x->started - 1;
   int flag = 0;
-  int rc = MPI_Testall((int)(x->first[s + 1] - x->first[s]), x->req + x->first[s], &flag, MPI_STATUSES_IGNORE);
+  int rc = MPI_Testall((int)(x->first[s + 1] - x->first[s]), x->cur + x->first[s], &flag, MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) x->poll_rc = rc;
   x->polled = flag || rc != MPI_SUCCESS;
   return x->polled;
@@ -72,7 +108,7 @@ int mpi_xport_poll(void *arg) {
 
 shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg) {
   const int n = (int)(x->first[stage + 1] - x->first[stage]);
-  int rc = n ? MPI_Waitall(n, x->req + x->first[stage], MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+  int rc = n ? MPI_Waitall(n, x->cur + x->first[stage], MPI_STATUSES_IGNORE) : MPI_SUCCESS;
   const int poll_rc = x->started == stage + 1 ? x->poll_rc : MPI_SUCCESS;
   if (x->started == stage + 1) {
     x->started = 0;
@@ -84,8 +120,12 @@ shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg) {
 
 void mpi_xport_destroy(mpi_xport *x) {
   for (int64_t r = 0; r < x->nreq; r++) MPI_Request_free(&x->req[r]);
+  for (int64_t r = 0; x->alt && r < x->nreq; r++)  /* left in flight by a failed call of another width */
+    if (x->alt[r] != MPI_REQUEST_NULL) MPI_Request_free(&x->alt[r]);
   if (x->have_type) MPI_Type_free(&x->row_type);
   free(x->req);
+  free(x->alt);
+  free(x->rec);
   free(x->first);
   memset(x, 0, sizeof *x);
 }

@@ -1,5 +1,11 @@
 /* mpi_xport.h — the MPI transport: one persistent request per message, made once.
  *
+ * The requests are made for rows of the context's N values. A call of another
+ * width n (shiro_spmm_n) moves the same records with n values a row, packed
+ * at n values a row in the same buffers: their messages go out as MPI_Isend /
+ * MPI_Irecv into a second array of requests made at setup, so that such a
+ * call allocates nothing either.
+ *
  * Used by the CPU backend (over host S and R) and the CUDA backend's MPI
  * transport (over device S and R with a CUDA-aware MPI, else over pinned
  * host copies). Each request is tagged STAGE · 16 + KIND, so kinds never
@@ -19,6 +25,15 @@ typedef struct mpi_xport {
   int have_type;
   int64_t nreq;
   MPI_Request *req;       /* [nreq], by stage, in the stages' posting order */
+  MPI_Request *alt;       /* [nreq] the requests of a call of another width (non-persistent; MPI_REQUEST_NULL when done) */
+  MPI_Request *cur;       /* the stage in flight's array: req or alt */
+  const int64_t **rec;    /* [nreq] the exchange record of each request */
+  void *base[PROG_NBUF];  /* the buffers the records' offsets are in */
+  MPI_Comm comm;
+  MPI_Datatype value;     /* MPI_FLOAT or MPI_DOUBLE */
+  size_t esz;             /* bytes per value */
+  int64_t n;              /* the width the persistent requests were made for */
+  int64_t max_count;      /* the most rows of one record */
   int64_t *first;         /* [nstages+1]: stage s's requests are req[first[s] .. first[s+1]-1] */
   int32_t nstages;
   int32_t started;        /* 1 + the stage started and not yet waited for; 0: none */
@@ -33,8 +48,14 @@ typedef struct mpi_xport {
 shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, shiro_dtype dtype, int64_t n,
                              void *const base[PROG_NBUF], char *msg);
 
-/* Starts (MPI_Startall) / completes (MPI_Waitall) the requests of one stage. */
-shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, char *msg);
+/* Starts the requests of one stage for a call of width n (1 .. the setup's n): MPI_Startall of the
+ * persistent requests at the setup's n, else one MPI_Isend / MPI_Irecv per record of count · n
+ * values at row offset off · n (refused with SHIRO_ERR_ARG when count · n exceeds INT_MAX).
+ * mpi_xport_wait completes them. */
+shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, int64_t n, char *msg);
+/* 1 if a call of width n can post every record (count · n values fit an int). Pure. */
+int mpi_xport_width_fits(const mpi_xport *x, int64_t n);
+/* Completes (MPI_Waitall) the requests of one stage. */
 shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg);
 
 /* Progress of the stage in flight while the caller computes (a cpu_progress

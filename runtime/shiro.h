@@ -193,7 +193,8 @@ typedef enum shiro_transport {
 typedef struct shiro_ctx_options {
   shiro_backend backend;     /* CPU (default) or CUDA */
   shiro_dtype dtype;         /* FLOAT64 (default) or FLOAT32 */
-  int64_t n;                 /* columns of B and C (N >= 1); default 1 */
+  int64_t n;                 /* columns of B and C (N >= 1): of every call but those of the _n and
+                              * _checked calls, which take any width up to N; default 1 */
   int device;                /* CUDA: device ordinal to use; -1 (default): the rank's index among the
                               * ranks of its node (MPI_COMM_TYPE_SHARED) modulo the device count */
   shiro_transport transport; /* CUDA: how rows move between ranks; default SHIRO_TRANSPORT_AUTO */
@@ -269,19 +270,39 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm(shiro_ctx *ctx, const void *B
                                                    void *C_local);
 
 /* shiro_spmm with the caller's view of the call checked on every rank first:
- * n and dtype must be those the context was made for (the same on every
- * rank, since the contexts agreed at creation), B/C non-NULL where the rank
- * owns rows, and B and C must not overlap. The ranks agree (one small MPI_Allreduce) before
- * any data moves, so a misuse on one rank fails on every rank with a message
- * instead of leaving the others waiting.
- * Collective: yes, over the context's communicator (two one-int
- * allreduces, then shiro_spmm).
+ * n is the call's width, 1 .. the N the context was made for, the same on
+ * every rank (shiro_spmm_n: B_local and C_local of n values a row); dtype
+ * the context's; B/C non-NULL where the rank owns rows, and B and C must not
+ * overlap. The ranks agree (small MPI_Allreduce calls) before any data
+ * moves, so a misuse on one rank (n out of range, the ranks passing
+ * different n, ...) fails on every rank with a message instead of leaving
+ * the others waiting.
+ * Collective: yes, over the context's communicator (one three-value and two
+ * one-int allreduces, then shiro_spmm_n).
  * Allocates: nothing.
  * On failure: a misuse anywhere is SHIRO_ERR_ARG on every rank with the
  * lowest misusing rank's message ("...; nothing was computed"); the context
  * is as before. Other failures are shiro_spmm's. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_checked(shiro_ctx *ctx, const void *B_local,
                                                            void *C_local, int64_t n, shiro_dtype dtype);
+
+/* shiro_spmm of width n: B_local is b_rows × n and C_local c_rows × n,
+ * row-major with n values a row, for any n from 1 to the N the context was
+ * made for. One context (one set of buffers, one shiro_ctx_set_values) then
+ * serves every width up to N, e.g. the layers of a network. The messages
+ * are the same rows between the same ranks in the same stages, of n values
+ * a row (rows × n × sizeof(dtype) bytes), and C_local has the bits a
+ * context made for exactly n columns gives. n = N is shiro_spmm. Every rank
+ * must pass the same n (shiro_spmm_checked checks it).
+ * Collective: yes, over the context's communicator, as shiro_spmm.
+ * Allocates: nothing (at n = N the persistent requests; at other n one
+ * MPI_Isend / MPI_Irecv per message into requests made with the context).
+ * On failure: as shiro_spmm; n < 1 or n > N is SHIRO_ERR_ARG naming n,
+ * found before anything starts on the rank that passed it (a rank that
+ * passed another n would wait: shiro_spmm_checked agrees n first); the
+ * context is then as before. CUDA backend: compiled, not yet run on a device
+ * at n < N. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_n(shiro_ctx *ctx, const void *B_local, void *C_local, int64_t n);
 
 /* Computes this rank's rows of X = Aᵀ·Y (the backward pass of C = A·B) from
  * the same plan: Y_local is this rank's c_rows × N rows of Y (laid out like
@@ -330,6 +351,25 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_begin(shiro_ctx *ctx, const v
  * Collective: yes, over the context's communicator. Allocates: nothing.
  * On failure: as shiro_spmm_begin says. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_end(shiro_ctx *ctx);
+
+/* shiro_spmm_transpose of width n (1 .. N): Y_local c_rows × n, X_local
+ * b_rows × n, row-major with n values a row; the bits of a context made for
+ * exactly n columns. As shiro_spmm_n otherwise.
+ * Collective: yes, over the context's communicator, as shiro_spmm_transpose.
+ * Allocates: as shiro_spmm_transpose (its first call, at any width, derives
+ * the program); otherwise nothing.
+ * On failure: as shiro_spmm_n. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_n(shiro_ctx *ctx, const void *Y_local, void *X_local,
+                                                               int64_t n);
+
+/* shiro_spmm_checked for the transposed product: the same checks of n
+ * (1 .. N, the same on every rank), dtype, NULL and overlapping buffers,
+ * agreed on by every rank, then shiro_spmm_transpose_n.
+ * Collective: yes, over the context's communicator.
+ * Allocates: as shiro_spmm_transpose.
+ * On failure: as shiro_spmm_checked; other failures are shiro_spmm_transpose's. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_checked(shiro_ctx *ctx, const void *Y_local,
+                                                                     void *X_local, int64_t n, shiro_dtype dtype);
 
 /* shiro_spmm_transpose in two parts, as shiro_spmm_begin / shiro_spmm_end.
  * Collective: yes, over the context's communicator.
@@ -429,7 +469,8 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_threads(const shiro_ctx *c
 SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
 
 /* Per-call traffic of this rank, from the plan: rows and bytes it sends per
- * shiro_spmm, split by tier. */
+ * shiro_spmm, split by tier (bytes at the context's N; a call of width n
+ * moves the same rows, rows × n × sizeof(dtype) bytes). */
 typedef struct shiro_traffic {
   int64_t rows_sent, rows_received;       /* rows of N values, all tiers */
   int64_t inter_node_rows_sent;           /* of rows_sent, to another node */

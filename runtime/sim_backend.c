@@ -162,14 +162,14 @@ static shiro_status read_model(sim_state *z, int64_t N, shiro_dtype dt, char *ms
 /* Modelled GPU seconds of compute op `op`; *kind says which total it adds to. */
 static double op_seconds(const sim_state *z, const shiro_ctx *c, const rt_op *op, int *kind) {
   const double entries = (double)(op->ptr[op->nrows] - op->ptr[0]), rows = (double)op->nrows;
-  const double row_bytes = (double)c->opts.n * (double)c->esz;
+  const double row_bytes = (double)c->n * (double)c->esz;  /* the call's width */
   const int app_src = op->src_buf == PROG_BUF_B || op->src_buf == PROG_BUF_C;
   const int app_dst = op->dst_buf == PROG_BUF_B || op->dst_buf == PROG_BUF_C;
   double t = z->launch_s;
   switch (op->kind) {
     case RT_MULTIPLY:
       *kind = app_src && app_dst ? SK_LOCAL : app_src ? SK_PARTIAL : SK_REMOTE;
-      return t + 2.0 * entries * (double)c->opts.n / z->flops_per_s;
+      return t + 2.0 * entries * (double)c->n / z->flops_per_s;
     case RT_GATHER:
       *kind = SK_GATHER;
       return t + 2.0 * rows * row_bytes / z->bytes_per_s;

@@ -19,7 +19,8 @@ With shiro: every rank reads the graph (it is small) and rank 0 plans A + I's pa
 (shiro.plan_matrix of an edge_index, for the communicator's size; --strategy, --partition, --gpn
 pass through). Each rank then takes its rows of A + I from the plan (plan.local_matrix()), the
 degrees of all nodes from the others (one allgather), and installs Â's values with ctx.set_values in
-two contexts (N = 16 and N = classes). Layer 1's C rows are layer 2's B rows (square A: B rows follow
+one context made for N = 16 that serves both layers (16 columns, then classes: any width up to its
+N per call). Layer 1's C rows are layer 2's B rows (square A: B rows follow
 C rows). The forward products are shiro.torch.spmm, so loss.backward() runs ctx.spmm_t (Aᵀ·Y from
 the same plan; Â is symmetric); the weight gradients are summed over the ranks (allreduce) and every
 rank takes the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
@@ -137,8 +138,7 @@ def distributed(args):
         coo = A.tocoo()
         shiro.plan_matrix(np.vstack([coo.row, coo.col]), num_nodes=n, ranks=R, gpus_per_node=args.gpn,
                           strategy=args.strategy, partition=args.partition, out=plan_path, comm=comm)
-    with shiro.Plan(plan_path, comm) as plan, \
-            plan.context(HIDDEN, dtype=args.dtype) as ctx1, plan.context(CLASSES, dtype=args.dtype) as ctx2:
+    with shiro.Plan(plan_path, comm) as plan, plan.context(max(HIDDEN, CLASSES), dtype=args.dtype) as ctx:
         if tmp is not None:
             comm.Barrier()
             if rank == 0:
@@ -155,12 +155,10 @@ def distributed(args):
             deg[rows] = d
         s = 1.0 / np.sqrt(deg)
         values = np.repeat(s[plan.c_global], np.diff(indptr)) * s[indices]
-        ctx1.set_values(values)
-        ctx2.set_values(values)
+        ctx.set_values(values)  # one context, one set of values, both layers' widths
         Xl = torch.tensor(X[plan.b_global], dtype=dtype)
         yl = torch.from_numpy(y[plan.c_global])
-        agg1 = lambda H: shiro.torch.spmm(ctx1, H)  # noqa: E731
-        agg2 = lambda H: shiro.torch.spmm(ctx2, H)  # noqa: E731
+        agg1 = agg2 = lambda H: shiro.torch.spmm(ctx, H)  # noqa: E731
 
         def allreduce(t):
             out = np.empty_like(t.numpy())
@@ -176,7 +174,7 @@ def distributed(args):
                   f"{plan.partition}, {args.dtype}")
         train(args, agg1, agg2, Xl, yl, W1, W2, n, allreduce, log)
         if args.time:
-            timing(args, comm, ctx1, ctx2, Xl, yl, W1, W2, n)
+            timing(args, comm, ctx, ctx, Xl, yl, W1, W2, n)
     return 0
 
 

@@ -248,12 +248,14 @@ def _array_info(a, what):
 
 
 class Context(_Closable):
-    """A plan replayed over a communicator for N columns of one value type (shiro_ctx_create).
+    """A plan replayed over a communicator for at most N columns of one value type (shiro_ctx_create).
 
     spmm(B) -> C = A·B and spmm_t(Y) -> X = Aᵀ·Y on this rank's rows; set_values(v) installs new values
     of A. B, Y: numpy arrays or torch tensors (CPU for backend "cpu"; CUDA tensors or
-    __cuda_array_interface__ arrays for backend "cuda"), C-contiguous, shape (rows, n), of the context's
-    dtype. Results have the input's kind; out= writes into a given array instead. The context holds
+    __cuda_array_interface__ arrays for backend "cuda"), C-contiguous, shape (rows, w) for any width
+    w from 1 to the context's n (the same w on every rank; shiro_spmm_n: one context, one set of
+    buffers and one set_values serve every width, with the bits of a context made for w), of the
+    context's dtype. Results have the input's kind and width; out= writes into a given array instead. The context holds
     its plan (the plan stays open while the context is). close() or leaving a `with` block releases it."""
 
     def __init__(self, plan, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0, *,
@@ -261,7 +263,7 @@ class Context(_Closable):
         lib = _lib.load()
         self.checked = bool(checked)
         self._calls = 0
-        self._flags = np.zeros(5, np.int64)
+        self._flags = np.zeros(7, np.int64)
         if dtype in (np.float32, "float"):
             dtype = "float32"
         if dtype in (np.float64, "double"):
@@ -320,38 +322,42 @@ class Context(_Closable):
     def closed(self):
         return not self._h
 
-    def _check(self, a, rows, what):
+    def _check(self, a, rows, what, width=None):
+        """(kind, pointer, width) of an input (width None: any from 1 to n) or an output of `width` columns."""
         kind, ptr, shape, dt, dev = _array_info(a, what)
-        if tuple(shape) != (rows, self.n):
-            raise Error(f"{what}: shape {tuple(shape)}, expected ({rows}, {self.n}) (this rank's rows x n)")
+        if width is not None and tuple(shape) != (rows, width):
+            raise Error(f"{what}: shape {tuple(shape)}, expected ({rows}, {width}) (this rank's rows x the input's width)")
+        if width is None and (len(shape) != 2 or shape[0] != rows or not 1 <= shape[1] <= self.n):
+            raise Error(f"{what}: shape {tuple(shape)}, expected ({rows}, w) with 1 <= w <= {self.n} (this rank's rows x "
+                        "a width up to the context's n)")
         if dt != self.np_dtype:
             raise Error(f"{what}: dtype {dt}, expected {self.np_dtype} (the context's)")
         want = "cuda" if self.backend == "cuda" else "cpu"
         if dev != want:
             raise Error(f"{what}: a {dev} array, the {self.backend} backend takes {want} arrays")
-        return kind, ptr
+        return kind, ptr, int(shape[1])
 
-    def _out(self, like, kind, rows, out, what):
+    def _out(self, like, kind, rows, width, out, what):
         if out is None:
             if kind == "numpy":
-                return np.empty((rows, self.n), self.np_dtype)
+                return np.empty((rows, width), self.np_dtype)
             if kind == "cuda":
                 raise Error(f"{what}: give out= for a __cuda_array_interface__ array (only numpy arrays and torch "
                             "tensors get a result allocated)")
             import torch
-            return torch.empty((rows, self.n), dtype=like.dtype, device=like.device)
-        self._check(out, rows, what + " out")
+            return torch.empty((rows, width), dtype=like.dtype, device=like.device)
+        self._check(out, rows, what + " out", width)
         if isinstance(out, np.ndarray) and not out.flags.writeable:
             raise Error(f"{what} out: the array is read-only")
         return out
 
-    def _agree(self, direction, failure, what):
-        """The checked calls' agreement (one MPI_Allreduce of 5 integers): every rank learns whether
-        any rank's arguments failed, and that all are at the same call in the same direction; on
-        either, every rank raises (the failing ranks' messages gathered into each)."""
+    def _agree(self, direction, width, failure, what):
+        """The checked calls' agreement (one MPI_Allreduce of 7 integers): every rank learns whether
+        any rank's arguments failed, and that all are at the same call in the same direction and
+        width; on either, every rank raises (the failing ranks' messages gathered into each)."""
         self._calls += 1
         f = self._flags
-        f[:] = (failure is not None, self._calls, -self._calls, direction, -direction)
+        f[:] = (failure is not None, self._calls, -self._calls, direction, -direction, width, -width)
         got = np.empty_like(f)
         self.plan.comm.Allreduce(f, got, op=MPI.MAX)
         if got[0]:
@@ -363,14 +369,22 @@ class Context(_Closable):
             raise Error(f"{what}: the ranks are out of step (calls {-got[2]}..{got[1]}, "
                         f"{'mixed directions' if got[3] != -got[4] else 'one direction'}): every rank must make the "
                         "same calls of a context in the same order; this context cannot be trusted now", _lib.ERR_ARG)
+        if got[5] != -got[6]:
+            raise Error(f"{what}: the ranks passed different widths (from {-got[6]} to {got[5]} columns; this rank "
+                        f"{width}): every rank must pass the same width; nothing was computed", _lib.ERR_ARG)
 
     def _call(self, fn, src, src_rows, dst_rows, out, what):
         if not self._h:
             raise Error(f"{what}: the context is closed")
-        direction = 1 if fn is _lib.load().shiro_spmm else 2
+        lib = _lib.load()
+        direction = 1 if fn is lib.shiro_spmm else 2
+        width = self.n
         try:
-            kind, sptr = self._check(src, src_rows, what)
-            out = self._out(src, kind, dst_rows, out, what)
+            kind, sptr, width = self._check(src, src_rows, what)
+            if width != self.n and not _lib.has("shiro_spmm_n"):
+                raise Error(f"{what}: width {width} below the context's n = {self.n}, and {_lib.path()} has no "
+                            "shiro_spmm_n (an older libshiro)", 9)
+            out = self._out(src, kind, dst_rows, width, out, what)
             dptr = _array_info(out, what)[1]
             failure = None
         except Error as e:
@@ -378,19 +392,25 @@ class Context(_Closable):
                 raise
             failure = Error(f"rank {self.plan.comm.Get_rank()}: {e}", e.status)
         if self.checked:
-            self._agree(direction, failure, what)
-        st = fn(self._h, sptr or None, dptr or None)
+            self._agree(direction, width, failure, what)
+        if width == self.n:
+            st = fn(self._h, sptr or None, dptr or None)
+        else:
+            fn_n = lib.shiro_spmm_n if direction == 1 else lib.shiro_spmm_transpose_n
+            st = fn_n(self._h, sptr or None, dptr or None, width)
         if st != _lib.OK:
             raise Error(_lib.load().shiro_ctx_last_error(self._h).decode(errors="replace"), st)
         return out
 
     def spmm(self, B, out=None):
-        """This rank's c_rows x n rows of C = A·B from its b_rows x n rows of B. Collective."""
+        """This rank's c_rows x w rows of C = A·B from its b_rows x w rows of B, for any width w from 1 to
+        the context's n (the same on every rank). Collective."""
         return self._call(_lib.load().shiro_spmm, B, self.b_rows, self.c_rows, out, "shiro spmm: B")
 
     def spmm_t(self, Y, out=None):
-        """This rank's b_rows x n rows of X = Aᵀ·Y from its c_rows x n rows of Y. Collective
-        (the first call derives the transposed program)."""
+        """This rank's b_rows x w rows of X = Aᵀ·Y from its c_rows x w rows of Y, for any width w from 1
+        to the context's n (the same on every rank). Collective (the first call derives the transposed
+        program)."""
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
     def set_values(self, values):

@@ -80,6 +80,8 @@ _OPTIONAL = {
     "shiro_ctx_set_values_dtype": (ctypes.c_int, [_P, ctypes.c_void_p, ctypes.c_int]),
     "shiro_ctx_get_threads": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_char_p)]),
     "shiro_plan_open_comm": (ctypes.c_int, [ctypes.c_char_p, MPI_Comm, ctypes.POINTER(_P), ctypes.POINTER(shiro_error)]),
+    "shiro_spmm_n": (ctypes.c_int, [_P, _P, _P, ctypes.c_int64]),
+    "shiro_spmm_transpose_n": (ctypes.c_int, [_P, _P, _P, ctypes.c_int64]),
 }
 
 _lib = None

@@ -2,8 +2,9 @@
 
     H = shiro.torch.spmm(ctx, X)    # this rank's rows of A·X; X.grad gets this rank's rows of Aᵀ·dH
 
-X: this rank's b_rows x ctx.n rows, a CPU tensor of the context's dtype (CUDA
-tensors with a "cuda" context). The backward pass is ctx.spmm_t on the same
+X: this rank's b_rows x w rows for any width w from 1 to ctx.n (one context serves
+every layer of a network), a CPU tensor of the context's dtype (CUDA tensors with a
+"cuda" context); the backward pass runs at the same width. The backward pass is ctx.spmm_t on the same
 plan, so forward and backward move the same rows between the same ranks. A's
 values are constants here (set them with ctx.set_values); only X is
 differentiated. Every rank must run forward and backward in the same order

@@ -118,7 +118,7 @@ static shiro_status cuda_setup(shiro_ctx *c) {
 
 static shiro_status run_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
   cuda_state *s = c->state;
-  return cuda_ops_run(&s->ops[c->dir], op->index, bufs, s->compute, c->error);
+  return cuda_ops_run(&s->ops[c->dir], op->index, bufs, c->n, s->compute, c->error);
 }
 
 static shiro_status cuda_start(shiro_ctx *c, int32_t stage) {

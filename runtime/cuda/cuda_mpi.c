@@ -45,7 +45,8 @@ static shiro_status copy_ranges(shiro_ctx *c, cuda_state *s, int64_t first, int6
   shiro_status st = SHIRO_OK;
   for (int64_t i = first; i < first + n; i++) {
     const rt_range *r = &c->prog[c->dir].stages.ranges[i];
-    const size_t off = (size_t)r->row * s->row_bytes, bytes = (size_t)r->count * s->row_bytes;
+    const size_t row_bytes = (size_t)c->n * c->esz;  /* the call's width: rows packed as the xport sends them */
+    const size_t off = (size_t)r->row * row_bytes, bytes = (size_t)r->count * row_bytes;
     char *d = (char *)c->buf[r->buf] + off, *h = (char *)s->host[r->buf] + off;
     if (kind == cudaMemcpyDeviceToHost) CUDACHECKGOTO(cudaMemcpyAsync(h, d, bytes, kind, s->compute), st, c->error);
     else CUDACHECKGOTO(cudaMemcpyAsync(d, h, bytes, kind, s->compute), st, c->error);
@@ -63,7 +64,7 @@ shiro_status cuda_mpi_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
     if (s->xport == CUDA_XPORT_MPI_STAGED) SHIRO_CHECK_GOTO(copy_ranges(c, s, g->out_first, g->nout, cudaMemcpyDeviceToHost), st);
     CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);
   }
-  st = mpi_xport_start(&s->mpi[c->dir], stage, c->error);
+  st = mpi_xport_start(&s->mpi[c->dir], stage, c->n, c->error);
 done:
   return st;
 }

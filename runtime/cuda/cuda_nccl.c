@@ -54,8 +54,8 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   open = 1;
   for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
     const int64_t *r = c->prog[c->dir].stages.xs[i];
-    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * s->row_bytes;
-    const size_t count = (size_t)r[XF_COUNT] * (size_t)c->opts.n;
+    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * (size_t)c->n * c->esz;  /* the call's width */
+    const size_t count = (size_t)r[XF_COUNT] * (size_t)c->n;
     if (r[XF_DIR] == 0) NCCLCHECKGOTO(ncclSend(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
     else NCCLCHECKGOTO(ncclRecv(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
   }

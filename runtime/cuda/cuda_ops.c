@@ -173,22 +173,25 @@ done:
   return st;
 }
 
-/* Row `row` of buffer b for this op's value type, or NULL when the buffer is absent. */
-static void *row_addr(const cuda_ops *o, void *b, int64_t row) {
+/* Row `row` of buffer b of rows of `width` values of this op's type, or NULL when the buffer is absent. */
+static void *row_addr(const cuda_ops *o, void *b, int64_t row, int64_t width) {
   const size_t esz = o->is_double ? sizeof(double) : sizeof(float);
-  return b ? (char *)b + (size_t)row * (size_t)o->n * esz : NULL;
+  return b ? (char *)b + (size_t)row * (size_t)width * esz : NULL;
 }
 
-shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], cudaStream_t stream, char *msg) {
+shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], int64_t width, cudaStream_t stream,
+                          char *msg) {
   shiro_status st = SHIRO_OK;
   if (idx < 0 || idx >= o->nops) return cuda_notef(msg, SHIRO_ERR_INTERNAL, __FILE__, __LINE__, "op %lld out of range", (long long)idx);
   cuda_op *op = &o->op[idx];
   if (op->how == CUDA_OP_NONE) return SHIRO_OK;
-  void *dst = row_addr(o, bufs[op->dst_buf], op->dst_off);
-  const void *src = row_addr(o, bufs[op->src_buf], op->src_off);
+  if (width < 1 || width > o->n)
+    return cuda_notef(msg, SHIRO_ERR_INTERNAL, __FILE__, __LINE__, "width %lld of %lld", (long long)width, (long long)o->n);
+  void *dst = row_addr(o, bufs[op->dst_buf], op->dst_off, width);
+  const void *src = row_addr(o, bufs[op->src_buf], op->src_off, width);
   if (!dst || (!src && op->nnz > 0))
     return cuda_notef(msg, SHIRO_ERR_ARG, __FILE__, __LINE__, "op %lld: a buffer it uses is NULL", (long long)idx);
-  if (op->how == CUDA_OP_SPARSE) {
+  if (op->how == CUDA_OP_SPARSE && width == o->n) {  /* other widths: the own kernel below */
     const cudaDataType t = o->is_double ? CUDA_R_64F : CUDA_R_32F;
     const void *alpha = o->is_double ? (const void *)&op->alpha_d : (const void *)&op->alpha_f;
     const void *beta = o->is_double ? (const void *)&op->beta_d : (const void *)&op->beta_f;
@@ -215,7 +218,7 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
     }
   }
   {
-    cuda_mul m = {dst, src, op->ptr, op->col, op->val, op->rows, op->nrows, o->n, o->is_double, op->accum};
+    cuda_mul m = {dst, src, op->ptr, op->col, op->val, op->rows, op->nrows, width, o->is_double, op->accum};
     CUDACHECKGOTO(cuda_mul_launch(&m, stream), st, msg);
   }
 done:

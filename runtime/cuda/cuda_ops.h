@@ -83,9 +83,13 @@ shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_
 shiro_status cuda_ops_values(cuda_ops *o, const rt_op *ops, int64_t nops, char *msg);
 
 /* Enqueues op `idx` (a compute op) on stream with the buffers bufs[PROG_BUF_*]
- * (device pointers of B, C, S, R). Allocates nothing; the first run of a
- * cuSPARSE op also runs its preprocessing. */
-shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], cudaStream_t stream, char *msg);
+ * (device pointers of B, C, S, R) holding rows of `width` values (1 .. the
+ * setup's n; a call of width n, shiro_spmm_n). Allocates nothing; the first
+ * run of a cuSPARSE op also runs its preprocessing. At a width other than
+ * the setup's n every op runs on the own kernel (the cuSPARSE descriptors
+ * and workspaces are made for n): not yet run on a device. */
+shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF], int64_t width, cudaStream_t stream,
+                          char *msg);
 
 /* "cusparse", "kernel" or "-" for op idx: how it runs (now: a cuSPARSE op can still
  * fall back to the kernel at its first run, if cuSPARSE declines it then). */

@@ -267,7 +267,7 @@ static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, i
     if (want && strcmp(cuda_ops_how(&o, i), "cusparse"))  /* allowed (the fallback), but worth knowing */
       printf("note: cuSPARSE declined op %lld (N=%lld): it runs on the own kernel\n", (long long)i, (long long)n);
     if (!want) EXPECT(!strcmp(cuda_ops_how(&o, i), "kernel"), "op %lld runs as %s", (long long)i, cuda_ops_how(&o, i));
-    st = cuda_ops_run(&o, i, g->d, s, msg);
+    st = cuda_ops_run(&o, i, g->d, n, s, msg);
   }
   if (st == SHIRO_OK && cudaStreamSynchronize(s) != cudaSuccess) st = SHIRO_ERR_CUDA;
   cuda_ops_destroy(&o);

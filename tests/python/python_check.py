@@ -11,6 +11,12 @@ usage: python_check.py BUILD_DIR SOURCE_DIR MODE
   local   one process: torch.autograd.gradcheck of shiro.torch.spmm (double, small), the errors
           (shiro.Error with the library's message), the lifecycle (with, close, a context keeping its
           plan alive), plan_matrix from an edge_index.
+  widths  under mpirun -np 3 (joint) and -np 4 (2 nodes of 2, group): a 3-layer GCN-like chain of widths
+          128 -> 64 -> 16 through shiro.torch.spmm (forward and backward) on ONE context made for 128,
+          with one set_values per change of A's values, equals bit for bit the same chain on three
+          contexts made for 128, 64 and 16 (outputs and every gradient), float32 and float64, two
+          changes of values; a width above the context's n on one rank, or different widths on the
+          ranks, raise on every rank (checked) and a bad width raises locally (checked=False).
   gcn     python/examples/gcn.py under mpirun -np 4 (2 nodes of 2, group, nnz partition) and in one
           process with torch.sparse.mm (--reference): the losses fall at every epoch, by 30% in all,
           and agree to 1e-9.
@@ -67,6 +73,13 @@ def driver(build, src, mode):
             print(p.stdout, end="")
             if p.returncode != 0:
                 print(f"FAIL ops under mpirun -np {ranks} (G = {gpn}): exit {p.returncode}")
+                failures += 1
+    elif mode == "widths":
+        for ranks, gpn, strategy in ((3, 1, "joint"), (4, 2, "group")):
+            p = mpirun(ranks, [exe, me, build, src, "widths-worker", str(gpn), strategy], env)
+            print(p.stdout, end="")
+            if p.returncode != 0:
+                print(f"FAIL widths under mpirun -np {ranks} (G = {gpn}, {strategy}): exit {p.returncode}")
                 failures += 1
     elif mode == "local":
         p = subprocess.run([exe, me, build, src, "local-worker"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -376,7 +389,10 @@ def local_worker(build, src):
                    f"shiro.Error({e.status} {e.status_name}): {e}")
         with plan.context(4, dtype="float32") as ctx:
             good = np.zeros((34, 4), np.float32)
-            raises(lambda: ctx.spmm(np.zeros((33, 4), np.float32)), "(33, 4)", "(34, 4)", what="spmm of 33 rows")
+            raises(lambda: ctx.spmm(np.zeros((33, 4), np.float32)), "(33, 4)", "(34, w)", "1 <= w <= 4",
+                   what="spmm of 33 rows")
+            raises(lambda: ctx.spmm(np.zeros((34, 5), np.float32)), "(34, 5)", "1 <= w <= 4", what="spmm of 5 columns of 4")
+            raises(lambda: ctx.spmm_t(np.zeros((34, 0), np.float32)), "(34, 0)", "1 <= w <= 4", what="spmm_t of 0 columns")
             raises(lambda: ctx.spmm(np.zeros((34, 4))), "float64", "float32", what="spmm of float64 in float32")
             raises(lambda: ctx.spmm(np.zeros((4, 34), np.float32).T), "contiguous", what="spmm of a transpose")
             raises(lambda: ctx.spmm(torch.zeros((34, 4), dtype=torch.int64)), "int64", what="spmm of an int tensor")
@@ -505,6 +521,95 @@ state["ctx"] = state["plan"].context(2)
     return 1 if failures else 0
 
 
+def widths_worker(build, src, gpn, strategy):
+    """The widths mode's checks on this rank (see the module's docstring)."""
+    import tempfile
+
+    import numpy as np
+    import scipy.io
+    import torch
+    from mpi4py import MPI
+
+    import shiro
+    import shiro.torch
+    comm = MPI.COMM_WORLD
+    rank, R = comm.Get_rank(), comm.Get_size()
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+            print(f"FAIL rank {rank}: {what}", flush=True)
+
+    A = scipy.io.mmread(os.path.join(src, "tests", "data", "email-Eu-core.mtx")).tocsr()
+    A = (((abs(A) + abs(A.T)) > 0).astype(np.float64)).tocoo()
+    tmp = comm.bcast(tempfile.mkdtemp(prefix="widths-") if rank == 0 else None)
+    path = shiro.plan_matrix(np.vstack([A.row, A.col]), num_nodes=A.shape[0], ranks=R, gpus_per_node=gpn,
+                             strategy=strategy, out=os.path.join(tmp, "g.shiro.h5"), comm=comm)
+    widths = (128, 64, 16)
+    with shiro.Plan(path, comm) as plan:
+        expect(np.array_equal(plan.c_global, plan.b_global), "the plan's B rows follow its C rows")
+        indptr, indices, _ = plan.local_matrix()
+        nnz = len(indices)
+        for dtype, tdt in (("float32", torch.float32), ("float64", torch.float64)):
+            one = plan.context(widths[0], dtype=dtype)
+            per = {w: plan.context(w, dtype=dtype) for w in widths}
+            g = torch.Generator().manual_seed(7)
+            X0 = torch.randn(A.shape[0], widths[0], generator=g, dtype=tdt)[torch.from_numpy(plan.b_global)]
+            W = [torch.randn(widths[i], widths[i + 1], generator=g, dtype=tdt) / 8 for i in range(2)]
+
+            def chain(ctx_of):
+                X = X0.clone().requires_grad_(True)
+                Ws = [w.clone().requires_grad_(True) for w in W]
+                H = torch.relu(shiro.torch.spmm(ctx_of(widths[0]), X) @ Ws[0])      # 128 -> 64
+                H = torch.relu(shiro.torch.spmm(ctx_of(widths[1]), H) @ Ws[1])      # 64 -> 16
+                out = shiro.torch.spmm(ctx_of(widths[2]), H)                        # 16
+                (out * out).sum().backward()
+                return [out.detach(), X.grad, Ws[0].grad, Ws[1].grad]
+
+            for change in range(2):  # A's values change: one set_values on the one context, three on the others
+                v = (1.0 + ((np.arange(nnz) * 7 + rank * 3 + change * 5) % 11) / 8.0).astype(np.float64)
+                one.set_values(v)
+                for c in per.values():
+                    c.set_values(v)
+                a, b = chain(lambda w: one), chain(lambda w: per[w])
+                names = ("output", "X.grad", "W0.grad", "W1.grad")
+                for name, x, y in zip(names, a, b):
+                    expect(x.shape == y.shape and torch.equal(x, y),
+                           f"{dtype}, values {change}: {name} of the one context differs from the per-width contexts'")
+            # a width above n on the last rank, different widths: every rank raises, and the next call is right
+            B16 = np.ones((plan.b_rows, 16), dtype=one.np_dtype)
+            bad = np.ones((plan.b_rows, 129 if rank == R - 1 else 16), dtype=one.np_dtype)
+            for what, arg, words in (("width 129 on one rank", bad, "1 <= w <= 128"),
+                                     ("different widths", np.ones((plan.b_rows, 8 if rank == 0 else 16),
+                                                                  dtype=one.np_dtype), "different widths")):
+                try:
+                    one.spmm(arg)
+                    expect(False, f"{dtype}: {what}: no error")
+                except shiro.ArgumentError as e:
+                    expect(words in str(e), f"{dtype}: {what}: message {e}")
+            C = one.spmm(B16)
+            expect(C.shape == (plan.c_rows, 16) and np.array_equal(C, per[16].spmm(B16)),
+                   f"{dtype}: a width-16 call after the refusals")
+            loose = plan.context(16, dtype=dtype, checked=False)
+            try:
+                loose.spmm(np.ones((plan.b_rows, 17), dtype=one.np_dtype))
+                expect(False, f"{dtype}: checked=False: width 17 of 16 accepted")
+            except shiro.ArgumentError as e:
+                expect("1 <= w <= 16" in str(e), f"{dtype}: checked=False: message {e}")
+            for c in [one, loose] + list(per.values()):
+                c.close()
+    comm.Barrier()
+    if rank == 0:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = comm.allreduce(len(failures))
+    if rank == 0:
+        print(f"{'FAIL' if bad else 'ok'} widths (R = {R}, G = {gpn}, {strategy}): one context for 128 -> 64 -> 16 "
+              f"equals per-width contexts bit for bit, {bad} failures", flush=True)
+    return 1 if bad else 0
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -514,6 +619,8 @@ def main():
         return ops_worker(build, src, int(sys.argv[4]))
     if mode == "local-worker":
         return local_worker(build, src)
+    if mode == "widths-worker":
+        return widths_worker(build, src, int(sys.argv[4]), sys.argv[5])
     return driver(os.path.abspath(build), os.path.abspath(src), mode)
 
 
