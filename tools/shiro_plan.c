@@ -113,7 +113,7 @@ static int parse(int argc, char **argv, options *o) {
   o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
   o->partition = "block";
   o->format = "mtx";
-  o->effort = PLAN_EFFORT_EXHAUSTIVE;
+  o->effort = PLAN_EFFORT_FAST;
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;

@@ -52,6 +52,7 @@ typedef struct evaluation {
   int pred_have[STRAT_COUNT];
   cost_hybrid hprice;  /* hybrid's pricing, for B->route (lives as long as B) */
   sc_strategy chosen;  /* auto: the candidate predicted fastest (the first of equals); else the strategy */
+  double hybrid_skipped_s; /* fast: hybrid not evaluated, the best of joint, hier and group instead; else 0 */
 } evaluation;
 
 /* plan_build_each's sink when only the volumes are wanted. */
@@ -92,6 +93,21 @@ static shiro_status evaluate(plan_choice *c, const sc_csr *A, const sc_partition
   return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
 }
 
+/* Fast, auto and no compare: hybrid's search (six plans built and priced) is skipped where
+ * relaying cannot pay, the better of hier and group predicted more than PLAN_HYBRID_GATE times
+ * joint's (evaluated before it): hybrid chooses per node pair between joint's direct covers and
+ * group's relayed ones, and where relaying costs that much more it keeps joint's (Slashdot,
+ * R = 128: group 1.16x joint, hybrid = joint). Notes the skip in ev. */
+static int hybrid_skip(const plan_request *r, evaluation *ev) {
+  if (r->effort != PLAN_EFFORT_FAST || !r->auto_strategy || r->compare) return 0;
+  const double joint = ev->pred[STRAT_JOINT].time_s;
+  double relayed = ev->pred[STRAT_HIER].time_s;
+  if (ev->pred[STRAT_GROUP].time_s < relayed) relayed = ev->pred[STRAT_GROUP].time_s;
+  if (!(relayed > PLAN_HYBRID_GATE * joint)) return 0;
+  ev->hybrid_skipped_s = joint < relayed ? joint : relayed;
+  return 1;
+}
+
 /* On blocks B of (Prow, Pcol): hybrid's links and pricing (on r->m, else on c->hm when it has
  * links), then every strategy compare asks for or auto chooses from, except strategy s
  * (priced: every strategy with --machine, auto's candidates without it), and auto's choice. */
@@ -110,6 +126,7 @@ static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_cho
    * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (s == (int)s0 || !(r->compare || (r->auto_strategy && auto_candidate(s)))) continue;
+    if (s == STRAT_HYBRID && hybrid_skip(r, ev)) continue;
     int price = pm && (r->machine_given || auto_candidate(s));
     shiro_status st = evaluate(c, A, Prow, Pcol, B, (sc_strategy)s, r->gpn, &ev->vol[s], price ? pm : NULL,
                                r->row_bytes, &ev->pred[s], err);
@@ -120,7 +137,8 @@ static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_cho
   if (r->auto_strategy) {
     ev->chosen = STRAT_JOINT;
     for (int s = 0; s < STRAT_COUNT; s++)
-      if (auto_candidate(s) && ev->pred[s].time_s < ev->pred[ev->chosen].time_s) ev->chosen = (sc_strategy)s;
+      if (auto_candidate(s) && ev->have[s] && ev->pred[s].time_s < ev->pred[ev->chosen].time_s)
+        ev->chosen = (sc_strategy)s;
   }
   return SHIRO_OK;
 }
@@ -450,6 +468,9 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     c->hprice.A = c->A;
     if (c->B.route && c->B.route->price_arg) c->B.route->price_arg = &c->hprice;
     c->strategy = ev->chosen;
+    if (ev->hybrid_skipped_s > 0)
+      note(c, c->partition, "estimate", STRAT_HYBRID, ev->hybrid_skipped_s, "skipped",
+           "hier's and group's relayed plans are over 1.1x joint's direct one: relaying does not pay");
     if (part_auto && c->ncand) note(c, c->partition, "plan", c->strategy, c->pred[c->strategy].time_s, "kept",
                                     "every strategy evaluated on the partition kept");
     st = select_noted(c, &c->B, c->strategy, r->gpn, r->progress ? cover_progress : NULL, (void *)r, err);

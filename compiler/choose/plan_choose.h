@@ -54,6 +54,8 @@ enum { PLAN_MAX_CANDIDATES = 16, PLAN_WORK_ROUNDS = 8 };
  * model's error between two plans of the same strategy decides. */
 #define PLAN_TIME_GAIN 0.97
 #define PLAN_METIS_GAIN 0.97
+/* Fast: hybrid's search runs only where hier's or group's plan is within this factor of joint's. */
+#define PLAN_HYBRID_GATE 1.10
 
 typedef struct plan_choice {
   sc_csr *A;                  /* the matrix planned (metis, parts: renumbered); owned */
