@@ -93,6 +93,14 @@ static shiro_status evaluate(plan_choice *c, const sc_csr *A, const sc_partition
   return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
 }
 
+/* Joint's plan already priced on the same blocks (fast: the estimate the partition was kept by):
+ * evaluate_all takes it instead of building it again. */
+typedef struct known_joint {
+  int have;
+  sc_volumes vol;
+  cost_pred pred;
+} known_joint;
+
 /* Fast, auto and no compare: hybrid's search (six plans built and priced) is skipped where
  * relaying cannot pay, the better of hier and group predicted more than PLAN_HYBRID_GATE times
  * joint's (evaluated before it): hybrid chooses per node pair between joint's direct covers and
@@ -111,9 +119,9 @@ static int hybrid_skip(const plan_request *r, evaluation *ev) {
 /* On blocks B of (Prow, Pcol): hybrid's links and pricing (on r->m, else on c->hm when it has
  * links), then every strategy compare asks for or auto chooses from, except strategy s
  * (priced: every strategy with --machine, auto's candidates without it), and auto's choice. */
-static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_choice *c, const sc_csr *A,
-                                 const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B, evaluation *ev,
-                                 shiro_error *err) {
+static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, plan_choice *c, const sc_csr *A,
+                                       const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
+                                       const known_joint *kj, evaluation *ev, shiro_error *err) {
   const sc_machine *pm = r->m;
   memset(ev, 0, sizeof *ev);
   ev->chosen = s0;
@@ -128,6 +136,12 @@ static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_cho
     if (s == (int)s0 || !(r->compare || (r->auto_strategy && auto_candidate(s)))) continue;
     if (s == STRAT_HYBRID && hybrid_skip(r, ev)) continue;
     int price = pm && (r->machine_given || auto_candidate(s));
+    if (s == STRAT_JOINT && kj && kj->have && price) {  /* the same selection and plan, priced already */
+      ev->vol[s] = kj->vol;
+      ev->pred[s] = kj->pred;
+      ev->have[s] = ev->pred_have[s] = 1;
+      continue;
+    }
     shiro_status st = evaluate(c, A, Prow, Pcol, B, (sc_strategy)s, r->gpn, &ev->vol[s], price ? pm : NULL,
                                r->row_bytes, &ev->pred[s], err);
     if (st != SHIRO_OK) return st;
@@ -141,6 +155,12 @@ static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_cho
         ev->chosen = (sc_strategy)s;
   }
   return SHIRO_OK;
+}
+
+static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_choice *c, const sc_csr *A,
+                                 const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B, evaluation *ev,
+                                 shiro_error *err) {
+  return evaluate_all_known(r, s0, c, A, Prow, Pcol, B, NULL, ev, err);
 }
 
 /* parts:FILE: the application's row partition (part_file), rows renumbered part by part as
@@ -211,12 +231,15 @@ static void keep_candidate(plan_choice *c, evaluation *ev, sc_partition *Prow2, 
  * search ranks partitions by (one build, no two-tier search); rank_s (R entries, may be NULL):
  * each rank's share. Leaves B's selection at joint's. */
 static shiro_status estimate_joint(const plan_request *r, const sc_csr *A, const sc_partition *Prow,
-                                   const sc_partition *Pcol, sc_blocks *B, double *rank_s, double *time_s,
+                                   const sc_partition *Pcol, sc_blocks *B, double *rank_s, known_joint *kj,
                                    shiro_error *err) {
-  cost_pred pred;
+  memset(kj, 0, sizeof *kj);
   shiro_status st = strategy_select(B, STRAT_JOINT, r->gpn, NULL, NULL, err);
-  if (st == SHIRO_OK) st = cost_plan(A, Prow, Pcol, B, STRAT_JOINT, r->gpn, r->m, r->row_bytes, NULL, &pred, rank_s, err);
-  if (st == SHIRO_OK) *time_s = pred.time_s;
+  if (st == SHIRO_OK) st = cost_plan(A, Prow, Pcol, B, STRAT_JOINT, r->gpn, r->m, r->row_bytes, NULL, &kj->pred, rank_s, err);
+  if (st == SHIRO_OK) {
+    strategy_volumes(B, Pcol, STRAT_JOINT, r->gpn, &kj->vol);
+    kj->have = 1;
+  }
   return st;
 }
 
@@ -273,7 +296,8 @@ static int metis_can_serve(const plan_request *r, const sc_csr *A) {
  * partition, blocks and *ev replaced, c->partition "metis", *kept 1. A partition with an empty
  * rank is not weighed. */
 static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_choice *c, int full,
-                                    double est_other_s, evaluation *ev, int *kept, double *secs, shiro_error *err) {
+                                    double est_other_s, evaluation *ev, known_joint *kj, int *kept, double *secs,
+                                    shiro_error *err) {
   const double start = now();
   sc_csr *Am = c->A;
   int64_t *oldm = NULL;
@@ -292,11 +316,13 @@ static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_
     note(c, "metis", "plan", ev->chosen, INFINITY, "skipped", "it leaves a rank without rows");
   }
   double est = 0;
+  known_joint mkj = {0};
   if (st == SHIRO_OK && !empty) {
     sc_csr_compact_values(Am);
     st = blocks_build(Am, &Prow2, &Pcol2, &B2, err);
     if (st == SHIRO_OK && full) st = evaluate_all(r, s0, c, Am, &Prow2, &Pcol2, &B2, &ev2, err);
-    if (st == SHIRO_OK && !full) st = estimate_joint(r, Am, &Prow2, &Pcol2, &B2, NULL, &est, err);
+    if (st == SHIRO_OK && !full) st = estimate_joint(r, Am, &Prow2, &Pcol2, &B2, NULL, &mkj, err);
+    est = mkj.pred.time_s;
     if (st == SHIRO_OK) {
       c->metis_tried = 1;
       c->metis_auto_s = full ? ev2.pred[ev2.chosen].time_s : est;
@@ -318,6 +344,7 @@ static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_
       oldm = NULL;
       c->partition = "metis";
       *kept = 1;
+      if (kj) *kj = mkj;
     }
   }
   if (Am != c->A) sc_csr_free(Am);
@@ -338,8 +365,9 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   const int32_t R = r->ranks;
   double *rank_s = malloc((size_t)R * sizeof *rank_s);
   if (!rank_s) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  double block_est = 0;
-  shiro_status st = estimate_joint(r, c->A, &c->Prow, &c->Pcol, &c->B, rank_s, &block_est, err);
+  known_joint kj;
+  shiro_status st = estimate_joint(r, c->A, &c->Prow, &c->Pcol, &c->B, rank_s, &kj, err);
+  const double block_est = kj.pred.time_s;
   double most = 0, mean = 0;
   for (int32_t p = 0; st == SHIRO_OK && p < R; p++) {
     mean += rank_s[p] / R;
@@ -355,7 +383,7 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
     memset(ev, 0, sizeof *ev);
     ev->chosen = STRAT_JOINT;
     ev->pred[STRAT_JOINT].time_s = block_est;
-    st = metis_candidate(r, s0, c, 0, block_est, ev, &metis_kept, &mp_s, err);
+    st = metis_candidate(r, s0, c, 0, block_est, ev, &kj, &metis_kept, &mp_s, err);
     c->metis_other_s = block_est;
     *part_s += mp_s;
     if (st != SHIRO_OK) return st;
@@ -366,7 +394,7 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   /* the time partition moves rows off the busiest rank's links: it cannot gain 3% where the
    * busiest rank is within 1 / 0.97 of the mean (the call cannot end before the mean rank's) */
   const int unbalanced = mean > 0 && most * PLAN_TIME_GAIN > mean;
-  st = evaluate_all(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, ev, err);
+  st = evaluate_all_known(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, &kj, ev, err);  /* joint's: priced above */
   if (st != SHIRO_OK) return st;
   if (!metis_kept && unbalanced) {
     double tp_s = 0;
@@ -451,7 +479,7 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
         c->metis_other_s = ev->pred[ev->chosen].time_s;
         note(c, "metis", "plan", ev->chosen, INFINITY, "skipped", "fewer rows than ranks");
       } else {
-        st = metis_candidate(r, s0, c, 1, 0, ev, &kept, &mp_s, err);
+        st = metis_candidate(r, s0, c, 1, 0, ev, NULL, &kept, &mp_s, err);
       }
       c->partition_s += mp_s;
       t0 += mp_s;
