@@ -14,7 +14,8 @@ usage: cost_check.py BUILD_DIR
     partition weighed or skipped with its price and reason, exactly one is
     kept and it is the plan's (partition, strategy, prediction); the plan
     fast keeps equals, byte for byte, the plan of that strategy and partition
-    given directly; a bad --effort is refused naming the option
+    given directly; at R above the rows METIS is skipped and --json stays JSON;
+    a bad --effort is refused naming the option
   * shiro-plan-dump --machine: the prediction per stage with its bottleneck
     rank and link, the same time as shiro-plan's
   * bad machines: a name that is none, a file that is not JSON, a field
@@ -166,6 +167,12 @@ def effort(build, tmp):
                              "--quiet")
             if d is not None and open(direct, "rb").read() != open(out, "rb").read():
                 fail(f"{what}: the plan differs from --strategy {j['strategy']} --partition {j['partition']}'s")
+    # R above the rows (karate: 34): METIS is not asked (it would print on stdout), --json stays JSON
+    for eff in ("fast", "exhaustive"):
+        j, p = plan_json(build, os.path.join(DATA, "karate.mtx"), 64, 4, "--effort", eff, "-o",
+                         os.path.join(tmp, f"k64-{eff}.h5"), "--quiet")
+        if j is not None and not any(c["partition"] == "metis" and c["status"] == "skipped" for c in j["candidates"]):
+            fail(f"karate R=64 --effort {eff}: metis not listed as skipped: {j['candidates']}")
     p = run([os.path.join(build, "tools", "shiro-plan"), os.path.join(DATA, "karate.mtx"), "--ranks", "8",
              "--gpus-per-node", "2", "--effort", "slow", "-o", os.path.join(tmp, "no.h5")])
     if p.returncode != 2 or "--effort" not in p.stderr or p.stdout or os.path.exists(os.path.join(tmp, "no.h5")):

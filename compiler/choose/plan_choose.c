@@ -389,6 +389,7 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
     if (st != SHIRO_OK) return st;
   } else if (SHIRO_HAVE_METIS && c->A->m == c->A->k && R > 1) {
     c->metis_tried = 2;
+    c->metis_other_s = block_est;
     note(c, "metis", "plan", STRAT_JOINT, INFINITY, "skipped", "fewer rows than ranks");
   }
   /* the time partition moves rows off the busiest rank's links: it cannot gain 3% where the
