@@ -34,7 +34,7 @@ def fast_partition(d):
     estimate on it is at least 3% below block's, else time if its rounds ran and auto's plan is
     predicted at least 3% faster on it than on block's, else block. Every partition is listed in
     candidates, and exactly one candidate built and priced is kept: the plan's."""
-    c = d.get("candidates") or []
+    c = [k for k in d.get("candidates") or [] if k.get("candidate") == "partition"]
     if d.get("effort") != "fast" or d.get("partition_choice") != "auto":
         return None, f"effort {d.get('effort')!r}, partition_choice {d.get('partition_choice')!r}"
     est = {k["partition"]: k for k in c if k["priced"] == "estimate" and k["strategy"] == "joint"}

@@ -150,11 +150,15 @@ def effort(build, tmp):
                 fail(f"{what}: effort {j.get('effort')!r}, candidates {cands!r}")
                 continue
             for c in cands:
-                if (c.get("partition") not in ("block", "time", "metis") or c.get("priced") not in ("plan", "estimate")
+                if (c.get("candidate") not in ("partition", "strategy")
+                        or c.get("partition") not in ("block", "time", "metis") or c.get("priced") not in ("plan", "estimate")
                         or c.get("status") not in ("kept", "weighed", "skipped") or c.get("strategy") not in CANDIDATES
                         or not (c.get("predicted_s") is None or c["predicted_s"] > 0) or not c.get("reason")):
                     fail(f"{what}: bad candidate {c}")
             kept = [c for c in cands if c.get("status") == "kept" and c.get("priced") == "plan"]
+            for c in cands:  # a strategy skipped is never the plan's
+                if c.get("candidate") == "strategy" and (c["status"] != "skipped" or c["strategy"] == j["strategy"]):
+                    fail(f"{what}: strategy candidate {c}, the plan is {j['strategy']}")
             pred = j["volumes"][j["strategy"]]["predicted_time_s"]
             if (len(kept) != 1 or kept[0]["partition"] != j["partition"] or kept[0]["strategy"] != j["strategy"]
                     or abs(kept[0]["predicted_s"] - pred) > 1e-15):

@@ -459,8 +459,11 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     else if (c->metis_tried == 2)
       fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
     for (int i = 0; i < c->ncand; i++)
-      if (!strcmp(c->cand[i].status, "skipped"))
-        fprintf(stderr, "  %s partition skipped (effort fast): %s\n", c->cand[i].partition, c->cand[i].reason);
+      if (!strcmp(c->cand[i].status, "skipped") && !strcmp(c->cand[i].kind, "strategy"))
+        fprintf(stderr, "  %s on the %s partition skipped (effort fast): %s\n", strategy_name(c->cand[i].strategy),
+                c->cand[i].partition, c->cand[i].reason);
+      else if (!strcmp(c->cand[i].status, "skipped"))
+        fprintf(stderr, "  %s partition skipped: %s\n", c->cand[i].partition, c->cand[i].reason);
     if (o->cpu_auto)
       fprintf(stderr, "  auto-cpu: the busiest rank costs %.0f entries under joint, %.0f under col (%.3g per row an op "
               "visits at N = %lld, %.3g per row sent or received); kept %s\n", c->cpu_seen.cost[WORK_CHOICE_JOINT],
@@ -515,8 +518,8 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
       printf("\"effort\": \"%s\", \"candidates\": [", o->effort == PLAN_EFFORT_FAST ? "fast" : "exhaustive");
       for (int i = 0; i < c->ncand; i++) {
         const plan_candidate *k = &c->cand[i];
-        printf("%s{\"partition\": \"%s\", \"priced\": \"%s\", \"strategy\": \"%s\", \"predicted_s\": ", i ? ", " : "",
-               k->partition, k->what, strategy_name(k->strategy));
+        printf("%s{\"candidate\": \"%s\", \"partition\": \"%s\", \"priced\": \"%s\", \"strategy\": \"%s\", \"predicted_s\": ", i ? ", " : "",
+               k->kind, k->partition, k->what, strategy_name(k->strategy));
         if (isfinite(k->time_s)) printf("%.9g", k->time_s); else printf("null");
         printf(", \"status\": \"%s\", \"reason\": ", k->status);
         cli_json_string(stdout, k->reason);

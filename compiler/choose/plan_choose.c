@@ -35,7 +35,7 @@ static void cover_progress(int64_t done, int64_t total, void *arg) {
 static void note(plan_choice *c, const char *partition, const char *what, sc_strategy s, double time_s,
                  const char *status, const char *reason) {
   if (c->ncand >= PLAN_MAX_CANDIDATES) return;
-  c->cand[c->ncand++] = (plan_candidate){partition, what, s, time_s, status, reason};
+  c->cand[c->ncand++] = (plan_candidate){"partition", partition, what, s, time_s, status, reason};
 }
 
 /* The strategies auto chooses from. */
@@ -497,9 +497,11 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     c->hprice.A = c->A;
     if (c->B.route && c->B.route->price_arg) c->B.route->price_arg = &c->hprice;
     c->strategy = ev->chosen;
-    if (ev->hybrid_skipped_s > 0)
+    if (ev->hybrid_skipped_s > 0) {
       note(c, c->partition, "estimate", STRAT_HYBRID, ev->hybrid_skipped_s, "skipped",
            "hier's and group's relayed plans are over 1.1x joint's direct one: relaying does not pay");
+      if (c->ncand) c->cand[c->ncand - 1].kind = "strategy";
+    }
     if (part_auto && c->ncand) note(c, c->partition, "plan", c->strategy, c->pred[c->strategy].time_s, "kept",
                                     "every strategy evaluated on the partition kept");
     st = select_noted(c, &c->B, c->strategy, r->gpn, r->progress ? cover_progress : NULL, (void *)r, err);

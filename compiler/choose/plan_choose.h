@@ -39,6 +39,7 @@ typedef struct plan_request {
 
 /* One candidate the default weighed or skipped, for the report (--json "candidates"). */
 typedef struct plan_candidate {
+  const char *kind;           /* "partition" (a partition weighed) or "strategy" (a strategy on it) */
   const char *partition;      /* "block", "time", "metis" */
   const char *what;           /* "estimate" (cheap price) or "plan" (built and priced) */
   sc_strategy strategy;       /* the strategy the price is for */
