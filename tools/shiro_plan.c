@@ -25,6 +25,7 @@
 #include "work_choice.h"
 #include "permute.h"
 #include "plan_build.h"
+#include "plan_choose.h"
 #include "plan_file.h"
 #include "shiro_config.h"
 #include "strategy.h"
@@ -49,6 +50,7 @@ typedef struct options {
   const char *format;   /* "mtx", "edgelist" or "csr-h5" */
   int base;             /* edgelist: 0- or 1-based ids */
   int64_t rows, cols;   /* edgelist: size given, 0: max id + 1 */
+  plan_effort effort;   /* --effort: how auto searches (plan_choose.h) */
 } options;
 
 typedef struct timings { double read, partition, cover, plan, write, total; } timings;
@@ -86,6 +88,7 @@ static void usage(FILE *f) {
           "  --machine M        a built-in machine (tsubame4, dgx-h100) or a JSON machine file, as\n"
           "                     tools/sim/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
+          "  --effort E         fast (default) | exhaustive: how auto weighs partitions (man page)\n"
           "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
           "                     and the N --partition work balances for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
@@ -110,6 +113,7 @@ static int parse(int argc, char **argv, options *o) {
   o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
   o->partition = "block";
   o->format = "mtx";
+  o->effort = PLAN_EFFORT_FAST;
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
@@ -146,6 +150,13 @@ static int parse(int argc, char **argv, options *o) {
       if (o->auto_strategy) o->strategy = STRAT_COUNT;
       else if (o->cpu_auto) o->strategy = STRAT_JOINT;  /* until work_choose decides */
       else if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+    } else if (!strcmp(a, "--effort")) {
+      if (!(val = cli_value(prog, argc, argv, &i))) return 0;
+      if (strcmp(val, "fast") && strcmp(val, "exhaustive")) {
+        fprintf(stderr, "%s: --effort: unknown effort '%s' (expected fast or exhaustive)\n", prog, val);
+        return 0;
+      }
+      o->effort = !strcmp(val, "fast") ? PLAN_EFFORT_FAST : PLAN_EFFORT_EXHAUSTIVE;
     } else if (!strcmp(a, "--format")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strcmp(val, "mtx") && strcmp(val, "edgelist") && strcmp(val, "csr-h5")) {
@@ -276,14 +287,6 @@ static char *default_output(const char *matrix) {
   return out;
 }
 
-/* plan_build_each's sink when only the volumes are wanted. */
-static shiro_status count_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  (void)meta, (void)err;
-  plan_rank_volumes(pr, arg);
-  prog_rank_free(pr);
-  return SHIRO_OK;
-}
-
 /* Where the programs go as they are built: each is completed (metis row
  * lists), counted (two-tier volumes), written, and freed, so that the whole
  * plan is never in memory at once. */
@@ -356,97 +359,12 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   return st;
 }
 
-/* What hybrid's last selection decided (its node pairs and relays), for the summary and --json. */
-static sc_route hybrid_seen;
-static int hybrid_have;
-
-/* strategy_select, and hybrid's decision noted in hybrid_seen. */
-static shiro_status select_noted(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress, void *arg,
-                                 shiro_error *err) {
-  shiro_status st = strategy_select(B, s, gpn, progress, arg, err);
-  if (st == SHIRO_OK && s == STRAT_HYBRID && B->route) {
-    hybrid_seen = *B->route;
-    hybrid_seen.direct = NULL;
-    hybrid_seen.pair = NULL;
-    hybrid_seen.rep = hybrid_seen.agg = NULL;
-    hybrid_have = 1;
-  }
-  return st;
-}
-
-/* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan)
- * and, on machine m (NULL: none), its predicted time in *pred (the plan built to be priced). */
-static shiro_status evaluate(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
-                             sc_strategy s, int32_t gpn, sc_volumes *v, const sc_machine *m, size_t row_bytes,
-                             cost_pred *pred, shiro_error *err) {
-  shiro_status st = select_noted(B, s, gpn, NULL, NULL, err);
-  if (st != SHIRO_OK || !strategy_is_two_tier(s)) {
-    if (st == SHIRO_OK) strategy_volumes(B, Pcol, s, gpn, v);
-    if (st == SHIRO_OK && m) st = cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, NULL, pred, NULL, err);
-    return st;
-  }
-  memset(v, 0, sizeof *v);
-  if (m) return cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, v, pred, NULL, err);
-  return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
-}
-
-/* The strategies auto chooses from. */
-static int auto_candidate(int s) {
-  return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA ||
-         s == STRAT_HYBRID;
-}
-
-
 /* What the cost model predicted per strategy. */
 typedef struct predictions {
   const sc_machine *m;          /* NULL: nothing predicted */
   cost_pred pred[STRAT_COUNT];
   int have[STRAT_COUNT];
 } predictions;
-
-/* Every strategy this run evaluates on one partition's blocks, and auto's choice. */
-typedef struct evaluation {
-  sc_volumes vol[STRAT_COUNT];
-  int have[STRAT_COUNT];
-  predictions P;           /* P.m: the machine predictions are for, NULL: none */
-  cost_hybrid hprice;      /* hybrid's pricing, for B->route (lives as long as B) */
-  sc_strategy chosen;      /* auto: the candidate predicted fastest (the first of equals); else o->strategy */
-} evaluation;
-
-/* On blocks B of (Prow, Pcol): hybrid's links and pricing (on ev->P.m, else on hm when it has
- * links), then every strategy --compare asks for or auto chooses from, except o->strategy
- * (priced: every strategy with --machine, auto's candidates without it), and auto's choice.
- * ev->P.m is set by the caller; the rest of *ev is filled. */
-static shiro_status evaluate_all(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                 sc_blocks *B, const sc_machine *hm, size_t row_bytes, evaluation *ev, shiro_error *err) {
-  const sc_machine *pm = ev->P.m;
-  memset(ev->vol, 0, sizeof ev->vol);
-  memset(ev->have, 0, sizeof ev->have);
-  memset(ev->P.have, 0, sizeof ev->P.have);
-  ev->chosen = o->strategy;
-  if ((o->compare || o->auto_strategy || o->strategy == STRAT_HYBRID) && (pm || hm->nvlink_Bps > 0)) {
-    ev->hprice = (cost_hybrid){A, Prow, Pcol, o->gpn, pm ? pm : hm, row_bytes};
-    shiro_status st = cost_route_hybrid(B, &ev->hprice, err);  /* its candidates priced as the plan will be */
-    if (st != SHIRO_OK) return st;
-  }
-  /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
-   * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
-  for (int s = 0; s < STRAT_COUNT; s++) {
-    if (s == (int)o->strategy || !(o->compare || (o->auto_strategy && auto_candidate(s)))) continue;
-    int price = pm && (o->machine || auto_candidate(s));
-    shiro_status st = evaluate(A, Prow, Pcol, B, (sc_strategy)s, o->gpn, &ev->vol[s], price ? pm : NULL, row_bytes,
-                               &ev->P.pred[s], err);
-    if (st != SHIRO_OK) return st;
-    ev->have[s] = 1;
-    ev->P.have[s] = price;
-  }
-  if (o->auto_strategy) {
-    ev->chosen = STRAT_JOINT;
-    for (int s = 0; s < STRAT_COUNT; s++)
-      if (auto_candidate(s) && ev->P.pred[s].time_s < ev->P.pred[ev->chosen].time_s) ev->chosen = (sc_strategy)s;
-  }
-  return SHIRO_OK;
-}
 
 /* The machine predictions are for: --machine, or for auto without it tsubame4's links with
  * the plan's G GPUs (and NICs) per node. Returns 0 (message printed) if it cannot be used. */
@@ -466,75 +384,6 @@ static int load_machine(const options *o, sc_machine *m) {
   return 1;
 }
 
-/* Row partitions of A/C and B; metis replaces *A by the permuted matrix (the
- * caller keeps the original) and returns oldof. B rows follow C rows for
- * square matrices under nnz and metis, so that one layer's C is the next
- * layer's B. */
-/* parts:FILE: the application's row partition (part_file), rows renumbered part by part as
- * metis does; square A: B rows follow C rows (the same renumbering of the columns), rectangular
- * A: B rows block over k, columns kept. Replaces *A by the renumbered matrix; returns oldof. */
-static shiro_status partition_parts(const options *o, sc_csr **A, int64_t **oldof, sc_partition *Prow,
-                                    sc_partition *Pcol, shiro_error *err) {
-  const sc_csr *M = *A;
-  const int square = M->m == M->k;
-  int64_t *newof = NULL;
-  sc_csr *P = NULL;
-  shiro_status st = part_file(o->parts_file, "rows", M->m, o->ranks, &newof, Prow, err);
-  if (st == SHIRO_OK) st = square ? part_copy(Prow, Pcol, err) : part_block(M->k, o->ranks, Pcol, err);
-  if (st == SHIRO_OK) st = sc_csr_permute2(M, newof, square ? newof : NULL, &P, err);
-  if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-  free(newof);
-  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
-  *A = P;
-  return SHIRO_OK;
-}
-
-static shiro_status partition(const options *o, sc_csr **A, int64_t **oldof, sc_partition *Prow, sc_partition *Pcol,
-                              shiro_error *err) {
-  const sc_csr *M = *A;
-  if (!strcmp(o->partition, "parts")) return partition_parts(o, A, oldof, Prow, Pcol, err);
-  if (!strcmp(o->partition, "block") || !strcmp(o->partition, "time")) {  /* time starts from block */
-    shiro_status st = part_block(M->m, o->ranks, Prow, err);
-    return st != SHIRO_OK ? st : part_block(M->k, o->ranks, Pcol, err);
-  }
-  if (!strcmp(o->partition, "nnz") || !strcmp(o->partition, "work")) {  /* work starts from nnz (main) */
-    shiro_status st = part_nnz(M, o->ranks, Prow, err);
-    if (st != SHIRO_OK) return st;
-    return M->m == M->k ? part_copy(Prow, Pcol, err) : part_block(M->k, o->ranks, Pcol, err);
-  }
-  int64_t *newof = NULL;
-  sc_csr *P = NULL;
-  shiro_status st = part_metis(M, o->ranks, &newof, Prow, err);
-  if (st == SHIRO_OK) st = part_copy(Prow, Pcol, err);
-  if (st == SHIRO_OK) st = sc_csr_permute(M, newof, &P, err);
-  if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-  free(newof);
-  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
-  *A = P;
-  return SHIRO_OK;
-}
-
-/* Rounds of the work and time partitions (after their start: nnz's, block's), and what they did. */
-enum { WORK_ROUNDS = 8 };
-static sc_work work_seen;
-static sc_work_choice cpu_seen;  /* auto-cpu's choice */
-static sc_balance time_seen;  /* the time partition's rounds (in seconds, with time_strategy's plan) */
-static sc_strategy time_strategy;
-/* The default partition under auto keeps the time partition only where auto's plan is predicted
- * at least 3% faster on it than on block's: within that, the model's error between two plans of
- * the same strategy decides (bcsstk33, R = 32: 2.7% faster predicted, 1% slower simulated). */
-#define TIME_GAIN 0.97
-static double time_auto_block_s, time_auto_time_s;  /* auto's plan predicted on block's partition and on time's */
-/* The metis candidate under auto's default partition (metis_candidate, below). */
-static int metis_tried;                     /* 1: the candidate was evaluated; 2: it left a rank empty, not weighed */
-static double metis_auto_s, metis_other_s;  /* auto's plan predicted on it, and on the partition it was weighed against */
-
-/* The strategy whose covers the work partition balances with: auto's and hybrid's need the
- * machine and the routing first, so joint's. */
-static sc_strategy work_strategy(const options *o) {
-  return o->auto_strategy || o->strategy == STRAT_HYBRID ? STRAT_JOINT : o->strategy;
-}
-
 /* max / mean nonzeros over the ranks' rows. */
 static double load_balance(const sc_csr *A, const sc_partition *Prow) {
   int64_t most = 0;
@@ -544,8 +393,6 @@ static double load_balance(const sc_csr *A, const sc_partition *Prow) {
   }
   return A->nnz ? (double)most * Prow->parts / (double)A->nnz : 1.0;
 }
-
-static void cover_progress(int64_t done, int64_t total, void *arg) { cli_progress((const char *)arg, done, total); }
 
 /* What was predicted (--machine, or auto's machine): per strategy, if have[s]. */
 static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy only, int compare,
@@ -569,7 +416,8 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
 }
 
 static void report(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, const sc_volumes *v,
-                   const int *have, const timings *t, const char *out, double balance, const predictions *P) {
+                   const int *have, const timings *t, const char *out, double balance, const predictions *P,
+                   const plan_choice *c) {
   int64_t covers = B ? B->n : 0;
   double wbal = work_imbalance(A, Prow, B);
   if (!o->quiet) {
@@ -588,38 +436,44 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
               (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
-    if (hybrid_have)
+    if (c->hybrid_have)
       fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
               "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
-              "candidate %d of 6; group's covers %s\n", (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
-              (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s * 1e3,
-              hybrid_seen.est_direct_s * 1e3, hybrid_seen.est_relayed_s * 1e3, hybrid_seen.est_relayed_joint_s * 1e3,
-              hybrid_seen.candidate, hybrid_seen.group_balanced ? "NIC-balanced" : "fewest-hop");
+              "candidate %d of 6; group's covers %s\n", (long long)c->hybrid_seen.pairs_direct, (long long)c->hybrid_seen.pairs_relayed,
+              (long long)c->hybrid_seen.pairs_relayed_joint, (long long)c->hybrid_seen.relays_moved, c->hybrid_seen.est_s * 1e3,
+              c->hybrid_seen.est_direct_s * 1e3, c->hybrid_seen.est_relayed_s * 1e3, c->hybrid_seen.est_relayed_joint_s * 1e3,
+              c->hybrid_seen.candidate, c->hybrid_seen.group_balanced ? "NIC-balanced" : "fewest-hop");
     fprintf(stderr, "  partition %s: max/mean nonzeros per rank %.3f, max/mean entries computed per rank %.3f\n",
             o->partition, balance, wbal);
-    if (time_seen.rounds)
+    if (c->time_seen.rounds)
       fprintf(stderr, "  time partition: %d partition(s) evaluated with %s's plan, predicted %.4f ms (block partition: "
-              "%.4f ms)%s\n", time_seen.rounds, strategy_name(time_strategy), time_seen.best * 1e3, time_seen.start * 1e3,
+              "%.4f ms)%s\n", c->time_seen.rounds, strategy_name(c->time_strategy), c->time_seen.best * 1e3, c->time_seen.start * 1e3,
               !o->partition_given ? (!strcmp(o->partition, "time") ? "; auto kept it" : !strcmp(o->partition, "block")
                                      ? "; auto kept block's" : "; auto kept metis's (below)") : "");
-    if (time_seen.rounds && o->auto_strategy)
+    if (c->time_seen.rounds && o->auto_strategy)
       fprintf(stderr, "  auto's plan on the time partition: predicted %.4f ms, on block's %.4f ms\n",
-              time_auto_time_s * 1e3, time_auto_block_s * 1e3);
-    if (metis_tried == 1)
-      fprintf(stderr, "  auto's plan on the metis partition: predicted %.4f ms, against %.4f ms; %s\n", metis_auto_s * 1e3,
-              metis_other_s * 1e3, strcmp(o->partition, "metis") ? "not kept (under 3% faster)" : "kept (ranks own row lists)");
-    else if (metis_tried == 2)
+              c->time_auto_time_s * 1e3, c->time_auto_block_s * 1e3);
+    if (c->metis_tried == 1)
+      fprintf(stderr, "  %s on the metis partition: predicted %.4f ms, against %.4f ms; %s\n",
+              c->metis_estimate ? "joint's estimate" : "auto's plan", c->metis_auto_s * 1e3, c->metis_other_s * 1e3, strcmp(o->partition, "metis") ? "not kept (under 3% faster)" : "kept (ranks own row lists)");
+    else if (c->metis_tried == 2)
       fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
+    for (int i = 0; i < c->ncand; i++)
+      if (!strcmp(c->cand[i].status, "skipped") && !strcmp(c->cand[i].kind, "strategy"))
+        fprintf(stderr, "  %s on the %s partition skipped (effort fast): %s\n", strategy_name(c->cand[i].strategy),
+                c->cand[i].partition, c->cand[i].reason);
+      else if (!strcmp(c->cand[i].status, "skipped"))
+        fprintf(stderr, "  %s partition skipped: %s\n", c->cand[i].partition, c->cand[i].reason);
     if (o->cpu_auto)
       fprintf(stderr, "  auto-cpu: the busiest rank costs %.0f entries under joint, %.0f under col (%.3g per row an op "
-              "visits at N = %lld, %.3g per row sent or received); kept %s\n", cpu_seen.cost[WORK_CHOICE_JOINT],
-              cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n), (long long)o->n, WORK_MOVE_ROW_ENTRIES,
+              "visits at N = %lld, %.3g per row sent or received); kept %s\n", c->cpu_seen.cost[WORK_CHOICE_JOINT],
+              c->cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n), (long long)o->n, WORK_MOVE_ROW_ENTRIES,
               strategy_name(o->strategy));
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the busiest rank costs %.0f entries "
               "(%.3g per row an op visits, for N = %lld; nnz partition: %.0f), computes %lld entries (nnz partition: %lld, mean %lld)\n",
-              work_seen.rounds, strategy_name(work_strategy(o)), work_seen.cost, work_row_entries(o->n), (long long)o->n, work_seen.cost_start,
-              (long long)work_seen.most, (long long)work_seen.most_start, (long long)work_seen.mean);
+              c->work_seen.rounds, strategy_name(c->work_strategy), c->work_seen.cost, work_row_entries(o->n), (long long)o->n, c->work_seen.cost_start,
+              (long long)c->work_seen.most, (long long)c->work_seen.most_start, (long long)c->work_seen.mean);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
             t->read, t->partition, t->cover, t->plan, t->write, t->total, (double)cli_peak_rss() / (1 << 20));
     if (out) fprintf(stderr, "  wrote %s\n", out);
@@ -636,29 +490,43 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
     if (o->cpu_auto)
       printf("\"cpu_choice\": {\"joint_cost\": %.9g, \"col_cost\": %.9g, \"row_entries\": %.9g, \"move_row_entries\": %.9g}, ",
-             cpu_seen.cost[WORK_CHOICE_JOINT], cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n),
+             c->cpu_seen.cost[WORK_CHOICE_JOINT], c->cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n),
              WORK_MOVE_ROW_ENTRIES);
     if (!strcmp(o->partition, "work"))
       printf("\"work_partition\": {\"rounds\": %d, \"row_entries\": %.9g, \"cost\": %.9g, \"nnz_cost\": %.9g, "
-             "\"cost_balance\": %.9g}, ", work_seen.rounds, work_row_entries(o->n), work_seen.cost, work_seen.cost_start,
-             work_seen.cost_balance);
-    if (time_seen.rounds) {
-      const double ts[4] = {time_seen.best, time_seen.start, o->auto_strategy ? time_auto_time_s : time_seen.best,
-                           o->auto_strategy ? time_auto_block_s : time_seen.start};
+             "\"cost_balance\": %.9g}, ", c->work_seen.rounds, work_row_entries(o->n), c->work_seen.cost, c->work_seen.cost_start,
+             c->work_seen.cost_balance);
+    if (c->time_seen.rounds) {
+      const double ts[4] = {c->time_seen.best, c->time_seen.start, o->auto_strategy ? c->time_auto_time_s : c->time_seen.best,
+                           o->auto_strategy ? c->time_auto_block_s : c->time_seen.start};
       const char *names[4] = {"predicted_s", "block_predicted_s", "auto_predicted_s", "auto_block_predicted_s"};
-      printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\"", time_seen.rounds, strategy_name(time_strategy));
+      printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\"", c->time_seen.rounds, strategy_name(c->time_strategy));
       for (int i = 0; i < 4; i++) {  /* a partition never kept (an empty rank) is priced infinite: null */
         if (isfinite(ts[i])) printf(", \"%s\": %.9g", names[i], ts[i]);
         else printf(", \"%s\": null", names[i]);
       }
       printf("}, ");
     }
-    if (metis_tried == 1)
+    if (c->metis_tried == 1)
       printf("\"metis_partition\": {\"auto_predicted_s\": %.9g, \"against_predicted_s\": %.9g, \"empty_ranks\": false, "
-             "\"kept\": %s}, ", metis_auto_s, metis_other_s, strcmp(o->partition, "metis") ? "false" : "true");
-    else if (metis_tried == 2)
+             "\"priced\": \"%s\", \"kept\": %s}, ", c->metis_auto_s, c->metis_other_s,
+             c->metis_estimate ? "joint-estimate" : "auto-plan", strcmp(o->partition, "metis") ? "false" : "true");
+    else if (c->metis_tried == 2)
       printf("\"metis_partition\": {\"auto_predicted_s\": null, \"against_predicted_s\": %.9g, \"empty_ranks\": true, "
-             "\"kept\": false}, ", metis_other_s);
+             "\"kept\": false}, ", c->metis_other_s);
+    if (c->ncand) {
+      printf("\"effort\": \"%s\", \"candidates\": [", o->effort == PLAN_EFFORT_FAST ? "fast" : "exhaustive");
+      for (int i = 0; i < c->ncand; i++) {
+        const plan_candidate *k = &c->cand[i];
+        printf("%s{\"candidate\": \"%s\", \"partition\": \"%s\", \"priced\": \"%s\", \"strategy\": \"%s\", \"predicted_s\": ", i ? ", " : "",
+               k->kind, k->partition, k->what, strategy_name(k->strategy));
+        if (isfinite(k->time_s)) printf("%.9g", k->time_s); else printf("null");
+        printf(", \"status\": \"%s\", \"reason\": ", k->status);
+        cli_json_string(stdout, k->reason);
+        printf("}");
+      }
+      printf("], ");
+    }
     printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"write\": %.6f, \"total\": %.6f}, ",
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
@@ -666,132 +534,22 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : o->cpu_auto ? "auto-cpu" : "given");
     if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
-    if (hybrid_have)
+    if (c->hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
              "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
              "\"estimate_relayed_joint_s\": %.9g, \"candidate\": %d, \"group_covers\": \"%s\", "
              "\"price_group_s\": %.9g, \"price_group_balanced_s\": %.9g}",
-             (long long)hybrid_seen.pairs_direct, (long long)hybrid_seen.pairs_relayed,
-             (long long)hybrid_seen.pairs_relayed_joint, (long long)hybrid_seen.relays_moved, hybrid_seen.est_s,
-             hybrid_seen.est_direct_s, hybrid_seen.est_relayed_s, hybrid_seen.est_relayed_joint_s, hybrid_seen.candidate,
-             hybrid_seen.group_balanced ? "balanced" : "fewest-hop", hybrid_seen.price_group_s,
-             hybrid_seen.price_group_balanced_s);
+             (long long)c->hybrid_seen.pairs_direct, (long long)c->hybrid_seen.pairs_relayed,
+             (long long)c->hybrid_seen.pairs_relayed_joint, (long long)c->hybrid_seen.relays_moved, c->hybrid_seen.est_s,
+             c->hybrid_seen.est_direct_s, c->hybrid_seen.est_relayed_s, c->hybrid_seen.est_relayed_joint_s, c->hybrid_seen.candidate,
+             c->hybrid_seen.group_balanced ? "balanced" : "fewest-hop", c->hybrid_seen.price_group_s,
+             c->hybrid_seen.price_group_balanced_s);
     printf("}\n");
   }
 }
 
-/* A candidate partition kept: (*Prow, *Pcol, *B) and (*Prow2, *Pcol2, *B2) swap (the caller frees
- * the second set, now the old one), *ev becomes *ev2 (plain values), and its prices point at the
- * kept partitions. */
-static void keep_candidate(sc_partition *Prow, sc_partition *Pcol, sc_blocks *B, evaluation *ev, sc_partition *Prow2,
-                           sc_partition *Pcol2, sc_blocks *B2, const evaluation *ev2) {
-  sc_partition tp = *Prow; *Prow = *Prow2; *Prow2 = tp;
-  tp = *Pcol; *Pcol = *Pcol2; *Pcol2 = tp;
-  sc_blocks tb = *B; *B = *B2; *B2 = tb;
-  *ev = *ev2;
-  ev->hprice.Prow = Prow;
-  ev->hprice.Pcol = Pcol;
-  if (B->route) B->route->price_arg = &ev->hprice;
-}
-
-/* The time partition, from block's (*Prow, *Pcol, whose blocks *B are evaluated in *ev):
- * balanced with the plan's strategy, under auto the one it chose on block (time_balance on m),
- * then every strategy evaluated again on it. Kept (*Prow, *Pcol, *B and *ev replaced, and
- * o->partition "time") if given explicitly, or under the default partition (part_auto) if
- * auto's plan on it is predicted at least 1 - TIME_GAIN faster than on block's. *secs: the
- * time it took. Notes what it did in time_seen, time_strategy and time_auto_*. */
-static shiro_status time_partition(options *o, const sc_csr *A, sc_partition *Prow, sc_partition *Pcol, sc_blocks *B,
-                                   const sc_machine *m, const sc_machine *hm, size_t row_bytes, int part_auto,
-                                   evaluation *ev, double *secs, shiro_error *err) {
-  const double start = cli_now();
-  sc_partition Prow2 = {0}, Pcol2 = {0};
-  sc_blocks B2 = {0};
-  evaluation ev2;
-  memset(&ev2, 0, sizeof ev2);
-  time_strategy = o->auto_strategy ? ev->chosen : o->strategy;
-  shiro_status st = part_copy(Prow, &Prow2, err);
-  if (st == SHIRO_OK) st = part_copy(Pcol, &Pcol2, err);
-  cli_progress("time partition", 0, 1);
-  if (st == SHIRO_OK) st = time_balance(A, time_strategy, o->gpn, m, row_bytes, WORK_ROUNDS, &Prow2, &Pcol2, &B2, &time_seen, err);
-  cli_progress("time partition", 1, 1);
-  *secs = cli_now() - start;
-  const int moved = st == SHIRO_OK && time_seen.best < time_seen.start;  /* else it is block's partition */
-  ev2.P.m = m;
-  if (moved) st = evaluate_all(o, A, &Prow2, &Pcol2, &B2, hm, row_bytes, &ev2, err);
-  if (st == SHIRO_OK) {
-    time_auto_block_s = ev->P.pred[ev->chosen].time_s;
-    time_auto_time_s = moved ? ev2.P.pred[ev2.chosen].time_s : time_auto_block_s;
-    const int faster = moved && time_auto_time_s < TIME_GAIN * time_auto_block_s;
-    if (moved && (!part_auto || faster)) keep_candidate(Prow, Pcol, B, ev, &Prow2, &Pcol2, &B2, &ev2);
-    if (!part_auto || faster) o->partition = "time";
-  }
-  blocks_free(&B2);
-  part_free(&Prow2);
-  part_free(&Pcol2);
-  return st;
-}
-
-/* Under auto's default partition a square A is also partitioned by METIS (a k-way cut of the
- * symmetrized pattern: on meshes and on graphs whose numbering says little about who talks to
- * whom, block's ranges cut far more edges) and every candidate evaluated on it; it is kept if
- * auto's plan there is predicted at least 1 - METIS_GAIN faster than the plan chosen so far
- * (block's or time's), the same margin as the time partition's. Ranks then own row lists
- * (shiro_plan_info's c_global, b_global), not ranges. */
-#define METIS_GAIN 0.97
-
-/* The metis candidate, from the matrix as read (*A, unpermuted, its blocks *B on (*Prow, *Pcol)
- * evaluated in *ev). Kept: *A becomes the permuted matrix, *A0 the one read, *oldof the
- * renumbering, *Prow, *Pcol, *B and *ev replaced and o->partition "metis". A partition with an
- * empty rank is not weighed. *secs: the time it took. */
-static shiro_status metis_candidate(options *o, sc_csr **A, sc_csr **A0, int64_t **oldof, sc_partition *Prow,
-                                    sc_partition *Pcol, sc_blocks *B, const sc_machine *hm, size_t row_bytes,
-                                    evaluation *ev, double *secs, shiro_error *err) {
-  const double start = cli_now();
-  options om = *o;
-  om.partition = "metis";
-  sc_csr *Am = *A;
-  int64_t *oldm = NULL;
-  sc_partition Prow2 = {0}, Pcol2 = {0};
-  sc_blocks B2 = {0};
-  evaluation ev2;
-  memset(&ev2, 0, sizeof ev2);
-  ev2.P.m = ev->P.m;
-  cli_progress("metis partition", 0, 1);
-  shiro_status st = partition(&om, &Am, &oldm, &Prow2, &Pcol2, err);
-  int empty = 0;
-  for (int32_t p = 0; st == SHIRO_OK && p < Prow2.parts; p++) empty |= Prow2.first[p + 1] == Prow2.first[p];
-  if (st == SHIRO_OK && empty) {
-    metis_tried = 2;
-    metis_other_s = ev->P.pred[ev->chosen].time_s;
-  }
-  if (st == SHIRO_OK && !empty) {
-    sc_csr_compact_values(Am);
-    st = blocks_build(Am, &Prow2, &Pcol2, &B2, err);
-    if (st == SHIRO_OK) st = evaluate_all(o, Am, &Prow2, &Pcol2, &B2, hm, row_bytes, &ev2, err);
-    if (st == SHIRO_OK) {
-      metis_tried = 1;
-      metis_other_s = ev->P.pred[ev->chosen].time_s;
-      metis_auto_s = ev2.P.pred[ev2.chosen].time_s;
-    }
-  }
-  cli_progress("metis partition", 1, 1);
-  if (st == SHIRO_OK && metis_tried == 1 && metis_auto_s < METIS_GAIN * metis_other_s) {
-    keep_candidate(Prow, Pcol, B, ev, &Prow2, &Pcol2, &B2, &ev2);
-    *A0 = *A;
-    *A = Am;
-    *oldof = oldm;
-    Am = NULL;
-    oldm = NULL;
-    o->partition = "metis";
-  }
-  if (Am != *A) sc_csr_free(Am);
-  free(oldm);
-  blocks_free(&B2);
-  part_free(&Prow2);
-  part_free(&Pcol2);
-  *secs = cli_now() - start;
-  return st;
-}
+/* Progress of the library's phases, on the terminal. */
+static void plan_progress(const char *what, int64_t done, int64_t total) { cli_progress(what, done, total); }
 
 int main(int argc, char **argv) {
   options o;
@@ -808,25 +566,16 @@ int main(int argc, char **argv) {
   int rc = 1;
   shiro_error err = {{0}};
   sc_csr *A = NULL;
-  sc_partition Prow = {0}, Pcol = {0};
-  sc_blocks B = {0};
-  sc_volumes vol[STRAT_COUNT] = {{0}};
-  int have[STRAT_COUNT] = {0};
   predictions P = {0};
   sc_machine mach;
   size_t row_bytes = (size_t)o.n * (o.dbl ? sizeof(double) : sizeof(float));
   cost_model cm = {0};
   timings t = {0};
   char *out = NULL;
-  int64_t *oldof = NULL;  /* metis: the planned matrix is permuted; oldof[new] = original row */
-  sc_csr *A0 = NULL;      /* metis: the original matrix (digests) */
   int write_plan = !o.compare || o.out;
-  sc_machine hm;            /* hybrid's machine when nothing else is predicted */
-  memset(&hm, 0, sizeof hm);
-  evaluation ev;
-  memset(&ev, 0, sizeof ev);
-  const int part_auto = o.auto_strategy && !o.partition_given;  /* block or time, as predicted */
-  const int time_part = part_auto || !strcmp(o.partition, "time");
+  plan_choice c;
+  memset(&c, 0, sizeof c);
+  const int time_part = (o.auto_strategy && !o.partition_given) || !strcmp(o.partition, "time");
   if ((o.machine || o.auto_strategy || time_part) && !load_machine(&o, &mach)) return 2;
   if (o.machine || o.auto_strategy || time_part) P.m = &mach;
   if (!pair_tables_fit(&o, write_plan)) return 1;
@@ -840,79 +589,39 @@ int main(int argc, char **argv) {
   if (read_matrix(&o, &A, &hdr, &err) != SHIRO_OK) goto fail;
   cli_progress("read", 1, 1);
   t1 = cli_now(); t.read = t1 - t0; t0 = t1;
-  sc_csr *read = A;
-  if (partition(&o, &A, &oldof, &Prow, &Pcol, &err) != SHIRO_OK) goto fail;
-  if (A != read) A0 = read;  /* metis: A is now the permuted matrix; the original is kept for the digests */
-  /* Mostly ones (pattern files): the values shrink from 8 bytes an entry to about 2 bits; the
-   * planner reads them through sc_csr_val, so the plan is the same. */
-  sc_csr_compact_values(A);
-  if (A0) sc_csr_compact_values(A0);
-  if (strcmp(o.partition, "work") && !time_part) warn_empty_ranks(&o, A, &Prow, &Pcol);  /* work: for the partition it keeps */
-  t1 = cli_now(); t.partition = t1 - t0; t0 = t1;
-  cli_progress("blocks", 0, 1);
-  if (o.cpu_auto) {  /* joint and col, each on its partition; B is built for the one kept */
-    cli_progress("auto-cpu", 0, 1);
-    const int balance = !strcmp(o.partition, "work");
-    if (work_choose(A, o.gpn, balance, WORK_ROUNDS, work_row_entries(o.n), WORK_MOVE_ROW_ENTRIES, &Prow, &Pcol, &B,
-                    &cpu_seen, &err) != SHIRO_OK) goto fail;
-    o.strategy = cpu_seen.chosen;
-    if (balance) work_seen = cpu_seen.work[o.strategy == STRAT_COL ? WORK_CHOICE_COL : WORK_CHOICE_JOINT];
-    cli_progress("auto-cpu", 1, 1);
-    if (balance) warn_empty_ranks(&o, A, &Prow, &Pcol);
-    t1 = cli_now(); t.partition += t1 - t0; t0 = t1;
-  } else if (!strcmp(o.partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
-    cli_progress("work partition", 0, 1);
-    if (work_balance(A, work_strategy(&o), o.gpn, WORK_ROUNDS, work_row_entries(o.n), &Prow, &Pcol, &B, &work_seen, &err) != SHIRO_OK) goto fail;
-    cli_progress("work partition", 1, 1);
-    warn_empty_ranks(&o, A, &Prow, &Pcol);
-    t1 = cli_now(); t.partition += t1 - t0; t0 = t1;
-  } else if (blocks_build(A, &Prow, &Pcol, &B, &err) != SHIRO_OK) goto fail;
-  cli_progress("blocks", 1, 1);
-  if ((o.compare || o.strategy == STRAT_HYBRID) && !P.m) {  /* hybrid decides on a machine's links: auto's default */
-    shiro_error me;
-    if (machine_load("tsubame4", &hm, &me) == SHIRO_OK) hm.gpus_per_node = hm.nics_per_node = o.gpn;
-    else hm.nvlink_Bps = 0;  /* none found: hybrid's own numbers (strategy.h) */
-  }
-  ev.P.m = P.m;
-  if (evaluate_all(&o, A, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &err) != SHIRO_OK) goto fail;
-  if (time_part) {
-    double tp_s = 0;
-    shiro_status st = time_partition(&o, A, &Prow, &Pcol, &B, P.m, &hm, row_bytes, part_auto, &ev, &tp_s, &err);
-    t.partition += tp_s;  /* a partition's time, not the plan's covers' */
-    t0 += tp_s;
-    if (st != SHIRO_OK) goto fail;
-  }
-  if (part_auto && A->m == A->k && SHIRO_HAVE_METIS && o.ranks > 1) {  /* read as is (block), so A0 is NULL */
-    double mp_s = 0;
-    shiro_status st = metis_candidate(&o, &A, &A0, &oldof, &Prow, &Pcol, &B, &hm, row_bytes, &ev, &mp_s, &err);
-    t.partition += mp_s;
-    t0 += mp_s;
-    if (st != SHIRO_OK) goto fail;
-  }
-  if (time_part) warn_empty_ranks(&o, A, &Prow, &Pcol);
-  memcpy(vol, ev.vol, sizeof vol);
-  memcpy(have, ev.have, sizeof have);
-  memcpy(P.pred, ev.P.pred, sizeof P.pred);
-  memcpy(P.have, ev.P.have, sizeof P.have);
-  o.strategy = ev.chosen;
-  if (select_noted(&B, o.strategy, o.gpn, cover_progress, "covers", &err) != SHIRO_OK) goto fail;
-  t1 = cli_now(); t.cover = t1 - t0; t0 = t1;
+  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy,
+                            .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given,
+                            .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL,
+                            .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .progress = plan_progress};
+  shiro_status cst = plan_choose(&req, A, &c, &err);  /* A is c's from here */
+  A = NULL;
+  if (cst != SHIRO_OK) goto fail;
+  t.partition = c.partition_s;
+  t.cover = c.cover_s;
+  t0 = cli_now();
+  o.partition = c.partition;
+  o.strategy = c.strategy;
+  warn_empty_ranks(&o, c.A, &c.Prow, &c.Pcol);
+  sc_volumes *vol = c.vol;
+  int *have = c.have;
+  memcpy(P.pred, c.pred, sizeof P.pred);
+  memcpy(P.have, c.pred_have, sizeof P.have);
   if (write_plan || strategy_is_two_tier(o.strategy)) {
-    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = A0, .oldof = oldof, .A = A,
+    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = c.A0, .oldof = c.oldof, .A = c.A,
                    .pattern = hdr.field == MM_PATTERN,
                    .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks,
-                   .B = &B};  /* the last build: the certificates are not needed after it */
+                   .B = &c.B};  /* the last build: the certificates are not needed after it */
     if (po.vol) memset(po.vol, 0, sizeof *po.vol);  /* auto: counted once already */
     if (P.m && !P.have[o.strategy]) {
       if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
       po.cost = &cm;
     }
-    if (oldof) po.digest0 = plan_rows_digest(A0, NULL, 0, A0->m);  /* = shiro_pattern_digest of A0 */
+    if (c.oldof) po.digest0 = plan_rows_digest(c.A0, NULL, 0, c.A0->m);  /* = shiro_pattern_digest of A0 */
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
     if (write_plan) cli_remove_temps_on_signals();
     cli_progress("programs", 0, o.ranks);
-    shiro_status pst = plan_build_each(A, &Prow, &Pcol, &B, o.strategy, o.gpn, out_rank, &po, &err);
+    shiro_status pst = plan_build_each(c.A, &c.Prow, &c.Pcol, &c.B, o.strategy, o.gpn, out_rank, &po, &err);
     t1 = cli_now();
     t.plan = t1 - t0 - po.write_s;  /* building only: writing each program is timed apart */
     t.write = po.write_s;
@@ -927,16 +636,17 @@ int main(int argc, char **argv) {
     plan_writer_abort(po.w);
     if (pst != SHIRO_OK) goto fail;
   }
-  if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&B, &Pcol, o.strategy, o.gpn, &vol[o.strategy]);
+  if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&c.B, &c.Pcol, o.strategy, o.gpn, &vol[o.strategy]);
   have[o.strategy] = 1;
   if (P.m && !P.have[o.strategy]) {  /* priced as it was built, or (flat, not built) now */
     shiro_status pst = cm.R ? cost_predict(&cm, &P.pred[o.strategy], &err)
-                              : cost_plan(A, &Prow, &Pcol, &B, o.strategy, o.gpn, P.m, row_bytes, NULL, &P.pred[o.strategy], NULL, &err);
+                            : cost_plan(c.A, &c.Prow, &c.Pcol, &c.B, o.strategy, o.gpn, P.m, row_bytes, NULL,
+                                        &P.pred[o.strategy], NULL, &err);
     if (pst != SHIRO_OK) goto fail;
     P.have[o.strategy] = 1;
   }
   t.total = t.read + t.partition + t.cover + t.plan + t.write;
-  report(&o, A, &Prow, &B, vol, have, &t, write_plan ? out : NULL, load_balance(A, &Prow), &P);
+  report(&o, c.A, &c.Prow, &c.B, vol, have, &t, write_plan ? out : NULL, load_balance(c.A, &c.Prow), &P, &c);
   rc = 0;
   goto done;
 fail:
@@ -944,12 +654,8 @@ fail:
   fprintf(stderr, "%s: %s\n", prog, err.message);
 done:
   cost_free(&cm);
-  blocks_free(&B);
-  part_free(&Prow);
-  part_free(&Pcol);
+  plan_choice_free(&c);
   sc_csr_free(A);
-  sc_csr_free(A0);
-  free(oldof);
   free(out);
   return cli_finish_stdout(prog, rc);  /* --json lost on a full disk is a failure */
 }

@@ -3,7 +3,8 @@
 expect(cond, what, proc=None): prints "ok   what" or "FAIL what" (with the process's exit status and the
 tails of its output when one is given), counts the failure in checklib.failures, returns cond.
 run(cmd, timeout=300, **kw): subprocess.run with stdout and stderr captured as text.
-auto_partition(d): the partition shiro-plan's default under auto must have kept, from its --json.
+auto_partition(d): the partition auto's exhaustive search (--effort exhaustive) must have kept, from its --json.
+fast_partition(d): the partition auto's fast search (--effort fast, the default) must have kept.
 A driver ends with `return 1 if checklib.failures else 0`.
 """
 import subprocess
@@ -27,8 +28,36 @@ def run(cmd, timeout=300, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
 
 
+def fast_partition(d):
+    """The partition auto's fast search (no --partition, --effort fast) must have kept, from
+    shiro-plan's --json d, and what is wrong with d's record ("" if nothing): metis if joint's
+    estimate on it is at least 3% below block's, else time if its rounds ran and auto's plan is
+    predicted at least 3% faster on it than on block's, else block. Every partition is listed in
+    candidates, and exactly one candidate built and priced is kept: the plan's."""
+    c = [k for k in d.get("candidates") or [] if k.get("candidate") == "partition"]
+    if d.get("effort") != "fast" or d.get("partition_choice") != "auto":
+        return None, f"effort {d.get('effort')!r}, partition_choice {d.get('partition_choice')!r}"
+    est = {k["partition"]: k for k in c if k["priced"] == "estimate" and k["strategy"] == "joint"}
+    if "block" not in est:
+        return None, f"no estimate of block's partition in {c}"
+    want = "block"
+    m = [k for k in c if k["partition"] == "metis" and k["priced"] == "estimate"]
+    if m and m[0]["predicted_s"] is not None and m[0]["predicted_s"] < 0.97 * est["block"]["predicted_s"]:
+        want = "metis"
+    elif any(k["partition"] == "time" and k["priced"] == "plan" for k in c):
+        tp = d["time_partition"]
+        if tp["auto_predicted_s"] < 0.97 * tp["auto_block_predicted_s"]:
+            want = "time"
+    elif "time" not in {k["partition"] for k in c}:
+        return want, "the time partition neither weighed nor skipped"
+    kept = [k for k in c if k["status"] == "kept" and k["priced"] == "plan"]
+    if len(kept) != 1 or kept[0]["partition"] != d["partition"]:
+        return want, f"kept {kept}, the plan's partition {d['partition']}"
+    return want, ""
+
+
 def auto_partition(d):
-    """The partition the default plan under auto (no --partition) must have kept, from shiro-plan's
+    """The partition auto's exhaustive search (no --partition, --effort exhaustive) must have kept, from shiro-plan's
     --json d, and what is wrong with d's record of the choice ("" if nothing): time if auto's plan
     is predicted at least 3% faster on it than on block's, then (square A, METIS built in) metis
     if auto's plan is predicted at least 3% faster on it than on that one; a metis partition that

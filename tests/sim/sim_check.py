@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "lib"))  # checklib
-from checklib import auto_partition
+from checklib import auto_partition, fast_partition
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIMULATE = os.path.join(ROOT, "tools", "sim", "simulate.sh")
@@ -246,23 +246,32 @@ def partition(c):
     faster on; checklib.auto_partition) on shipped matrices at R = 16, G = 4: the plan replays
     with --check; the time partition is never predicted slower than block's (its rounds keep the
     best, block's included); the default keeps the partition the recorded predictions say; and
-    simulated, the default plan is never slower than auto's plan on the block partition. Some
-    case must keep the time partition (lp_ship04l: rectangular, so no metis) and some METIS's,
-    else the choice went untested."""
+    simulated, the default plan is never slower than auto's plan on the block partition. Both
+    searches (--effort exhaustive and fast, the default): exhaustive's bookkeeping as
+    checklib.auto_partition says, fast's as checklib.fast_partition says, and fast's plan
+    simulates within 5% of exhaustive's. Some case must keep the time partition under
+    exhaustive (lp_ship04l: rectangular, so no metis) and some METIS's, else the choice went
+    untested."""
     kept = {"block": 0, "time": 0, "metis": 0}
     tried_metis = 0
     for name in ["email-Eu-core.mtx", "ca-GrQc.mtx", "tech-routers-rf.mtx", "bcspwr10.mtx", "lp_ship04l.mtx"]:
         matrix = os.path.join(DATA, name)
         sims = {}
-        for part in ("default", "block"):
+        for part in ("default", "fast", "block"):
             plan = os.path.join(c.tmp, f"{name}-auto-{part}.h5")
-            extra = [] if part == "default" else ["--partition", "block"]
+            extra = {"default": ["--effort", "exhaustive"], "fast": [], "block": ["--partition", "block"]}[part]
             p = run([os.path.join(c.build, "tools", "shiro-plan"), matrix, "--ranks", "16", "--gpus-per-node", "4",
                      "-o", plan, "--json", "--quiet"] + extra)
             if p.returncode != 0:
                 c.fail(f"shiro-plan {name} R=16 {part}: exit {p.returncode}: {p.stderr.strip()}")
                 break
             d = json.loads(p.stdout)
+            if part == "fast":
+                want, wrong = fast_partition(d)
+                ok = want == d["partition"] and not wrong
+                print(f"{'ok  ' if ok else 'FAIL'} {name} R=16 fast: kept {d['partition']} ({d['strategy']}) {wrong}")
+                if not ok:
+                    c.fail(f"{name} fast: kept {d['partition']}, want {want} {wrong}: {d.get('candidates')}")
             if part == "default":
                 want, wrong = auto_partition(d)
                 if want is None:
@@ -292,7 +301,13 @@ def partition(c):
             if j["check"] != "ok":
                 c.fail(f"{name} {part}: check {j['check']}")
             sims[part] = (j["time_per_call_s"], d["strategy"], d["partition"])
-        if len(sims) == 2:
+        if len(sims) == 3:
+            tf, sf, pf = sims["fast"]
+            ok = tf <= 1.05 * sims["default"][0] and tf <= sims["block"][0]
+            print(f"{'ok  ' if ok else 'FAIL'} {name} R=16 simulated: fast ({sf}, {pf}) {1e6 * tf:.1f} us, "
+                  f"exhaustive {1e6 * sims['default'][0]:.1f} us, block {1e6 * sims['block'][0]:.1f} us")
+            if not ok:
+                c.fail(f"{name}: the fast default simulates {tf} s, over 1.05x exhaustive's or over block's: {sims}")
             (td, sd, pd), (tb, sb, _) = sims["default"], sims["block"]
             ok = td <= tb
             print(f"{'ok  ' if ok else 'FAIL'} {name} R=16 simulated: default ({sd}, {pd}) {1e6 * td:.1f} us, "

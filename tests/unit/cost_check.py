@@ -10,6 +10,12 @@ usage: cost_check.py BUILD_DIR
     property over matrices, R, G and machines; the JSON and the plan file
     (its root attribute strategy, read back by shiro-plan-dump) name the
     strategy chosen
+  * --effort fast (the default) and exhaustive: --json's candidates name every
+    partition weighed or skipped with its price and reason, exactly one is
+    kept and it is the plan's (partition, strategy, prediction); the plan
+    fast keeps equals, byte for byte, the plan of that strategy and partition
+    given directly; at R above the rows METIS is skipped and --json stays JSON;
+    a bad --effort is refused naming the option
   * shiro-plan-dump --machine: the prediction per stage with its bottleneck
     rank and link, the same time as shiro-plan's
   * bad machines: a name that is none, a file that is not JSON, a field
@@ -127,6 +133,56 @@ def auto_property(build, tmp):
             fail(f"karate R={R} G={G}: default strategy {j['strategy']} ({j.get('strategy_choice')}), expected joint")
 
 
+def effort(build, tmp):
+    """--effort: the candidates auto weighed, the one kept is the plan, and planning it directly gives the same file."""
+    cases = [("email-Eu-core.mtx", 16, 4), ("ca-GrQc.mtx", 32, 4), ("bcspwr10.mtx", 16, 4),
+             ("tech-routers-rf.mtx", 32, 4), ("karate.mtx", 8, 2), ("lp_afiro.mtx", 8, 2)]
+    for name, R, G in cases:
+        m = os.path.join(DATA, name)
+        for eff in ("fast", "exhaustive"):
+            out = os.path.join(tmp, f"{name}-{R}-{eff}.h5")
+            j, _ = plan_json(build, m, R, G, "--effort", eff, "-o", out, "--quiet")
+            if j is None:
+                continue
+            what = f"{name} R={R} G={G} --effort {eff}"
+            cands = j.get("candidates")
+            if j.get("effort") != eff or not isinstance(cands, list) or not cands:
+                fail(f"{what}: effort {j.get('effort')!r}, candidates {cands!r}")
+                continue
+            for c in cands:
+                if (c.get("candidate") not in ("partition", "strategy")
+                        or c.get("partition") not in ("block", "time", "metis") or c.get("priced") not in ("plan", "estimate")
+                        or c.get("status") not in ("kept", "weighed", "skipped") or c.get("strategy") not in CANDIDATES
+                        or not (c.get("predicted_s") is None or c["predicted_s"] > 0) or not c.get("reason")):
+                    fail(f"{what}: bad candidate {c}")
+            kept = [c for c in cands if c.get("status") == "kept" and c.get("priced") == "plan"]
+            for c in cands:  # a strategy skipped is never the plan's
+                if c.get("candidate") == "strategy" and (c["status"] != "skipped" or c["strategy"] == j["strategy"]):
+                    fail(f"{what}: strategy candidate {c}, the plan is {j['strategy']}")
+            pred = j["volumes"][j["strategy"]]["predicted_time_s"]
+            if (len(kept) != 1 or kept[0]["partition"] != j["partition"] or kept[0]["strategy"] != j["strategy"]
+                    or abs(kept[0]["predicted_s"] - pred) > 1e-15):
+                fail(f"{what}: kept {kept}, the plan is {j['strategy']} on {j['partition']} predicted {pred}")
+                continue
+            if eff != "fast" or j["partition"] == "time":  # time under auto balances with block's choice
+                continue
+            direct = os.path.join(tmp, f"{name}-{R}-direct.h5")
+            d, _ = plan_json(build, m, R, G, "--strategy", j["strategy"], "--partition", j["partition"], "-o", direct,
+                             "--quiet")
+            if d is not None and open(direct, "rb").read() != open(out, "rb").read():
+                fail(f"{what}: the plan differs from --strategy {j['strategy']} --partition {j['partition']}'s")
+    # R above the rows (karate: 34): METIS is not asked (it would print on stdout), --json stays JSON
+    for eff in ("fast", "exhaustive"):
+        j, p = plan_json(build, os.path.join(DATA, "karate.mtx"), 64, 4, "--effort", eff, "-o",
+                         os.path.join(tmp, f"k64-{eff}.h5"), "--quiet")
+        if j is not None and not any(c["partition"] == "metis" and c["status"] == "skipped" for c in j["candidates"]):
+            fail(f"karate R=64 --effort {eff}: metis not listed as skipped: {j['candidates']}")
+    p = run([os.path.join(build, "tools", "shiro-plan"), os.path.join(DATA, "karate.mtx"), "--ranks", "8",
+             "--gpus-per-node", "2", "--effort", "slow", "-o", os.path.join(tmp, "no.h5")])
+    if p.returncode != 2 or "--effort" not in p.stderr or p.stdout or os.path.exists(os.path.join(tmp, "no.h5")):
+        fail(f"--effort slow: exit {p.returncode}, stderr {p.stderr!r}, stdout {p.stdout!r}")
+
+
 def dump(build, tmp):
     m = os.path.join(DATA, "ca-GrQc.mtx")
     out = os.path.join(tmp, "dump.h5")
@@ -210,6 +266,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         predictions(build, tmp)
         auto_property(build, tmp)
+        effort(build, tmp)
         dump(build, tmp)
         bad_machines(build, tmp)
     print(f"{len(failures)} failure(s)")

@@ -66,8 +66,8 @@ def recount(dump, plan):
 def time_partition(plan_tool, dump):
     """--partition time (compiler/choose/time_balance.c) and the default partition under auto: the
     time partition is never predicted slower than block's, with the strategy it balanced with;
-    an explicit --partition time is kept, the default keeps block's, time's or metis's exactly as
-    checklib.auto_partition says from the predictions it records; every plan verifies and covers each row once, leaving no rank
+    an explicit --partition time is kept, the default's exhaustive search (--effort exhaustive)
+    keeps block's, time's or metis's exactly as checklib.auto_partition says from the predictions it records; every plan verifies and covers each row once, leaving no rank
     without rows; some case moves."""
     moved = metis = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +79,7 @@ def time_partition(plan_tool, dump):
                 plan = os.path.join(tmp, f"{name}-{R}.h5")
                 case = f"{name} R={R} G={G} {' '.join(extra) or '(default: auto)'}"
                 r = run([plan_tool, mtx, "--ranks", str(R), "--gpus-per-node", str(G), "-o", plan, "--json",
-                         "--quiet"] + extra)
+                         "--quiet"] + (extra or ["--effort", "exhaustive"]))  # the default's full search
                 if r.returncode != 0:
                     fail(f"{case}: shiro-plan exit {r.returncode}: {r.stderr.strip()}")
                     continue
