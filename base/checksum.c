@@ -20,13 +20,16 @@ uint32_t crc32c_portable(uint32_t crc, const void *data, size_t n) {
   if (!__atomic_load_n(&table_ready, __ATOMIC_ACQUIRE)) build_tables();
   const unsigned char *p = data;
   crc = ~crc;
-  while (n && ((uintptr_t)p & 7)) { crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xFF]; n--; }
+  while (n && ((uintptr_t)p & 7)) {
+    crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xFF];
+    n--;
+  }
   while (n >= 8) {
     uint64_t w;
     __builtin_memcpy(&w, p, 8);
-    w ^= crc;  /* little-endian: the low 4 bytes take the CRC */
+    w ^= crc; /* little-endian: the low 4 bytes take the CRC */
     crc = table[7][w & 0xFF] ^ table[6][(w >> 8) & 0xFF] ^ table[5][(w >> 16) & 0xFF] ^ table[4][(w >> 24) & 0xFF] ^
-          table[3][(w >> 32) & 0xFF] ^ table[2][(w >> 40) & 0xFF] ^ table[1][(w >> 48) & 0xFF] ^ table[0][w >> 56];
+        table[3][(w >> 32) & 0xFF] ^ table[2][(w >> 40) & 0xFF] ^ table[1][(w >> 48) & 0xFF] ^ table[0][w >> 56];
     p += 8;
     n -= 8;
   }
@@ -40,7 +43,10 @@ uint32_t crc32c_portable(uint32_t crc, const void *data, size_t n) {
 __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const void *data, size_t n) {
   const unsigned char *p = data;
   uint64_t c = ~crc;
-  while (n && ((uintptr_t)p & 7)) { c = __builtin_ia32_crc32qi((uint32_t)c, *p++); n--; }
+  while (n && ((uintptr_t)p & 7)) {
+    c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+    n--;
+  }
   while (n >= 8) {
     uint64_t w;
     __builtin_memcpy(&w, p, 8);

@@ -15,7 +15,9 @@
 #include "shiro_status.h" /* SHIRO_API */
 
 /* Streaming digest state: feed values in a fixed order. */
-typedef struct digest64 { uint64_t h; } digest64;
+typedef struct digest64 {
+  uint64_t h;
+} digest64;
 
 static inline void digest_init(digest64 *d) { d->h = 0x6A09E667F3BCC909ull; }
 

@@ -10,9 +10,9 @@ shiro_status shiro_fail(shiro_error *err, shiro_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Evaluates a shiro_status expression; on failure stores it in `st` and jumps to done. */
-#define SHIRO_CHECK_GOTO(expr, st) \
-  do {                             \
-    (st) = (expr);                 \
+#define SHIRO_CHECK_GOTO(expr, st)   \
+  do {                               \
+    (st) = (expr);                   \
     if ((st) != SHIRO_OK) goto done; \
   } while (0)
 

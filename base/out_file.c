@@ -15,13 +15,13 @@
 #include "out_file.h"
 
 struct out_file {
-  char *path;     /* the path as given, for messages */
-  char *target;   /* where the bytes go: path, or the last target of its symlinks */
-  char *tmp;      /* the temporary regular file this module created; NULL when written in place */
-  mode_t mode;    /* the target's file type: 0 (none yet or regular), S_IFCHR, S_IFBLK or S_IFIFO */
-  int fd;         /* open on tmp (read-write), or on the target when written in place; -1 once closed */
-  FILE *stream;   /* stdio stream on fd once out_file_stream made it, else NULL */
-  int slot;       /* index of tmp in the signal registry, -1 if not registered */
+  char *path; /* the path as given, for messages */
+  char *target; /* where the bytes go: path, or the last target of its symlinks */
+  char *tmp; /* the temporary regular file this module created; NULL when written in place */
+  mode_t mode; /* the target's file type: 0 (none yet or regular), S_IFCHR, S_IFBLK or S_IFIFO */
+  int fd; /* open on tmp (read-write), or on the target when written in place; -1 once closed */
+  FILE *stream; /* stdio stream on fd once out_file_stream made it, else NULL */
+  int slot; /* index of tmp in the signal registry, -1 if not registered */
 };
 
 /* Temporaries of this process, for out_file_remove_temps in a signal
@@ -63,19 +63,31 @@ static char *link_target(const char *link, off_t hint) {
   char *text = NULL;
   for (;;) {
     char *p = realloc(text, cap);
-    if (!p) { free(text); errno = ENOMEM; return NULL; }
+    if (!p) {
+      free(text);
+      errno = ENOMEM;
+      return NULL;
+    }
     text = p;
     ssize_t n = readlink(link, text, cap);
-    if (n < 0) { free(text); return NULL; }
-    if ((size_t)n < cap) { text[n] = 0; break; }
-    cap *= 2;  /* the link grew, or st_size was 0 */
+    if (n < 0) {
+      free(text);
+      return NULL;
+    }
+    if ((size_t)n < cap) {
+      text[n] = 0;
+      break;
+    }
+    cap *= 2; /* the link grew, or st_size was 0 */
   }
   const char *slash = strrchr(link, '/');
   if (text[0] == '/' || !slash) return text;
   size_t dir = (size_t)(slash - link) + 1, len = strlen(text);
   char *full = malloc(dir + len + 1);
-  if (full) { memcpy(full, link, dir); memcpy(full + dir, text, len + 1); }
-  else errno = ENOMEM;
+  if (full) {
+    memcpy(full, link, dir);
+    memcpy(full + dir, text, len + 1);
+  } else errno = ENOMEM;
   free(text);
   return full;
 }
@@ -87,11 +99,17 @@ static shiro_status resolve(const char *path, char **target, struct stat *sb, bo
   for (int hops = 0;; hops++) {
     if (lstat(cur, sb) != 0) {
       int e = errno;
-      if (e == ENOENT) { *exists = false; break; }  /* a new file (or a missing directory: creating it says so) */
+      if (e == ENOENT) {
+        *exists = false;
+        break;
+      } /* a new file (or a missing directory: creating it says so) */
       free(cur);
       return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(e));
     }
-    if (!S_ISLNK(sb->st_mode)) { *exists = true; break; }
+    if (!S_ISLNK(sb->st_mode)) {
+      *exists = true;
+      break;
+    }
     if (hops == 40) {
       free(cur);
       return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(ELOOP));
@@ -184,7 +202,11 @@ shiro_status out_file_open(out_file **out, const char *path, unsigned flags, shi
   *out = NULL;
   if (!path || !*path) return shiro_fail(err, SHIRO_ERR_ARG, "no output path");
   out_file *o = calloc(1, sizeof *o);
-  if (o) { o->fd = -1; o->slot = -1; o->path = strdup(path); }
+  if (o) {
+    o->fd = -1;
+    o->slot = -1;
+    o->path = strdup(path);
+  }
   if (!o || !o->path) {
     if (o) free(o);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
@@ -199,7 +221,7 @@ shiro_status out_file_open(out_file **out, const char *path, unsigned flags, shi
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: not a file, a device or a FIFO", path);
   if (st == SHIRO_OK && exists && !S_ISREG(sb.st_mode)) {
     o->mode = sb.st_mode & S_IFMT;
-    if (flags & OUT_FILE_SEEKABLE) st = create_temp(o, false, err);  /* copied in at commit */
+    if (flags & OUT_FILE_SEEKABLE) st = create_temp(o, false, err); /* copied in at commit */
     else if ((o->fd = open_in_place(o->target)) < 0)
       st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
   } else if (st == SHIRO_OK) {
@@ -268,7 +290,10 @@ static int copy_in(const out_file *o, const char **what) {
     ssize_t n = read(src, buf, CHUNK);
     if (n < 0 && errno == EINTR) continue;
     *what = "cannot read back its temporary file";
-    if (n <= 0) { e = n < 0 ? errno : 0; break; }
+    if (n <= 0) {
+      e = n < 0 ? errno : 0;
+      break;
+    }
     *what = "write error";
     e = write_all(dst, buf, (size_t)n);
   }
@@ -298,7 +323,7 @@ static int sync_dir(const char *target) {
 shiro_status out_file_commit(out_file *o, shiro_error *err) {
   shiro_status st = SHIRO_OK;
   bool in_place = o->mode != 0;
-  int e = finish_writes(o, o->tmp && !in_place);  /* a temporary copied into a device needs no fsync */
+  int e = finish_writes(o, o->tmp && !in_place); /* a temporary copied into a device needs no fsync */
   if (e) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: write error: %s", o->path, strerror(e));
   } else if (in_place && o->tmp) {
@@ -310,7 +335,7 @@ shiro_status out_file_commit(out_file *o, shiro_error *err) {
       st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot rename %s into place: %s", o->path, o->tmp, strerror(e));
     } else {
       free(o->tmp);
-      o->tmp = NULL;  /* renamed: nothing to remove */
+      o->tmp = NULL; /* renamed: nothing to remove */
       if ((e = sync_dir(o->target)) != 0)
         st = shiro_fail(err, SHIRO_ERR_IO, "%s: written, but its directory could not be synced: %s", o->path, strerror(e));
     }

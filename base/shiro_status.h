@@ -22,17 +22,17 @@ extern "C" {
 /* Status of every shiro call. 0 is success; the others say which kind of thing failed. */
 typedef enum shiro_status {
   SHIRO_OK = 0,
-  SHIRO_ERR_ARG = 1,         /* a bad argument (NULL, out of range, wrong N or type) */
-  SHIRO_ERR_NOMEM = 2,       /* an allocation failed */
-  SHIRO_ERR_IO = 3,          /* a file could not be opened, read, mapped or written */
-  SHIRO_ERR_PARSE = 4,       /* malformed input (Matrix Market file, command line) */
-  SHIRO_ERR_FORMAT = 5,      /* a plan file that is damaged or not a shiro plan */
-  SHIRO_ERR_VERSION = 6,     /* a plan file of an unsupported format version */
-  SHIRO_ERR_MISMATCH = 7,    /* plan and launch disagree (rank count, rank, matrix) */
-  SHIRO_ERR_MPI = 8,         /* an MPI call failed */
+  SHIRO_ERR_ARG = 1, /* a bad argument (NULL, out of range, wrong N or type) */
+  SHIRO_ERR_NOMEM = 2, /* an allocation failed */
+  SHIRO_ERR_IO = 3, /* a file could not be opened, read, mapped or written */
+  SHIRO_ERR_PARSE = 4, /* malformed input (Matrix Market file, command line) */
+  SHIRO_ERR_FORMAT = 5, /* a plan file that is damaged or not a shiro plan */
+  SHIRO_ERR_VERSION = 6, /* a plan file of an unsupported format version */
+  SHIRO_ERR_MISMATCH = 7, /* plan and launch disagree (rank count, rank, matrix) */
+  SHIRO_ERR_MPI = 8, /* an MPI call failed */
   SHIRO_ERR_UNSUPPORTED = 9, /* a valid request this build cannot serve (e.g. no CUDA) */
-  SHIRO_ERR_CUDA = 10,       /* a CUDA, cuSPARSE or NCCL call failed */
-  SHIRO_ERR_INTERNAL = 11    /* a broken internal invariant: a bug, please report */
+  SHIRO_ERR_CUDA = 10, /* a CUDA, cuSPARSE or NCCL call failed */
+  SHIRO_ERR_INTERNAL = 11 /* a broken internal invariant: a bug, please report */
 } shiro_status;
 
 /* Caller-owned error message, filled on failure ("file:line: expected X, found Y"). */

@@ -10,7 +10,10 @@
  * never prints, it reports through shiro_error. The setting is per thread
  * (a thread-safe libhdf5), and a planner calls the writer from whichever
  * thread finished a rank, so each call silences and restores its own. */
-typedef struct h5_quiet { H5E_auto2_t fn; void *data; } h5_quiet;
+typedef struct h5_quiet {
+  H5E_auto2_t fn;
+  void *data;
+} h5_quiet;
 
 /* Saves the current error handler and turns printing off. */
 static inline h5_quiet h5_quiet_begin(void) {

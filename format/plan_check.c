@@ -36,13 +36,19 @@ static shiro_status check_mul(const prog_rank *pr, int64_t o, const int64_t *op,
     for (int64_t e = ptr[i]; e < ptr[i + 1]; e++)
       if (pr->col[e] < 0 || pr->col[e] >= span) BAD("source row out of range");
   }
-  if (roff >= 0) {  /* each destination row at most once: no two threads write one row */
+  if (roff >= 0) { /* each destination row at most once: no two threads write one row */
     shiro_status st = SHIRO_OK;
     int64_t i = 0;
     for (; i < nrows; i++) {
       int32_t d = pr->rows[roff + i];
-      if (d < 0 || d >= dn - doff) { st = SHIRO_ERR_FORMAT; break; }
-      if (mark[doff + d]) { st = SHIRO_ERR_FORMAT; break; }
+      if (d < 0 || d >= dn - doff) {
+        st = SHIRO_ERR_FORMAT;
+        break;
+      }
+      if (mark[doff + d]) {
+        st = SHIRO_ERR_FORMAT;
+        break;
+      }
       mark[doff + d] = 1;
     }
     for (int64_t t = 0; t < i; t++) mark[doff + pr->rows[roff + t]] = 0;
@@ -57,17 +63,19 @@ static shiro_status check_xchg(const prog_meta *meta, const prog_rank *pr, shiro
     const int64_t *r = pr->xchg + x * PROG_X_WIDTH;
     int64_t n = buf_rows(pr, r[XF_BUF]);
     int ok = r[XF_STAGE] >= 0 && r[XF_STAGE] < pr->nstages && r[XF_PEER] >= 0 && r[XF_PEER] < meta->ranks &&
-             r[XF_PEER] != pr->rank && (r[XF_DIR] == 0 || r[XF_DIR] == 1) && n >= 0 && r[XF_COUNT] >= 0 &&
-             r[XF_OFF] >= 0 && r[XF_OFF] <= n && r[XF_COUNT] <= n - r[XF_OFF] && r[XF_COUNT] <= INT32_MAX &&
-             (r[XF_TIER] == 0 || r[XF_TIER] == 1) && r[XF_KIND] >= 0 && r[XF_KIND] < PROG_MSG_KINDS && r[XF_BROWS] >= 0 && r[XF_BROWS] <= r[XF_COUNT] &&
-             (r[XF_BUF] == PROG_BUF_R || r[XF_BUF] == PROG_BUF_S);
+        r[XF_PEER] != pr->rank && (r[XF_DIR] == 0 || r[XF_DIR] == 1) && n >= 0 && r[XF_COUNT] >= 0 &&
+        r[XF_OFF] >= 0 && r[XF_OFF] <= n && r[XF_COUNT] <= n - r[XF_OFF] && r[XF_COUNT] <= INT32_MAX &&
+        (r[XF_TIER] == 0 || r[XF_TIER] == 1) && r[XF_KIND] >= 0 && r[XF_KIND] < PROG_MSG_KINDS && r[XF_BROWS] >= 0 && r[XF_BROWS] <= r[XF_COUNT] &&
+        (r[XF_BUF] == PROG_BUF_R || r[XF_BUF] == PROG_BUF_S);
     if (!ok) return shiro_fail(err, SHIRO_ERR_FORMAT, "rank %d exchange record %lld is out of range", pr->rank, (long long)x);
   }
   return SHIRO_OK;
 }
 
 /* One exchange record's R4 key (stage, peer, direction, kind) and its index. */
-typedef struct msg_key { int64_t stage, peer, dir, kind, x; } msg_key;
+typedef struct msg_key {
+  int64_t stage, peer, dir, kind, x;
+} msg_key;
 
 static int by_msg_key(const void *a, const void *b) {
   const msg_key *p = a, *q = b;

@@ -25,7 +25,13 @@
 #include "h5_util.h"
 #include "plan_envelope.h"
 
-enum { OFF_VERSION = 8, OFF_HEADER = 12, OFF_UB = 16, OFF_SIZE = 24, OFF_N = 32, OFF_META = 40, OFF_BLOCK = 44 };
+enum { OFF_VERSION = 8,
+       OFF_HEADER = 12,
+       OFF_UB = 16,
+       OFF_SIZE = 24,
+       OFF_N = 32,
+       OFF_META = 40,
+       OFF_BLOCK = 44 };
 static const uint8_t hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
 static uint64_t get_le(const uint8_t *p, int bytes) {
@@ -92,7 +98,8 @@ static shiro_status parse(const uint8_t *img, size_t size, const char *path, uin
   if (size < 8 || memcmp(img, PLAN_ENVELOPE_MAGIC, 8) != 0) {
     if (size >= 8 && memcmp(img, hdf5_signature, 8) == 0)
       return shiro_fail(err, SHIRO_ERR_VERSION, "%s: an HDF5 file without a shiro envelope (a plan of format 1.x, "
-                        "or not written by shiro-plan): plan the matrix again with this shiro-plan", path);
+                                                "or not written by shiro-plan): plan the matrix again with this shiro-plan",
+                        path);
     return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: not a shiro plan (no shiro envelope at byte 0%s)", path,
                       size < 8 ? ": file too short" : "");
   }
@@ -285,7 +292,7 @@ static int crc_fd_range(void *arg, uint64_t off, uint64_t len, uint32_t *c) {
 static shiro_status seal_fd(int fd, uint64_t size, uint64_t ub, const uint64_t (*extents)[2], size_t n,
                             const char *path, shiro_error *err) {
   enum { CAP = 1 << 20 };
-  const int fits = ub <= size && ub <= ((uint64_t)1 << 30);  /* a writer's user block: KiBs to MiBs */
+  const int fits = ub <= size && ub <= ((uint64_t)1 << 30); /* a writer's user block: KiBs to MiBs */
   uint8_t *blk = fits ? malloc((size_t)ub) : NULL, *buf = fits ? malloc(CAP) : NULL;
   shiro_status st = SHIRO_OK;
   if (fits && (!blk || !buf)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory sealing", path);

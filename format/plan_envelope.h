@@ -21,7 +21,7 @@
 
 #define PLAN_ENVELOPE_MAGIC "\211SHIRO\r\n" /* 8 bytes: high bit and line-ending damage show */
 #define PLAN_ENVELOPE_VERSION 1
-#define PLAN_ENVELOPE_HEADER 64  /* bytes before the extent table */
+#define PLAN_ENVELOPE_HEADER 64 /* bytes before the extent table */
 
 /* The user block size a writer should create a file with for `ranks` ranks
  * of `arrays_per_rank` datasets each: a power of two ≥ 512 that holds the

@@ -51,8 +51,8 @@ shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error 
 
 /* A rank's arrays mapped read-only from the file. */
 typedef struct plan_mapping {
-  void *addr;   /* start of the mapping (page-aligned), NULL if nothing was mapped */
-  size_t len;   /* bytes mapped */
+  void *addr; /* start of the mapping (page-aligned), NULL if nothing was mapped */
+  size_t len; /* bytes mapped */
 } plan_mapping;
 
 /* Opens `path`, checks its root attributes and the layout of rank `rank`'s

@@ -21,7 +21,7 @@ static int read_i64(hid_t loc, const char *name, int64_t *v) {
   if (a < 0) return 0;
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
   int ok = t >= 0 && sp >= 0 && H5Tequal(t, H5T_STD_I64LE) > 0 && H5Sget_simple_extent_npoints(sp) == 1 &&
-           H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+      H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
   if (t >= 0) H5Tclose(t);
   if (sp >= 0) H5Sclose(sp);
   H5Aclose(a);
@@ -81,8 +81,8 @@ shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error 
   h5_quiet q = h5_quiet_begin();
   hid_t f = h5_open_readonly(path);
   st = f < 0 ? shiro_fail(err, SHIRO_ERR_IO, "%s: cannot open as an HDF5 file (%s)", path,
-                                       access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
-                          : read_meta(f, path, meta, err);
+                          access(path, R_OK) == 0 ? "not HDF5 or damaged" : strerror(errno))
+             : read_meta(f, path, meta, err);
   if (f >= 0) H5Fclose(f);
   h5_quiet_end(q);
   return st;
@@ -91,12 +91,12 @@ shiro_status plan_file_read_meta(const char *path, prog_meta *meta, shiro_error 
 /* One dataset of the rank group: where its bytes are in the file. */
 typedef struct dset_loc {
   const char *name;
-  hid_t want;      /* expected native type */
-  int width;       /* expected second dimension (1 = 1-D) */
-  int64_t n;       /* rows */
-  haddr_t off;     /* file offset of the data (valid if n > 0) */
+  hid_t want; /* expected native type */
+  int width; /* expected second dimension (1 = 1-D) */
+  int64_t n; /* rows */
+  haddr_t off; /* file offset of the data (valid if n > 0) */
   size_t bytes;
-  uint32_t crc;    /* stored CRC32C of the data */
+  uint32_t crc; /* stored CRC32C of the data */
 } dset_loc;
 
 static shiro_status locate(hid_t g, const char *path, int32_t rank, dset_loc *ds, shiro_error *err) {
@@ -156,7 +156,7 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
                               shiro_error *err) {
   int any = 0;
   for (int i = 0; i < nds; i++) any |= ds[i].n > 0;
-  if (!any) return SHIRO_OK;  /* every array empty */
+  if (!any) return SHIRO_OK; /* every array empty */
   int fd = open(path, O_RDONLY);
   if (fd < 0) return shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
   struct stat sb;
@@ -171,11 +171,12 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
     if (!plan_extent_inside(ds[i].off, ds[i].bytes, (uint64_t)sb.st_size)) {
       close(fd);
       return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: rank %d dataset '%s' (offset %llu, %zu bytes) lies outside the file of %llu "
-                        "bytes (truncated or damaged?)", path, pr->rank, ds[i].name, (unsigned long long)ds[i].off, ds[i].bytes,
+                                               "bytes (truncated or damaged?)",
+                        path, pr->rank, ds[i].name, (unsigned long long)ds[i].off, ds[i].bytes,
                         (unsigned long long)sb.st_size);
     }
     if (ds[i].off < lo) lo = ds[i].off;
-    if (ds[i].off + ds[i].bytes > hi) hi = ds[i].off + ds[i].bytes;  /* no wrap: inside the file */
+    if (ds[i].off + ds[i].bytes > hi) hi = ds[i].off + ds[i].bytes; /* no wrap: inside the file */
   }
   long page = sysconf(_SC_PAGESIZE);
   uint64_t start = lo - lo % (uint64_t)page;
@@ -189,7 +190,10 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
                               (void **)&pr->b_global, (void **)&pr->a_ptr, (void **)&pr->a_col, (void **)&pr->a_val,
                               (void **)&pr->val_src};
   for (int i = 0; i < nds; i++) {
-    if (ds[i].n == 0) { *dst[i] = NULL; continue; }
+    if (ds[i].n == 0) {
+      *dst[i] = NULL;
+      continue;
+    }
     if ((ds[i].off - start) % 8 != 0) {
       plan_file_unmap(map);
       return shiro_fail(err, SHIRO_ERR_FORMAT, "%s: dataset '%s' is not 8-byte aligned", path, ds[i].name);
@@ -223,9 +227,9 @@ shiro_status plan_verify_checksums(const prog_rank *pr, shiro_error *err) {
 
 /* An open plan file: the envelope checked, HDF5 open, the root attributes read. */
 struct plan_reader {
-  char *path;       /* owned copy, names the file in messages */
-  hid_t f;          /* the HDF5 file, read-only */
-  prog_meta meta;   /* its root attributes */
+  char *path; /* owned copy, names the file in messages */
+  hid_t f; /* the HDF5 file, read-only */
+  prog_meta meta; /* its root attributes */
 };
 
 shiro_status plan_reader_open(const char *path, plan_reader **rd, prog_meta *meta, shiro_error *err) {
@@ -300,9 +304,19 @@ shiro_status plan_reader_map_rank(plan_reader *rd, int32_t rank, prog_rank *pr, 
    * (n = 0, CRC32C of nothing = 0) make a 2.0 rank's program the one it always was. */
   const int narrays = meta->version_minor >= 1 ? PROG_NARRAYS : PROG_NARRAYS_2_0;
   for (int i = 0; i < narrays; i++) SHIRO_CHECK_GOTO(locate(g, path, rank, &ds[i], err), st);
-  pr->nops = ds[0].n; pr->nx = ds[1].n; pr->nptr = ds[2].n; pr->ncol = ds[3].n; pr->nval = ds[4].n; pr->nrowidx = ds[5].n;
-  pr->ncert = ds[6].n; pr->ncglobal = ds[7].n; pr->nbglobal = ds[8].n;
-  pr->naptr = ds[PA_APTR].n; pr->nacol = ds[PA_ACOL].n; pr->naval = ds[PA_AVAL].n; pr->nvalsrc = ds[PA_VALSRC].n;
+  pr->nops = ds[0].n;
+  pr->nx = ds[1].n;
+  pr->nptr = ds[2].n;
+  pr->ncol = ds[3].n;
+  pr->nval = ds[4].n;
+  pr->nrowidx = ds[5].n;
+  pr->ncert = ds[6].n;
+  pr->ncglobal = ds[7].n;
+  pr->nbglobal = ds[8].n;
+  pr->naptr = ds[PA_APTR].n;
+  pr->nacol = ds[PA_ACOL].n;
+  pr->naval = ds[PA_AVAL].n;
+  pr->nvalsrc = ds[PA_VALSRC].n;
   for (int i = 0; i < PROG_NARRAYS; i++) pr->crc[i] = ds[i].crc;
   H5Gclose(g);
   g = -1;

@@ -69,19 +69,19 @@ static int attr_str(hid_t loc, const char *name, const char *s) {
   hid_t t = H5Tcopy(H5T_C_S1);
   if (t < 0) return 0;
   int ok = H5Tset_size(t, strlen(s) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 &&
-           write_attr(loc, name, t, t, s);
+      write_attr(loc, name, t, t, s);
   H5Tclose(t);
   return ok;
 }
 
 static int write_root(hid_t f, const prog_meta *meta) {
   return attr_str(f, "format", PLAN_FORMAT_NAME) && attr_i64(f, "version_major", PLAN_VERSION_MAJOR) &&
-         attr_i64(f, "version_minor", PLAN_VERSION_MINOR) && attr_i64(f, "ranks", meta->ranks) &&
-         attr_i64(f, "gpus_per_node", meta->gpus_per_node) && attr_i64(f, "m", meta->m) &&
-         attr_i64(f, "k", meta->k) && attr_i64(f, "nnz", meta->nnz) &&
-         attr_str(f, "value_type", "float64") && attr_str(f, "strategy", meta->strategy) &&
-         attr_str(f, "partition", meta->partition) && attr_i64(f, "matrix_digest", (int64_t)meta->matrix_digest) &&
-         attr_str(f, "writer", "shiro " SHIRO_VERSION);
+      attr_i64(f, "version_minor", PLAN_VERSION_MINOR) && attr_i64(f, "ranks", meta->ranks) &&
+      attr_i64(f, "gpus_per_node", meta->gpus_per_node) && attr_i64(f, "m", meta->m) &&
+      attr_i64(f, "k", meta->k) && attr_i64(f, "nnz", meta->nnz) &&
+      attr_str(f, "value_type", "float64") && attr_str(f, "strategy", meta->strategy) &&
+      attr_str(f, "partition", meta->partition) && attr_i64(f, "matrix_digest", (int64_t)meta->matrix_digest) &&
+      attr_str(f, "writer", "shiro " SHIRO_VERSION);
 }
 
 static int write_rank(hid_t f, const prog_rank *pr) {
@@ -104,11 +104,11 @@ static int write_rank(hid_t f, const prog_rank *pr) {
                                       pr->ncglobal, pr->nbglobal, pr->naptr, pr->nacol, pr->naval, pr->nvalsrc};
   const int width[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1};
   int ok = attr_i64(g, "rank", pr->rank) && attr_i64(g, "stages", pr->nstages) &&
-           attr_i64(g, "c_first", pr->c_first) && attr_i64(g, "c_rows", pr->c_rows) &&
-           attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
-           attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
-           attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
-  prog_rank sealed = *pr;  /* the CRCs of exactly the bytes written */
+      attr_i64(g, "c_first", pr->c_first) && attr_i64(g, "c_rows", pr->c_rows) &&
+      attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
+      attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
+      attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
+  prog_rank sealed = *pr; /* the CRCs of exactly the bytes written */
   prog_rank_seal(&sealed);
   for (int a = 0; ok && a < PROG_NARRAYS; a++) {
     size_t bytes;
@@ -129,11 +129,11 @@ void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
 
 /* An open plan file being written, rank after rank. */
 struct plan_writer {
-  char *path;        /* the final name, for messages */
-  out_file *out;     /* the output (its temporary regular file is what HDF5 writes); NULL once committed */
-  hid_t f, fapl;     /* the open file (-1 once closed) */
-  int32_t ranks;     /* ranks the plan has */
-  int32_t next;      /* the rank expected next */
+  char *path; /* the final name, for messages */
+  out_file *out; /* the output (its temporary regular file is what HDF5 writes); NULL once committed */
+  hid_t f, fapl; /* the open file (-1 once closed) */
+  int32_t ranks; /* ranks the plan has */
+  int32_t next; /* the rank expected next */
 };
 
 /* Closes everything and drops the output (its temporary removed), any state. */
@@ -148,7 +148,10 @@ static void writer_discard(plan_writer *w) {
 shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_meta *meta, shiro_error *err) {
   *out = NULL;
   plan_writer *w = calloc(1, sizeof *w);
-  if (w) { w->f = w->fapl = -1; w->path = strdup(path); }
+  if (w) {
+    w->f = w->fapl = -1;
+    w->path = strdup(path);
+  }
   if (!w || !w->path) {
     if (w) free(w);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
@@ -171,10 +174,10 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
   w->f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
-                 H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) >= 0 &&
-                 H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
-             ? H5Fcreate(out_file_temp(w->out), H5F_ACC_TRUNC, fcpl, w->fapl)
-             : -1;
+          H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) >= 0 &&
+          H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
+      ? H5Fcreate(out_file_temp(w->out), H5F_ACC_TRUNC, fcpl, w->fapl)
+      : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
   if (w->f < 0)
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot create the plan file %s with HDF5", path, out_file_temp(w->out));
@@ -213,7 +216,7 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
   /* fsync, rename onto the target, fsync of its directory (or the copy into a device / FIFO) */
   if (st == SHIRO_OK) {
     out_file *o = w->out;
-    w->out = NULL;  /* committed or removed by out_file_commit */
+    w->out = NULL; /* committed or removed by out_file_commit */
     st = out_file_commit(o, err);
   }
   writer_discard(w);

@@ -27,9 +27,19 @@ const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
 
 void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
-  free(pr->ops); free(pr->xchg); free(pr->ptr); free(pr->col); free(pr->val); free(pr->rows); free(pr->cert);
-  free(pr->c_global); free(pr->b_global);
-  free(pr->a_ptr); free(pr->a_col); free(pr->a_val); free(pr->val_src);
+  free(pr->ops);
+  free(pr->xchg);
+  free(pr->ptr);
+  free(pr->col);
+  free(pr->val);
+  free(pr->rows);
+  free(pr->cert);
+  free(pr->c_global);
+  free(pr->b_global);
+  free(pr->a_ptr);
+  free(pr->a_col);
+  free(pr->a_val);
+  free(pr->val_src);
   memset(pr, 0, sizeof *pr);
 }
 

@@ -16,7 +16,7 @@ typedef struct verdict {
  * leading "WHAT: " of P's own message left out (it would say the call's name twice). */
 static void agreed_message(char *msg, const char *what, int lowest, int failed, const char *why) {
   const size_t n = strlen(what);
-  if (!strncmp(why, what, n) && !strncmp(why + n, " failed on rank ", 16)) {  /* agreed on before: as it is */
+  if (!strncmp(why, what, n) && !strncmp(why + n, " failed on rank ", 16)) { /* agreed on before: as it is */
     snprintf(msg, SHIRO_MSG_LEN, "%s", why);
     return;
   }
@@ -25,7 +25,7 @@ static void agreed_message(char *msg, const char *what, int lowest, int failed, 
   if (failed > 1) snprintf(others, sizeof others, " (and %d other rank%s)", failed - 1, failed > 2 ? "s" : "");
   int at = snprintf(msg, SHIRO_MSG_LEN, "%s failed on rank %d%s: ", what, lowest, others);
   if (at < 0 || at >= SHIRO_MSG_LEN) return;
-  size_t len = strlen(why), room = (size_t)(SHIRO_MSG_LEN - 1 - at);  /* a long message loses its end */
+  size_t len = strlen(why), room = (size_t)(SHIRO_MSG_LEN - 1 - at); /* a long message loses its end */
   if (len > room) len = room;
   memcpy(msg + at, why, len);
   msg[at + (int)len] = 0;

@@ -34,11 +34,11 @@
 
 /* What an op of the program does, as the interpreter classified it. */
 typedef enum rt_op_kind {
-  RT_START = 0,    /* begin stage `stage`'s exchanges */
-  RT_WAIT = 1,     /* complete them */
+  RT_START = 0, /* begin stage `stage`'s exchanges */
+  RT_WAIT = 1, /* complete them */
   RT_MULTIPLY = 2, /* dst[rows] (+)= A · src, entries with values */
-  RT_GATHER = 3,   /* dst[i] = src[col[ptr[i]]]: no values, one entry per row, assigns */
-  RT_ADD = 4       /* dst[rows] (+)= sums of src rows: no values (any other shape without values) */
+  RT_GATHER = 3, /* dst[i] = src[col[ptr[i]]]: no values, one entry per row, assigns */
+  RT_ADD = 4 /* dst[rows] (+)= sums of src rows: no values (any other shape without values) */
 } rt_op_kind;
 
 /* One op of a program, decoded once. Compute ops (MULTIPLY, GATHER, ADD): row
@@ -47,17 +47,17 @@ typedef enum rt_op_kind {
  * type); it writes dst row dst_off + (rows ? rows[i] : i). The arrays are the
  * plan's (the forward program) or the context's own (the transposed one). */
 typedef struct rt_op {
-  int64_t index;          /* position in the program's ops */
+  int64_t index; /* position in the program's ops */
   rt_op_kind kind;
-  int32_t stage;          /* START/WAIT: the stage; compute ops: the stage they belong to */
-  int dst_buf, src_buf;   /* PROG_BUF_* */
+  int32_t stage; /* START/WAIT: the stage; compute ops: the stage they belong to */
+  int dst_buf, src_buf; /* PROG_BUF_* */
   int64_t dst_off, src_off;
-  int64_t nrows;          /* rows of the operator */
-  const int64_t *ptr;     /* [nrows+1] row pointers (absolute positions in col / val) */
-  const int32_t *col;     /* the entries' source rows (indexed through ptr) */
-  const void *val;        /* MULTIPLY: the entries' values, float or double as the context (through ptr); else NULL */
-  const int32_t *rows;    /* [nrows] destination rows relative to dst_off, or NULL: contiguous */
-  int accum;              /* 1: dst +=, 0: dst = */
+  int64_t nrows; /* rows of the operator */
+  const int64_t *ptr; /* [nrows+1] row pointers (absolute positions in col / val) */
+  const int32_t *col; /* the entries' source rows (indexed through ptr) */
+  const void *val; /* MULTIPLY: the entries' values, float or double as the context (through ptr); else NULL */
+  const int32_t *rows; /* [nrows] destination rows relative to dst_off, or NULL: contiguous */
+  int accum; /* 1: dst +=, 0: dst = */
 } rt_op;
 
 typedef struct backend {
@@ -75,8 +75,8 @@ typedef struct backend {
   void (*destroy)(shiro_ctx *c);
 } backend;
 
-extern const backend cpu_backend;   /* cpu_backend.c */
-extern const backend cuda_backend;  /* cuda/backend_cuda.c, when built with CUDA */
-extern const backend sim_backend;   /* sim_backend.c, in the simulation build only (SHIRO_HAVE_SIM) */
+extern const backend cpu_backend; /* cpu_backend.c */
+extern const backend cuda_backend; /* cuda/backend_cuda.c, when built with CUDA */
+extern const backend sim_backend; /* sim_backend.c, in the simulation build only (SHIRO_HAVE_SIM) */
 
 #endif

@@ -9,9 +9,9 @@
 
 /* An op's rows with entries, where many of them have none: what the kernels walk in its place. */
 typedef struct cpu_dense_rows {
-  int64_t nrows;   /* rows with entries (0: the op runs as stored) */
-  int64_t *ptr;    /* [nrows+1] their row pointers (absolute positions in the op's col / val) */
-  int32_t *rows;   /* [nrows] their destination rows (relative to dst_off) */
+  int64_t nrows; /* rows with entries (0: the op runs as stored) */
+  int64_t *ptr; /* [nrows+1] their row pointers (absolute positions in the op's col / val) */
+  int32_t *rows; /* [nrows] their destination rows (relative to dst_off) */
 } cpu_dense_rows;
 
 /* The CPU backend's state, per program (RT_FORWARD, RT_TRANSPOSE): the persistent requests, and
@@ -19,7 +19,7 @@ typedef struct cpu_dense_rows {
  * none (cpu_load). */
 typedef struct cpu_state {
   mpi_xport x[2];
-  cpu_dense_rows *dense[2];  /* [nops] or NULL */
+  cpu_dense_rows *dense[2]; /* [nops] or NULL */
   int64_t ndense[2];
 } cpu_state;
 
@@ -165,7 +165,7 @@ const backend cpu_backend = {
     .name = "cpu",
     .setup = cpu_setup,
     .load = cpu_load,
-    .multiply = cpu_compute,  /* the kernel follows op->kind */
+    .multiply = cpu_compute, /* the kernel follows op->kind */
     .gather = cpu_compute,
     .add = cpu_compute,
     .start = cpu_start,

@@ -8,14 +8,14 @@
 
 /* One op, its buffers resolved. */
 typedef struct kargs {
-  char *dst;                  /* the op's destination row 0 (buffer + dst_off rows) */
-  const char *src;            /* its source row 0 (buffer + src_off rows) */
-  const int64_t *ptr;         /* [nrows+1] row pointers into col / val */
-  const int32_t *col, *rows;  /* source rows; destination rows (NULL: row i) */
-  const void *val;            /* values (multiply), else NULL */
-  int accum;                  /* 1: dst +=, 0: dst = */
-  int64_t n;                  /* values per row */
-  size_t row_bytes;           /* bytes per row (dense rows) */
+  char *dst; /* the op's destination row 0 (buffer + dst_off rows) */
+  const char *src; /* its source row 0 (buffer + src_off rows) */
+  const int64_t *ptr; /* [nrows+1] row pointers into col / val */
+  const int32_t *col, *rows; /* source rows; destination rows (NULL: row i) */
+  const void *val; /* values (multiply), else NULL */
+  int accum; /* 1: dst +=, 0: dst = */
+  int64_t n; /* values per row */
+  size_t row_bytes; /* bytes per row (dense rows) */
   int64_t drs, dcs, srs, scs; /* strided kernels only: values from a row to the next and from a
                                  column to the next, in dst and in src (row-major: N or ld, 1;
                                  column-major: 1, ld) */

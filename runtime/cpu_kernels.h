@@ -48,7 +48,8 @@ void cpu_gather(const rt_op *op, void *dst, const void *src, size_t row_bytes);
 
 /* Instruction sets the kernels are built for: the baseline of the build and,
  * on x86-64, AVX2 (chosen at run time where the CPU has it). */
-enum { CPU_ISA_BASE = 0, CPU_ISA_AVX2 = 1 };
+enum { CPU_ISA_BASE = 0,
+       CPU_ISA_AVX2 = 1 };
 
 /* The instruction set the kernels use now (detected at the first call). */
 int cpu_kernels_isa(void);

@@ -13,31 +13,32 @@
 /* Columns c .. c+W-1 of rows lo .. hi-1 (W a constant: W independent sums per row, so that the adds
  * of one row do not wait for each other): acc = (accum ? d : the first term), then acc + term for
  * every further entry, in stored order. */
-#define STRIDED_TILE(T, HV, W)                                                                    \
-  for (int64_t i = lo; i < hi; i++) {                                                             \
-    T *d = d0 + (rows ? (int64_t)rows[i] : i) * drs + c * dcs;                                    \
-    const T *sc = s0 + c * scs;                                                                   \
-    int64_t e = ptr[i];                                                                           \
-    const int64_t e1 = ptr[i + 1];                                                                \
-    T x[W];                                                                                       \
-    if (accum) {                                                                                  \
-      if (e == e1) continue;                                                                      \
-      for (int k = 0; k < (W); k++) x[k] = d[k * dcs];                                            \
-    } else if (e < e1) {                                                                          \
-      const T *s = sc + (int64_t)col[e] * srs;                                                    \
-      for (int k = 0; k < (W); k++) x[k] = (HV) ? s[k * scs] * val[e] : s[k * scs];               \
-      e++;                                                                                        \
-    } else {                                                                                      \
-      for (int k = 0; k < (W); k++) x[k] = 0;                                                     \
-    }                                                                                             \
-    for (; e < e1; e++) {                                                                         \
-      const T *s = sc + (int64_t)col[e] * srs;                                                    \
-      for (int k = 0; k < (W); k++) x[k] = x[k] + ((HV) ? s[k * scs] * val[e] : s[k * scs]);      \
-    }                                                                                             \
-    for (int k = 0; k < (W); k++) d[k * dcs] = x[k];                                              \
+#define STRIDED_TILE(T, HV, W)                                                               \
+  for (int64_t i = lo; i < hi; i++) {                                                        \
+    T *d = d0 + (rows ? (int64_t)rows[i] : i) * drs + c * dcs;                               \
+    const T *sc = s0 + c * scs;                                                              \
+    int64_t e = ptr[i];                                                                      \
+    const int64_t e1 = ptr[i + 1];                                                           \
+    T x[W];                                                                                  \
+    if (accum) {                                                                             \
+      if (e == e1) continue;                                                                 \
+      for (int k = 0; k < (W); k++) x[k] = d[k * dcs];                                       \
+    } else if (e < e1) {                                                                     \
+      const T *s = sc + (int64_t)col[e] * srs;                                               \
+      for (int k = 0; k < (W); k++) x[k] = (HV) ? s[k * scs] * val[e] : s[k * scs];          \
+      e++;                                                                                   \
+    } else {                                                                                 \
+      for (int k = 0; k < (W); k++) x[k] = 0;                                                \
+    }                                                                                        \
+    for (; e < e1; e++) {                                                                    \
+      const T *s = sc + (int64_t)col[e] * srs;                                               \
+      for (int k = 0; k < (W); k++) x[k] = x[k] + ((HV) ? s[k * scs] * val[e] : s[k * scs]); \
+    }                                                                                        \
+    for (int k = 0; k < (W); k++) d[k * dcs] = x[k];                                         \
   }
 
 /* Rows lo .. hi-1, all N columns: tiles of 8 columns, then 4, 2, 1. */
+/* clang-format off */
 #define DEF_STRIDED(NAME, T, HV)                                                                  \
   static void NAME(const kargs *a, int64_t lo, int64_t hi) {                                      \
     const int64_t *ptr = a->ptr;                                                                  \
@@ -54,6 +55,7 @@
     if (c + 2 <= n) { STRIDED_TILE(T, HV, 2) c += 2; }                                            \
     if (c < n) { STRIDED_TILE(T, HV, 1) }                                                         \
   }
+/* clang-format on */
 
 DEF_STRIDED(strided_mul_d, double, 1)
 DEF_STRIDED(strided_add_d, double, 0)
@@ -61,16 +63,16 @@ DEF_STRIDED(strided_mul_f, float, 1)
 DEF_STRIDED(strided_add_f, float, 0)
 
 /* Gathers: row i of dst is row col[ptr[0] + i] of src (one entry per row), value by value. */
-#define DEF_STRIDED_GATHER(NAME, T)                                                               \
-  static void NAME(const kargs *a, int64_t lo, int64_t hi) {                                      \
-    const int32_t *col = a->col + a->ptr[0], *rows = a->rows;                                     \
-    T *d0 = (T *)(void *)a->dst;                                                                  \
-    const T *s0 = (const T *)(const void *)a->src;                                                \
-    for (int64_t i = lo; i < hi; i++) {                                                           \
-      T *d = d0 + (rows ? (int64_t)rows[i] : i) * a->drs;                                         \
-      const T *s = s0 + (int64_t)col[i] * a->srs;                                                 \
-      for (int64_t j = 0; j < a->n; j++) d[j * a->dcs] = s[j * a->scs];                           \
-    }                                                                                             \
+#define DEF_STRIDED_GATHER(NAME, T)                                     \
+  static void NAME(const kargs *a, int64_t lo, int64_t hi) {            \
+    const int32_t *col = a->col + a->ptr[0], *rows = a->rows;           \
+    T *d0 = (T *)(void *)a->dst;                                        \
+    const T *s0 = (const T *)(const void *)a->src;                      \
+    for (int64_t i = lo; i < hi; i++) {                                 \
+      T *d = d0 + (rows ? (int64_t)rows[i] : i) * a->drs;               \
+      const T *s = s0 + (int64_t)col[i] * a->srs;                       \
+      for (int64_t j = 0; j < a->n; j++) d[j * a->dcs] = s[j * a->scs]; \
+    }                                                                   \
   }
 
 DEF_STRIDED_GATHER(strided_gather_d, double)

@@ -10,8 +10,7 @@
 #include "shiro_config.h"
 
 shiro_ctx_options shiro_ctx_options_default(void) {
-  shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1,
-                         .device = -1, .transport = SHIRO_TRANSPORT_AUTO, .threads = 0};
+  shiro_ctx_options o = {.backend = SHIRO_BACKEND_CPU, .dtype = SHIRO_FLOAT64, .n = 1, .device = -1, .transport = SHIRO_TRANSPORT_AUTO, .threads = 0};
   return o;
 }
 
@@ -36,7 +35,7 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #if !SHIRO_HAVE_SIM
   if (o->backend == SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "shiro_ctx_create: the sim backend exists only in the simulation build "
-                      "(tools/sim/simulate.sh builds libshiro against SimGrid)");
+                                                  "(tools/sim/simulate.sh builds libshiro against SimGrid)");
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
@@ -46,7 +45,7 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: timeout_ms = %lld, expected 0 (none) or more", (long long)o->timeout_ms);
   if (plan->pattern_mismatch)
     return shiro_fail(err, SHIRO_ERR_MISMATCH, "rank %d: the plan was made for another matrix (shiro_plan_check_pattern)", rank);
-  if (!plan->checked) {  /* once per plan: every array's checksum, then every index against its bounds */
+  if (!plan->checked) { /* once per plan: every array's checksum, then every index against its bounds */
     shiro_status st = plan_verify_checksums(&plan->pr, err);
     if (st == SHIRO_OK) st = plan_check_rank(&plan->meta, &plan->pr, err);
     if (st != SHIRO_OK) return st;
@@ -72,7 +71,8 @@ static void count_traffic(shiro_ctx *c) {
 }
 
 static const char *dtype_name(int64_t d) { return d == SHIRO_FLOAT32 ? "float32" : "float64"; }
-static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : b == SHIRO_BACKEND_SIM ? "sim" : "cpu"; }
+static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : b == SHIRO_BACKEND_SIM ? "sim"
+                                                                                                              : "cpu"; }
 
 /* The ranks must make the same context: N, value type, backend and transport
  * are compared across comm (one MPI_Allreduce), and every rank gets the same
@@ -83,7 +83,7 @@ static shiro_status agree_options(MPI_Comm comm, const shiro_ctx_options *o, shi
   int64_t in[2 * K], lo[2 * K];
   for (int i = 0; i < K; i++) {
     in[i] = mine[i];
-    in[K + i] = -mine[i];  /* the minimum of the negations is the maximum */
+    in[K + i] = -mine[i]; /* the minimum of the negations is the maximum */
   }
   if (MPI_Allreduce(in, lo, 2 * K, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
     return shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Allreduce of the options failed");
@@ -117,23 +117,23 @@ static shiro_status note(shiro_ctx *c, shiro_status st, shiro_error *err) {
 shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_options *opts, shiro_ctx **ctx,
                               shiro_error *err) {
   if (ctx) *ctx = NULL;
-  shiro_error own;  /* the failing rank's message reaches the others even when its caller passed no err */
+  shiro_error own; /* the failing rank's message reaches the others even when its caller passed no err */
   if (!err) err = &own;
   err->message[0] = 0;
   /* A rank without a communicator cannot tell the others (shiro.h says so). */
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: comm is MPI_COMM_NULL");
   /* 1. local checks, agreed on before any collective call (MPI_Comm_dup) */
-  shiro_status st = !ctx               ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: ctx is NULL")
-                    : (!plan || !opts) ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL")
-                                       : check_launch(plan, comm, opts, err);
+  shiro_status st = !ctx ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: ctx is NULL")
+      : (!plan || !opts) ? shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: plan or options is NULL")
+                         : check_launch(plan, comm, opts, err);
   st = agree(comm, st, err);
-  if (st == SHIRO_OK) st = agree_options(comm, opts, err);  /* the same answer on every rank */
+  if (st == SHIRO_OK) st = agree_options(comm, opts, err); /* the same answer on every rank */
   if (st != SHIRO_OK) return st;
   /* 2. every rank: own communicator, traffic, backend set-up; agreed on again */
   shiro_ctx *c = calloc(1, sizeof *c);
   if (!c) st = shiro_fail(err, SHIRO_ERR_NOMEM, "shiro_ctx_create: out of memory");
   MPI_Comm dup = MPI_COMM_NULL;
-  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && st == SHIRO_OK)  /* collective: called on every rank */
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && st == SHIRO_OK) /* collective: called on every rank */
     st = shiro_fail(err, SHIRO_ERR_MPI, "shiro_ctx_create: MPI_Comm_dup failed");
   /* MPI failures on the context's communicator come back as codes (the library never aborts) */
   if (dup != MPI_COMM_NULL && MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS && st == SHIRO_OK)
@@ -149,7 +149,7 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     c->opts = *opts;
     c->n = opts->n;
     c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
-    layout_reset(c);  /* dense rows until a shiro_spmm_layout call says otherwise */
+    layout_reset(c); /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;
     c->be = &cpu_backend;
 #if SHIRO_HAVE_CUDA
@@ -171,7 +171,7 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
   }
   if (st == SHIRO_OK) {
     st = c->be->setup(c);
-    if (st == SHIRO_OK) st = c->be->load(c, RT_FORWARD);  /* local */
+    if (st == SHIRO_OK) st = c->be->load(c, RT_FORWARD); /* local */
     st = note(c, st, err);
     if (st == SHIRO_OK) c->prog[RT_FORWARD].ready = 1;
   }
@@ -238,7 +238,7 @@ shiro_status shiro_spmm(shiro_ctx *c, const void *B, void *C) {
 shiro_status ctx_ready_transpose(shiro_ctx *c) {
   rt_program *t = &c->prog[RT_TRANSPOSE];
   if (t->ready > 0) return SHIRO_OK;
-  if (t->ready < 0) {  /* what a failed attempt made is freed with the context; shiro_spmm still works */
+  if (t->ready < 0) { /* what a failed attempt made is freed with the context; shiro_spmm still works */
     snprintf(c->error, sizeof c->error, "an earlier call could not derive the transposed program");
     return SHIRO_ERR_UNSUPPORTED;
   }
@@ -288,20 +288,21 @@ shiro_status ctx_checked(shiro_ctx *c, int dir, const void *in, void *out, int64
   const int64_t n0 = c->n;
   int bad = 1;
   if (split_busy(c, what) != SHIRO_OK)
-    ;  /* its message is in c->error */
+    ; /* its message is in c->error */
   else if (n < 1 || n > c->opts.n)
     snprintf(c->error, sizeof c->error, "%s: rank %d passed N = %lld, expected 1 .. %lld (the context was made for N = %lld)",
              what, rank, (long long)n, (long long)c->opts.n, (long long)c->opts.n);
-  else if (lo != hi && !any_out && n != lo)  /* the ranks that passed more than the least say so */
+  else if (lo != hi && !any_out && n != lo) /* the ranks that passed more than the least say so */
     snprintf(c->error, sizeof c->error, "%s: the ranks passed different n (from %lld to %lld; rank %d passed %lld); every "
-             "rank must pass the same n", what, (long long)lo, (long long)hi, rank, (long long)n);
+                                        "rank must pass the same n",
+             what, (long long)lo, (long long)hi, rank, (long long)n);
   else if (dtype != c->opts.dtype)
     snprintf(c->error, sizeof c->error, "%s: rank %d passed %s values, the context was made for %s", what, rank,
              dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
   else if ((!in && in_rows > 0) || (!out && out_rows > 0))
     snprintf(c->error, sizeof c->error, "%s: rank %d passed a NULL %s", what, rank, !in && in_rows > 0 ? nin : nout);
   else {
-    c->n = n;  /* the overlap of n-value rows */
+    c->n = n; /* the overlap of n-value rows */
     layout_reset(c);
     if (fwd ? overlap(c, in, out) : overlap(c, out, in))
       snprintf(c->error, sizeof c->error, "%s: rank %d passed %s and %s that overlap", what, rank, nin, nout);

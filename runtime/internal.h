@@ -13,33 +13,34 @@
 #include "stages.h"
 
 struct shiro_plan {
-  prog_meta meta;     /* root attributes */
-  prog_rank pr;       /* this rank's program; arrays point into map */
-  plan_mapping map;   /* the mapped bytes of this rank's arrays */
-  int checked;        /* 1 once checksums and plan_check_rank passed */
-  int64_t *ids;       /* contiguous partitions: [c_rows + b_rows] the global ids c_first + i, then b_first + i
+  prog_meta meta; /* root attributes */
+  prog_rank pr; /* this rank's program; arrays point into map */
+  plan_mapping map; /* the mapped bytes of this rank's arrays */
+  int checked; /* 1 once checksums and plan_check_rank passed */
+  int64_t *ids; /* contiguous partitions: [c_rows + b_rows] the global ids c_first + i, then b_first + i
                          (shiro_plan_info's c_global / b_global); NULL when the plan lists its rows */
-  int pattern_mismatch;  /* 1 if shiro_plan_check_pattern found another matrix */
+  int pattern_mismatch; /* 1 if shiro_plan_check_pattern found another matrix */
 };
 
-#define SHIRO_MSG_LEN 512  /* bytes of every message buffer (shiro_error.message, ctx.error) */
+#define SHIRO_MSG_LEN 512 /* bytes of every message buffer (shiro_error.message, ctx.error) */
 
 /* The two programs a context runs: the plan's (C = A·B) and the one the
  * interpreter derives from it for the transposed product (X = Aᵀ·Y). */
-enum { RT_FORWARD = 0, RT_TRANSPOSE = 1 };
+enum { RT_FORWARD = 0,
+       RT_TRANSPOSE = 1 };
 
 /* A program as the interpreter runs it: decoded ops and stages. The forward
  * program's arrays are the plan's; a derived program owns its own (store). */
 typedef struct rt_program {
-  int ready;                 /* 1 once prepared and loaded by the backend */
+  int ready; /* 1 once prepared and loaded by the backend */
   int64_t nops;
-  rt_op *op;                 /* [nops] */
-  rt_stages stages;          /* its exchange records by stage, in posting order */
-  struct {                   /* owned by a derived program (NULL for the forward one) */
+  rt_op *op; /* [nops] */
+  rt_stages stages; /* its exchange records by stage, in posting order */
+  struct { /* owned by a derived program (NULL for the forward one) */
     int64_t *ptr;
     int32_t *col, *rows;
     void *val;
-    int64_t *vsrc;           /* [entries] the forward entry whose value val[slot] is, -1 for none
+    int64_t *vsrc; /* [entries] the forward entry whose value val[slot] is, -1 for none
                                 (shiro_ctx_set_values refreshes val through it) */
     int64_t *xchg;
   } store;
@@ -48,48 +49,48 @@ typedef struct rt_program {
 /* What shiro_ctx_set_values set up at its first call: who needs which of this rank's values (the
  * plan's val_src, grouped by owner rank), for one MPI_Alltoallv per call. */
 typedef struct rt_values {
-  int ready;                 /* 1 once set up */
-  int *send_cnt, *send_dsp;  /* [R] values this rank sends each rank (of its local matrix) */
-  int *recv_cnt, *recv_dsp;  /* [R] values it receives from each rank (for its own program) */
-  int64_t nsend, nrecv;      /* totals */
-  int64_t *give;             /* [nsend] the local nonzero each sent value is, by destination rank */
-  int64_t *take;             /* [nrecv] the forward entry (position in val) each received value goes to */
+  int ready; /* 1 once set up */
+  int *send_cnt, *send_dsp; /* [R] values this rank sends each rank (of its local matrix) */
+  int *recv_cnt, *recv_dsp; /* [R] values it receives from each rank (for its own program) */
+  int64_t nsend, nrecv; /* totals */
+  int64_t *give; /* [nsend] the local nonzero each sent value is, by destination rank */
+  int64_t *take; /* [nrecv] the forward entry (position in val) each received value goes to */
 } rt_values;
 
 struct shiro_ctx {
-  shiro_plan *plan;          /* borrowed: must outlive the context */
-  MPI_Comm comm;             /* duplicate of the application's communicator (own tag space) */
+  shiro_plan *plan; /* borrowed: must outlive the context */
+  MPI_Comm comm; /* duplicate of the application's communicator (own tag space) */
   shiro_ctx_options opts;
-  int64_t n;                 /* the call's width, the columns of B and C (1 .. opts.n): opts.n but during a
+  int64_t n; /* the call's width, the columns of B and C (1 .. opts.n): opts.n but during a
                                 call of another width (shiro_spmm_n; width.c), whose rows are packed at n
                                 values in B, C, S and R alike */
-  size_t esz;                /* bytes per value */
-  const backend *be;         /* the backend running this context */
-  void *state;               /* the backend's own state (owned by it) */
+  size_t esz; /* bytes per value */
+  const backend *be; /* the backend running this context */
+  void *state; /* the backend's own state (owned by it) */
   /* What the interpreter prepared (interp_prepare; the transposed program at the first transposed call): */
-  rt_program prog[2];        /* RT_FORWARD, RT_TRANSPOSE */
-  int dir;                   /* the program the current call runs (backends' start/wait look here) */
-  const void *val;           /* the plan's values in the context's type: pr.val (float64) or valf */
-  float *valf;               /* float32 contexts: the values rounded once (owned), else NULL */
-  double *vald;              /* float64 contexts after shiro_ctx_set_values: the values (owned), else NULL */
-  rt_values xv;              /* shiro_ctx_set_values' exchange (values.c) */
-  int64_t rows[PROG_NBUF];   /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
+  rt_program prog[2]; /* RT_FORWARD, RT_TRANSPOSE */
+  int dir; /* the program the current call runs (backends' start/wait look here) */
+  const void *val; /* the plan's values in the context's type: pr.val (float64) or valf */
+  float *valf; /* float32 contexts: the values rounded once (owned), else NULL */
+  double *vald; /* float64 contexts after shiro_ctx_set_values: the values (owned), else NULL */
+  rt_values xv; /* shiro_ctx_set_values' exchange (values.c) */
+  int64_t rows[PROG_NBUF]; /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
                                 the transposed program's extra receive rows (interp_prepare) */
-  void *buf[PROG_NBUF];      /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
-  shiro_traffic traffic;     /* per-call traffic of this rank */
-  int64_t rs[PROG_NBUF], cs[PROG_NBUF];  /* the call's layout of each buffer: value (i, j) at i·rs + j·cs
+  void *buf[PROG_NBUF]; /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
+  shiro_traffic traffic; /* per-call traffic of this rank */
+  int64_t rs[PROG_NBUF], cs[PROG_NBUF]; /* the call's layout of each buffer: value (i, j) at i·rs + j·cs
                                             values from row 0 (rs = n, cs = 1 but during a call of
                                             shiro_spmm_layout with another layout for B or C; layout.c) */
-  int strided;               /* 1 while rs / cs of B or C are not the dense rows' */
-  struct {                   /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
-    int active;              /* 1 between a begin that succeeded and its end */
-    int dir;                 /* RT_FORWARD or RT_TRANSPOSE */
-    const void *in;          /* B (Y) and C (X) of the call, borrowed until its end */
+  int strided; /* 1 while rs / cs of B or C are not the dense rows' */
+  struct { /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
+    int active; /* 1 between a begin that succeeded and its end */
+    int dir; /* RT_FORWARD or RT_TRANSPOSE */
+    const void *in; /* B (Y) and C (X) of the call, borrowed until its end */
     void *out;
-    int64_t next;            /* the first op end runs (the program's nops: begin ran them all) */
+    int64_t next; /* the first op end runs (the program's nops: begin ran them all) */
   } split;
-  int threads;               /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
-  char threads_why[96];      /* how that count was chosen, in words (shiro_ctx_get_threads) */
+  int threads; /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
+  char threads_why[96]; /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 

@@ -95,7 +95,7 @@ void interp_release(shiro_ctx *c) {
 static shiro_status step(shiro_ctx *c, const rt_op *op, void *const *bufs) {
   const backend *be = c->be;
   const int32_t nstages = c->prog[c->dir].stages.nstages;
-  switch (op->kind) {  /* a program without exchanges may still start and wait its stage 0 */
+  switch (op->kind) { /* a program without exchanges may still start and wait its stage 0 */
     case RT_START: return op->stage < nstages ? be->start(c, op->stage) : SHIRO_OK;
     case RT_WAIT: return op->stage < nstages ? be->wait(c, op->stage) : SHIRO_OK;
     case RT_MULTIPLY: return be->multiply(c, op, bufs);

@@ -57,7 +57,7 @@ static shiro_status set_layout(shiro_ctx *c, shiro_layout layout, int64_t ld_b, 
 shiro_status shiro_spmm_layout(shiro_ctx *c, shiro_layout layout, const void *B_local, int64_t ldb, void *C_local,
                                int64_t ldc) {
   if (!c) return SHIRO_ERR_ARG;
-  shiro_status st = split_busy(c, "shiro_spmm_layout");  /* the call in progress runs on the context's layout */
+  shiro_status st = split_busy(c, "shiro_spmm_layout"); /* the call in progress runs on the context's layout */
   if (st != SHIRO_OK) return st;
   st = set_layout(c, layout, ldb, "ldb", ldc, "ldc", "shiro_spmm_layout");
   if (st == SHIRO_OK) st = shiro_spmm(c, B_local, C_local);

@@ -86,7 +86,8 @@ shiro_status mpi_xport_start(mpi_xport *x, int32_t stage, int64_t width, char *m
     return SHIRO_ERR_ARG;
   }
   x->cur = width == x->n ? x->req : x->alt;
-  int rc = !n ? MPI_SUCCESS : width == x->n ? MPI_Startall(n, x->req + x->first[stage]) : start_width(x, stage, width);
+  int rc = !n ? MPI_SUCCESS : width == x->n ? MPI_Startall(n, x->req + x->first[stage])
+                                            : start_width(x, stage, width);
   if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, width == x->n ? "MPI_Startall" : "MPI_Isend/MPI_Irecv", stage);
   x->started = n ? stage + 1 : 0;
   x->polled = 0;
@@ -120,7 +121,7 @@ shiro_status mpi_xport_wait(mpi_xport *x, int32_t stage, char *msg) {
 
 void mpi_xport_destroy(mpi_xport *x) {
   for (int64_t r = 0; r < x->nreq; r++) MPI_Request_free(&x->req[r]);
-  for (int64_t r = 0; x->alt && r < x->nreq; r++)  /* left in flight by a failed call of another width */
+  for (int64_t r = 0; x->alt && r < x->nreq; r++) /* left in flight by a failed call of another width */
     if (x->alt[r] != MPI_REQUEST_NULL) MPI_Request_free(&x->alt[r]);
   if (x->have_type) MPI_Type_free(&x->row_type);
   free(x->req);

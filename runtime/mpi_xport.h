@@ -21,24 +21,24 @@
 #include "stages.h"
 
 typedef struct mpi_xport {
-  MPI_Datatype row_type;  /* N contiguous values (valid when have_type) */
+  MPI_Datatype row_type; /* N contiguous values (valid when have_type) */
   int have_type;
   int64_t nreq;
-  MPI_Request *req;       /* [nreq], by stage, in the stages' posting order */
-  MPI_Request *alt;       /* [nreq] the requests of a call of another width (non-persistent; MPI_REQUEST_NULL when done) */
-  MPI_Request *cur;       /* the stage in flight's array: req or alt */
-  const int64_t **rec;    /* [nreq] the exchange record of each request */
-  void *base[PROG_NBUF];  /* the buffers the records' offsets are in */
+  MPI_Request *req; /* [nreq], by stage, in the stages' posting order */
+  MPI_Request *alt; /* [nreq] the requests of a call of another width (non-persistent; MPI_REQUEST_NULL when done) */
+  MPI_Request *cur; /* the stage in flight's array: req or alt */
+  const int64_t **rec; /* [nreq] the exchange record of each request */
+  void *base[PROG_NBUF]; /* the buffers the records' offsets are in */
   MPI_Comm comm;
-  MPI_Datatype value;     /* MPI_FLOAT or MPI_DOUBLE */
-  size_t esz;             /* bytes per value */
-  int64_t n;              /* the width the persistent requests were made for */
-  int64_t max_count;      /* the most rows of one record */
-  int64_t *first;         /* [nstages+1]: stage s's requests are req[first[s] .. first[s+1]-1] */
+  MPI_Datatype value; /* MPI_FLOAT or MPI_DOUBLE */
+  size_t esz; /* bytes per value */
+  int64_t n; /* the width the persistent requests were made for */
+  int64_t max_count; /* the most rows of one record */
+  int64_t *first; /* [nstages+1]: stage s's requests are req[first[s] .. first[s+1]-1] */
   int32_t nstages;
-  int32_t started;        /* 1 + the stage started and not yet waited for; 0: none */
-  int polled;             /* 1 once a poll found the active stage complete (or failed) */
-  int poll_rc;            /* MPI_SUCCESS, or the error of a failed poll (reported by the wait) */
+  int32_t started; /* 1 + the stage started and not yet waited for; 0: none */
+  int polled; /* 1 once a poll found the active stage complete (or failed) */
+  int poll_rc; /* MPI_SUCCESS, or the error of a failed poll (reported by the wait) */
 } mpi_xport;
 
 /* Makes the persistent requests of every record of sg over the buffers

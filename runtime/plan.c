@@ -18,7 +18,7 @@ shiro_status shiro_plan_open(const char *path, int rank, shiro_plan **plan, shir
     return st;
   }
   const prog_rank *pr = &p->pr;
-  if (!pr->ncglobal || !pr->nbglobal) {  /* contiguous rows: their ids, so that shiro_plan_info always has them */
+  if (!pr->ncglobal || !pr->nbglobal) { /* contiguous rows: their ids, so that shiro_plan_info always has them */
     const int64_t nids = pr->c_rows + pr->b_rows;
     p->ids = malloc((size_t)(nids + 1) * sizeof *p->ids);
     if (!p->ids) {
@@ -87,7 +87,8 @@ shiro_status shiro_plan_get_local_matrix(shiro_plan *plan, int64_t *nnz, int *ha
   if (pr->naptr == 0)
     return shiro_fail(err, SHIRO_ERR_VERSION,
                       "shiro_plan_get_local_matrix: the plan is format %d.%lld, which stores no local matrices (since %d.1): "
-                      "plan the matrix again with this shiro-plan", PLAN_VERSION_MAJOR, (long long)plan->meta.version_minor,
+                      "plan the matrix again with this shiro-plan",
+                      PLAN_VERSION_MAJOR, (long long)plan->meta.version_minor,
                       PLAN_VERSION_MAJOR);
   shiro_status st = check_once(plan, err);
   if (st != SHIRO_OK) return st;

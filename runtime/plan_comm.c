@@ -11,7 +11,7 @@ static shiro_status open_here(const char *path, MPI_Comm comm, shiro_plan **plan
     return shiro_fail(err, SHIRO_ERR_MPI, "shiro_plan_open_comm: cannot query the communicator");
   if (!plan) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open_comm: plan is NULL");
   shiro_status st = shiro_plan_open(path, rank, plan, err);
-  if (st == SHIRO_ERR_MISMATCH) {  /* a rank the plan does not have: a launch with too many ranks */
+  if (st == SHIRO_ERR_MISMATCH) { /* a rank the plan does not have: a launch with too many ranks */
     char why[sizeof err->message];
     snprintf(why, sizeof why, "%s", err->message);
     return shiro_fail(err, st, "%.440s; launched with %d", why, size);
@@ -29,13 +29,14 @@ static shiro_status open_here(const char *path, MPI_Comm comm, shiro_plan **plan
 
 shiro_status shiro_plan_open_comm(const char *path, MPI_Comm comm, shiro_plan **plan, shiro_error *err) {
   if (plan) *plan = NULL;
-  shiro_error own;  /* the failing rank's message reaches the others even when its caller passed no err */
+  shiro_error own; /* the failing rank's message reaches the others even when its caller passed no err */
   if (!err) err = &own;
   err->message[0] = 0;
   int up = 0, down = 0;
   if (MPI_Initialized(&up) != MPI_SUCCESS || !up || MPI_Finalized(&down) != MPI_SUCCESS || down)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open_comm: MPI is %s (it needs MPI_Init before and "
-                      "MPI_Finalize after; shiro_plan_open needs neither)", up ? "finalized" : "not initialized");
+                                          "MPI_Finalize after; shiro_plan_open needs neither)",
+                      up ? "finalized" : "not initialized");
   /* A rank without a communicator cannot tell the others (as shiro_ctx_create). */
   if (comm == MPI_COMM_NULL) return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_open_comm: comm is MPI_COMM_NULL");
   shiro_plan *mine = NULL;

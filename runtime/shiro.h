@@ -60,12 +60,15 @@ extern "C" {
 #endif
 
 /* Value type of B and C (and of the multiply). */
-typedef enum shiro_dtype { SHIRO_FLOAT32 = 0, SHIRO_FLOAT64 = 1 } shiro_dtype;
+typedef enum shiro_dtype { SHIRO_FLOAT32 = 0,
+                           SHIRO_FLOAT64 = 1 } shiro_dtype;
 
 /* Backend that executes the plan. SIM: the CPU backend under a simulated GPU
  * clock (SimGrid SMPI; only in the libshiro tools/sim/simulate.sh builds, elsewhere
  * shiro_ctx_create refuses it with SHIRO_ERR_UNSUPPORTED). */
-typedef enum shiro_backend { SHIRO_BACKEND_CPU = 0, SHIRO_BACKEND_CUDA = 1, SHIRO_BACKEND_SIM = 2 } shiro_backend;
+typedef enum shiro_backend { SHIRO_BACKEND_CPU = 0,
+                             SHIRO_BACKEND_CUDA = 1,
+                             SHIRO_BACKEND_SIM = 2 } shiro_backend;
 
 typedef struct shiro_plan shiro_plan;
 typedef struct shiro_ctx shiro_ctx;
@@ -78,16 +81,16 @@ SHIRO_API const char *shiro_get_version(void);
 
 /* What a rank needs to know about its part of the problem. */
 typedef struct shiro_plan_info {
-  int32_t ranks;           /* number of ranks the plan was made for */
-  int32_t gpus_per_node;   /* ranks per node the plan was made for */
-  int32_t rank;            /* the rank this plan handle belongs to */
-  int64_t m, k, nnz;       /* global shape and nonzeros of A */
-  int64_t c_rows;          /* rows of C (and A) owned by this rank */
-  int64_t b_rows;          /* rows of B owned by this rank */
-  int64_t c_first;         /* block/nnz: first global row of C owned (rows c_first .. c_first+c_rows-1) */
-  int64_t b_first;         /* block/nnz: first global row of B owned */
-  const char *strategy;    /* "block", "col", "row", "joint", "hier", "group", "cola", "hybrid" (owned by the plan) */
-  const char *partition;   /* "block", "nnz", "work", "time" (contiguous ranges) or "metis" / "parts" (row lists) */
+  int32_t ranks; /* number of ranks the plan was made for */
+  int32_t gpus_per_node; /* ranks per node the plan was made for */
+  int32_t rank; /* the rank this plan handle belongs to */
+  int64_t m, k, nnz; /* global shape and nonzeros of A */
+  int64_t c_rows; /* rows of C (and A) owned by this rank */
+  int64_t b_rows; /* rows of B owned by this rank */
+  int64_t c_first; /* block/nnz: first global row of C owned (rows c_first .. c_first+c_rows-1) */
+  int64_t b_first; /* block/nnz: first global row of B owned */
+  const char *strategy; /* "block", "col", "row", "joint", "hier", "group", "cola", "hybrid" (owned by the plan) */
+  const char *partition; /* "block", "nnz", "work", "time" (contiguous ranges) or "metis" / "parts" (row lists) */
   const int64_t *c_global; /* [c_rows] global id of each local C row, increasing, for every partition
                               (block/nnz: c_first + i; metis: the rows listed). Owned by the plan; never
                               NULL, so one code path fills B and reads C whatever the partition */
@@ -186,23 +189,23 @@ SHIRO_API void shiro_plan_close(shiro_plan **plan);
 typedef enum shiro_transport {
   SHIRO_TRANSPORT_AUTO = 0, /* NCCL when every rank has a GPU of its own, else MPI */
   SHIRO_TRANSPORT_NCCL = 1, /* NCCL grouped send/recv on the context's streams (one GPU per rank) */
-  SHIRO_TRANSPORT_MPI = 2   /* MPI: CUDA-aware when the MPI library is, else staged through pinned host memory */
+  SHIRO_TRANSPORT_MPI = 2 /* MPI: CUDA-aware when the MPI library is, else staged through pinned host memory */
 } shiro_transport;
 
 /* Options of a context. Start from shiro_ctx_options_default(). */
 typedef struct shiro_ctx_options {
-  shiro_backend backend;     /* CPU (default) or CUDA */
-  shiro_dtype dtype;         /* FLOAT64 (default) or FLOAT32 */
-  int64_t n;                 /* columns of B and C (N >= 1): of every call but those of the _n and
+  shiro_backend backend; /* CPU (default) or CUDA */
+  shiro_dtype dtype; /* FLOAT64 (default) or FLOAT32 */
+  int64_t n; /* columns of B and C (N >= 1): of every call but those of the _n and
                               * _checked calls, which take any width up to N; default 1 */
-  int device;                /* CUDA: device ordinal to use; -1 (default): the rank's index among the
+  int device; /* CUDA: device ordinal to use; -1 (default): the rank's index among the
                               * ranks of its node (MPI_COMM_TYPE_SHARED) modulo the device count */
   shiro_transport transport; /* CUDA: how rows move between ranks; default SHIRO_TRANSPORT_AUTO */
-  int64_t timeout_ms;        /* CUDA with NCCL: a call not complete after this many milliseconds aborts
+  int64_t timeout_ms; /* CUDA with NCCL: a call not complete after this many milliseconds aborts
                               * the context's NCCL communicator and fails with SHIRO_ERR_CUDA (the context
                               * can then only be destroyed). 0 (default): no timeout. Either way the wait
                               * polls NCCL's asynchronous errors and fails on one instead of hanging. */
-  int threads;               /* CPU kernels: OpenMP threads per call on this rank (may differ between
+  int threads; /* CPU kernels: OpenMP threads per call on this rank (may differ between
                               * ranks). 0 (default): OMP_NUM_THREADS where the user set it, else this
                               * rank's share of its node, the node's CPUs divided by the ranks on it
                               * (MPI_COMM_TYPE_SHARED), at least 1 and at most the CPUs of the rank's
@@ -387,7 +390,8 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_end(shiro_ctx *ctx)
 /* Layouts of B and C (of Y and X) for shiro_spmm_layout: ROW_MAJOR, value
  * (i, j) at i·ld + j (ld >= N); COL_MAJOR, value (i, j) at i + j·ld (ld >= the
  * rows this rank owns: BLAS's, LAPACK's and PETSc's dense layout). */
-typedef enum shiro_layout { SHIRO_ROW_MAJOR = 0, SHIRO_COL_MAJOR = 1 } shiro_layout;
+typedef enum shiro_layout { SHIRO_ROW_MAJOR = 0,
+                            SHIRO_COL_MAJOR = 1 } shiro_layout;
 
 /* shiro_spmm with B_local and C_local in the caller's layout, used in place
  * (no copy): B_local's b_rows × N values with leading dimension ldb, C_local's
@@ -472,9 +476,9 @@ SHIRO_API const char *shiro_ctx_last_error(const shiro_ctx *ctx);
  * shiro_spmm, split by tier (bytes at the context's N; a call of width n
  * moves the same rows, rows × n × sizeof(dtype) bytes). */
 typedef struct shiro_traffic {
-  int64_t rows_sent, rows_received;       /* rows of N values, all tiers */
-  int64_t inter_node_rows_sent;           /* of rows_sent, to another node */
-  int64_t bytes_sent, bytes_received;     /* rows × N × sizeof(dtype) */
+  int64_t rows_sent, rows_received; /* rows of N values, all tiers */
+  int64_t inter_node_rows_sent; /* of rows_sent, to another node */
+  int64_t bytes_sent, bytes_received; /* rows × N × sizeof(dtype) */
 } shiro_traffic;
 
 /* Fills *t with this rank's per-call traffic (shiro_traffic).

@@ -39,41 +39,46 @@
 #include "internal.h"
 
 enum {
-  SIM_MAX_CALLS = 64,                  /* calls recorded (later ones are counted, not recorded) */
-  SIM_MAX_STAGES = 8,                  /* stages recorded per call (plans have 1 or 2) */
-  SIM_SEGS = 2 * SIM_MAX_STAGES + 1,   /* compute segments: before START 0, then after each START / WAIT */
-  SIM_MAX_POINTS = 16                  /* anchors of an SpMM rate table */
+  SIM_MAX_CALLS = 64, /* calls recorded (later ones are counted, not recorded) */
+  SIM_MAX_STAGES = 8, /* stages recorded per call (plans have 1 or 2) */
+  SIM_SEGS = 2 * SIM_MAX_STAGES + 1, /* compute segments: before START 0, then after each START / WAIT */
+  SIM_MAX_POINTS = 16 /* anchors of an SpMM rate table */
 };
 
 /* What one compute op is, for the per-kind totals. */
-enum { SK_LOCAL, SK_PARTIAL, SK_REMOTE, SK_GATHER, SK_ADD, SK_COUNT };
+enum { SK_LOCAL,
+       SK_PARTIAL,
+       SK_REMOTE,
+       SK_GATHER,
+       SK_ADD,
+       SK_COUNT };
 static const char *const kind_names[SK_COUNT] = {"local_multiply", "partial_multiply", "remote_multiply", "gather",
                                                  "add"};
 
 /* One call on the simulated clock (seconds of MPI_Wtime). */
 typedef struct sim_call {
-  int dir;                          /* RT_FORWARD or RT_TRANSPOSE */
-  int nstages;                      /* stages of its program (at most SIM_MAX_STAGES recorded) */
-  double begin, end;                /* entry of the first op, return of the last */
-  double start[SIM_MAX_STAGES];     /* START s issued */
-  double wait[SIM_MAX_STAGES];      /* WAIT s entered */
-  double done[SIM_MAX_STAGES];      /* WAIT s returned */
-  double seg[SIM_SEGS];             /* modelled compute charged in each segment */
-  double kind[SK_COUNT];            /* modelled compute by kind of op */
+  int dir; /* RT_FORWARD or RT_TRANSPOSE */
+  int nstages; /* stages of its program (at most SIM_MAX_STAGES recorded) */
+  double begin, end; /* entry of the first op, return of the last */
+  double start[SIM_MAX_STAGES]; /* START s issued */
+  double wait[SIM_MAX_STAGES]; /* WAIT s entered */
+  double done[SIM_MAX_STAGES]; /* WAIT s returned */
+  double seg[SIM_SEGS]; /* modelled compute charged in each segment */
+  double kind[SK_COUNT]; /* modelled compute by kind of op */
 } sim_call;
 
 typedef struct sim_state {
-  void *cpu;              /* the CPU backend's state (owned; its destroy frees it) */
-  int model;              /* 1: charge modelled GPU time; 0: compute is free */
-  double flops_per_s;     /* SpMM rate for this context's N and type */
-  double bytes_per_s;     /* HBM rate of gathers and adds */
-  double launch_s;        /* charged per compute op */
-  double host_speed;      /* flop/s of this rank's simulated host */
-  char report[SHIRO_MSG_LEN];  /* the record's path, "" for none */
+  void *cpu; /* the CPU backend's state (owned; its destroy frees it) */
+  int model; /* 1: charge modelled GPU time; 0: compute is free */
+  double flops_per_s; /* SpMM rate for this context's N and type */
+  double bytes_per_s; /* HBM rate of gathers and adds */
+  double launch_s; /* charged per compute op */
+  double host_speed; /* flop/s of this rank's simulated host */
+  char report[SHIRO_MSG_LEN]; /* the record's path, "" for none */
   int rank;
-  int seg;                /* current segment of the call in progress */
-  int64_t calls;          /* calls finished (all, recorded or not) */
-  sim_call now;           /* the call in progress */
+  int seg; /* current segment of the call in progress */
+  int64_t calls; /* calls finished (all, recorded or not) */
+  sim_call now; /* the call in progress */
   sim_call call[SIM_MAX_CALLS];
 } sim_state;
 
@@ -162,13 +167,14 @@ static shiro_status read_model(sim_state *z, int64_t N, shiro_dtype dt, char *ms
 /* Modelled GPU seconds of compute op `op`; *kind says which total it adds to. */
 static double op_seconds(const sim_state *z, const shiro_ctx *c, const rt_op *op, int *kind) {
   const double entries = (double)(op->ptr[op->nrows] - op->ptr[0]), rows = (double)op->nrows;
-  const double row_bytes = (double)c->n * (double)c->esz;  /* the call's width */
+  const double row_bytes = (double)c->n * (double)c->esz; /* the call's width */
   const int app_src = op->src_buf == PROG_BUF_B || op->src_buf == PROG_BUF_C;
   const int app_dst = op->dst_buf == PROG_BUF_B || op->dst_buf == PROG_BUF_C;
   double t = z->launch_s;
   switch (op->kind) {
     case RT_MULTIPLY:
-      *kind = app_src && app_dst ? SK_LOCAL : app_src ? SK_PARTIAL : SK_REMOTE;
+      *kind = app_src && app_dst ? SK_LOCAL : app_src ? SK_PARTIAL
+                                                      : SK_REMOTE;
       return t + 2.0 * entries * (double)c->n / z->flops_per_s;
     case RT_GATHER:
       *kind = SK_GATHER;
@@ -181,12 +187,12 @@ static double op_seconds(const sim_state *z, const shiro_ctx *c, const rt_op *op
 
 /* ---- calls into the CPU backend, with its state in place ---- */
 
-#define CPU_CALL(c, z, expr)  \
-  do {                        \
-    (c)->state = (z)->cpu;    \
-    st = (expr);              \
-    (z)->cpu = (c)->state;    \
-    (c)->state = (z);         \
+#define CPU_CALL(c, z, expr) \
+  do {                       \
+    (c)->state = (z)->cpu;   \
+    st = (expr);             \
+    (z)->cpu = (c)->state;   \
+    (c)->state = (z);        \
   } while (0)
 
 /* ---- the record ---- */
@@ -203,7 +209,7 @@ static shiro_status write_report(const sim_state *z, shiro_ctx *c) {
              "\"hbm_bytes_per_s\": %.17g, \"launch_s\": %.17g, \"calls_total\": %lld, \"stages\": [",
           z->rank, (long long)c->opts.n, c->opts.dtype == SHIRO_FLOAT32 ? "float" : "double", z->model ? "model" : "none",
           z->flops_per_s, z->bytes_per_s, z->launch_s, (long long)z->calls);
-  for (int32_t s = 0; s < sg->nstages; s++) {  /* what this rank sends in each stage of the forward program */
+  for (int32_t s = 0; s < sg->nstages; s++) { /* what this rank sends in each stage of the forward program */
     int64_t msgs = 0, rows = 0, inter = 0;
     for (int64_t i = sg->stage[s].x_first; i < sg->stage[s].x_first + sg->stage[s].nx; i++)
       if (sg->xs[i][XF_DIR] == 0) {
@@ -254,7 +260,7 @@ static shiro_status sim_setup(shiro_ctx *c) {
   }
   shiro_status st = SHIRO_OK;
   c->state = NULL;
-  st = cpu_backend.setup(c);  /* its state, even partial, is kept for sim_destroy */
+  st = cpu_backend.setup(c); /* its state, even partial, is kept for sim_destroy */
   z->cpu = c->state;
   c->state = z;
   if (st != SHIRO_OK) return st;

@@ -64,7 +64,7 @@ static shiro_status end(shiro_ctx *c, int dir, const char *what) {
   }
   const rt_program *p = &c->prog[dir];
   c->split.active = 0;
-  if (c->split.next >= p->nops) return SHIRO_OK;  /* begin ran the whole call (and its finish) */
+  if (c->split.next >= p->nops) return SHIRO_OK; /* begin ran the whole call (and its finish) */
   shiro_status st = interp_ops(c, dir, c->split.in, c->split.out, c->split.next, p->nops, NULL, NULL);
   st = c->be->finish ? c->be->finish(c, st) : st;
   return named(c, st, what);

@@ -53,7 +53,7 @@ shiro_status rt_stages_build(rt_stages *s, const prog_rank *pr, char *msg) {
     snprintf(msg, 512, "out of memory (stage lists of %lld messages)", (long long)n);
     return SHIRO_ERR_NOMEM;
   }
-  for (int64_t x = 0; x < pr->nx; x++)  /* zero-row messages are skipped on both sides */
+  for (int64_t x = 0; x < pr->nx; x++) /* zero-row messages are skipped on both sides */
     if (pr->xchg[x * PROG_X_WIDTH + XF_COUNT] > 0) s->xs[s->nx++] = pr->xchg + x * PROG_X_WIDTH;
   qsort(s->xs, (size_t)s->nx, sizeof *s->xs, by_stage_peer_kind);
   for (int64_t i = 0, j; i < s->nx; i = j) {

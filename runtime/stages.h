@@ -24,18 +24,18 @@ typedef struct rt_range {
 
 /* What one stage moves. */
 typedef struct rt_stage {
-  int64_t x_first, nx;      /* its records: xs[x_first .. x_first+nx-1] */
-  int sends;                /* 1 if it sends anything */
-  int64_t out_first, nout;  /* ranges it sends: ranges[out_first .. out_first+nout-1] */
-  int64_t in_first, nin;    /* ranges it receives: ranges[in_first ..] */
+  int64_t x_first, nx; /* its records: xs[x_first .. x_first+nx-1] */
+  int sends; /* 1 if it sends anything */
+  int64_t out_first, nout; /* ranges it sends: ranges[out_first .. out_first+nout-1] */
+  int64_t in_first, nin; /* ranges it receives: ranges[in_first ..] */
 } rt_stage;
 
 typedef struct rt_stages {
-  int32_t nstages;          /* the program's stages */
-  rt_stage *stage;          /* [nstages] */
-  int64_t nx;               /* records with COUNT > 0 */
-  const int64_t **xs;       /* [nx] those records (into the program), by (stage, peer, kind, direction) */
-  rt_range *ranges;         /* every stage's ranges */
+  int32_t nstages; /* the program's stages */
+  rt_stage *stage; /* [nstages] */
+  int64_t nx; /* records with COUNT > 0 */
+  const int64_t **xs; /* [nx] those records (into the program), by (stage, peer, kind, direction) */
+  rt_range *ranges; /* every stage's ranges */
 } rt_stages;
 
 /* Builds s from pr (the program must have passed plan_check_rank). Local.

@@ -139,7 +139,7 @@ void transpose_extra_rows(const prog_rank *pr, int64_t rows[PROG_NBUF]) {
     for (int64_t x = 0; x < pr->nx; x++)
       if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0 && shared_rows(pr->xchg + x * PROG_X_WIDTH, counts))
         rows[pr->xchg[x * PROG_X_WIDTH + XF_BUF]] += pr->xchg[x * PROG_X_WIDTH + XF_COUNT];
-  } else {  /* no memory to count: room for every receive (interp_transpose will find out anyway) */
+  } else { /* no memory to count: room for every receive (interp_transpose will find out anyway) */
     for (int64_t x = 0; x < pr->nx; x++)
       if (pr->xchg[x * PROG_X_WIDTH + XF_DIR] == 0) rows[pr->xchg[x * PROG_X_WIDTH + XF_BUF]] += pr->xchg[x * PROG_X_WIDTH + XF_COUNT];
   }
@@ -243,9 +243,9 @@ static int count_transposed(const rt_program *f, int64_t x_rows, size_t row_byte
     if (op->kind == RT_START || op->kind == RT_WAIT || op->nrows == 0) continue;
     const int64_t span = col_span(op);
     int64_t brows;
-    const int64_t k = split_blocks(op, row_bytes, 0, distinct_src(op, stamp, o), &brows);  /* (full or not: room for the larger) */
+    const int64_t k = split_blocks(op, row_bytes, 0, distinct_src(op, stamp, o), &brows); /* (full or not: room for the larger) */
     *nent += op->ptr[op->nrows] - op->ptr[0];
-    *nrows += span > full_rows(op, x_rows) ? span : full_rows(op, x_rows);  /* at most span rows have entries */
+    *nrows += span > full_rows(op, x_rows) ? span : full_rows(op, x_rows); /* at most span rows have entries */
     if (k > 1) {
       *nrows += k * span;
       *nsplit += k;
@@ -336,11 +336,11 @@ static void transpose_op(const rt_op *f, rt_op *t, rt_program *p, int64_t *ent, 
       const int64_t slot = cnt[f->col[e]]++;
       p->store.col[slot] = d;
       if (has_val) memcpy((char *)p->store.val + (size_t)slot * esz, (const char *)f->val + (size_t)e * esz, esz);
-      p->store.vsrc[slot] = has_val ? e : -1;  /* where shiro_ctx_set_values refreshes it from */
+      p->store.vsrc[slot] = has_val ? e : -1; /* where shiro_ctx_set_values refreshes it from */
     }
   }
   memset(t, 0, sizeof *t);
-  t->kind = has_val ? RT_MULTIPLY : RT_ADD;  /* GATHER decided with the accumulation, below */
+  t->kind = has_val ? RT_MULTIPLY : RT_ADD; /* GATHER decided with the accumulation, below */
   t->stage = f->stage;
   t->dst_buf = f->src_buf;
   t->dst_off = f->src_off;
@@ -377,10 +377,10 @@ static void settle(rt_op *t, written *w, uint8_t *const clear[PROG_NBUF]) {
   t->accum = any;
   for (int64_t i = 0; i < t->nrows; i++) {
     const int64_t r = t->dst_off + (t->rows ? t->rows[i] : i);
-    if (any && !m[r]) clear[t->dst_buf][r] = 1;  /* added to: must start from zero */
+    if (any && !m[r]) clear[t->dst_buf][r] = 1; /* added to: must start from zero */
     m[r] = 1;
   }
-  if (t->kind == RT_ADD && !t->accum) {  /* one source row per row, assigning: a row copy */
+  if (t->kind == RT_ADD && !t->accum) { /* one source row per row, assigning: a row copy */
     int one = 1;
     for (int64_t i = 0; one && i < t->nrows; i++) one = t->ptr[i + 1] - t->ptr[i] == 1;
     if (one) t->kind = RT_GATHER;
@@ -389,7 +389,7 @@ static void settle(rt_op *t, written *w, uint8_t *const clear[PROG_NBUF]) {
 
 /* Rows of a source buffer that the adjoint reads before anything wrote them: cleared first. */
 static void reads(const rt_op *t, written *w, uint8_t *const clear[PROG_NBUF]) {
-  if (t->src_buf == PROG_BUF_C) return;  /* Y: the input */
+  if (t->src_buf == PROG_BUF_C) return; /* Y: the input */
   uint8_t *m = w->row[t->src_buf];
   for (int64_t i = 0; i < t->nrows; i++)
     for (int64_t e = t->ptr[i]; e < t->ptr[i + 1]; e++) {
@@ -418,7 +418,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   const prog_rank *pr = &c->plan->pr;
   const rt_program *f = &c->prog[RT_FORWARD];
   rt_program *p = &c->prog[RT_TRANSPOSE];
-  const int64_t *rows = c->rows;  /* S and R with their spare rows */
+  const int64_t *rows = c->rows; /* S and R with their spare rows */
   shiro_status st = check_forward(c, rows, c->error);
   if (st != SHIRO_OK) return st;
   const size_t row_bytes = c->esz * (size_t)c->opts.n;
@@ -445,7 +445,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   int32_t *counts[PROG_NBUF] = {0};
   int64_t *cnt = calloc((size_t)span_max + 2, sizeof *cnt);
   rt_op *body = malloc((size_t)(f->nops + nsplit + nrecv + 1) * sizeof *body);
-  int64_t split_ent = 0;  /* the largest op's entries: scratch for split_op */
+  int64_t split_ent = 0; /* the largest op's entries: scratch for split_op */
   for (int64_t o = 0; o < f->nops; o++)
     if (f->op[o].kind != RT_START && f->op[o].kind != RT_WAIT && f->op[o].ptr[f->op[o].nrows] - f->op[o].ptr[0] > split_ent)
       split_ent = f->op[o].ptr[f->op[o].nrows] - f->op[o].ptr[0];
@@ -462,7 +462,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
   p->op = malloc((size_t)(f->nops + nsplit + nrecv + nclear_max + 1) * sizeof *p->op);
   int ok = cnt && body && tcol && tval && tsrc && p->store.ptr && p->store.col && p->store.rows && p->store.val && p->store.vsrc && p->store.xchg && p->op &&
-           count_contributors(pr, counts);
+      count_contributors(pr, counts);
   for (int b = 0; ok && b < PROG_NBUF; b++) {
     w.row[b] = calloc((size_t)rows[b] + 1, 1);
     clear[b] = calloc((size_t)rows[b] + 1, 1);
@@ -482,14 +482,14 @@ shiro_status interp_transpose(shiro_ctx *c) {
     rec[XF_DIR] ^= 1;
     if (rec[XF_DIR] == 1 && shared_rows(rec, counts)) {
       const int64_t b = rec[XF_BUF];
-      rec[XF_OFF] = spare[b];  /* the original rows are in pr->xchg[x]: the add below goes there */
+      rec[XF_OFF] = spare[b]; /* the original rows are in pr->xchg[x]: the add below goes there */
       spare[b] += rec[XF_COUNT];
     }
   }
   /* 2. the ops backwards, each compute op transposed; START and WAIT swapped; after a WAIT, the adds
    *    of its stage's receives that went to spare rows */
   int64_t ent = 0, row = 0, at_ptr = 0, nb = 0, at_spare = nptr_ops, col_spare = nent;
-  const int64_t *zeros = p->store.ptr + nptr_ops + nptr_spare;  /* maxrows + 2 zeros, for clear ops */
+  const int64_t *zeros = p->store.ptr + nptr_ops + nptr_spare; /* maxrows + 2 zeros, for clear ops */
   int x_seen = 0;
   for (int64_t o = f->nops - 1; o >= 0; o--) {
     const rt_op *fo = &f->op[o];
@@ -512,7 +512,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
     const int64_t full = x_seen ? 0 : full_rows(fo, rows[PROG_BUF_B]);
     transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full);
     x_seen |= fo->src_buf == PROG_BUF_B;
-    int64_t brows;  /* (not full: Mᵀ's rows are fo's distinct source rows) */
+    int64_t brows; /* (not full: Mᵀ's rows are fo's distinct source rows) */
     const int64_t k = split_blocks(fo, row_bytes, full, body[nb - 1].nrows, &brows);
     if (k > 1) split_op(body, &nb, k, brows, p, &row, &at_ptr, c->esz, tcol, tval, tsrc);
   }
@@ -520,7 +520,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
    *    A WAIT of the transposed program completes its stage's receives: they write their rows. */
   for (int64_t k = 0; k < nb; k++) {
     rt_op *t = &body[k];
-    if (t->kind == RT_START) {  /* its sends read R rows: any not yet written is cleared first */
+    if (t->kind == RT_START) { /* its sends read R rows: any not yet written is cleared first */
       for (int64_t x = 0; x < pr->nx; x++) {
         const int64_t *rec = p->store.xchg + x * PROG_X_WIDTH;
         if (rec[XF_STAGE] != t->stage || rec[XF_DIR] != 0) continue;
@@ -540,7 +540,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
       settle(t, &w, clear);
     }
   }
-  for (int64_t r = 0; r < rows[PROG_BUF_B]; r++)  /* X rows nothing writes: zero */
+  for (int64_t r = 0; r < rows[PROG_BUF_B]; r++) /* X rows nothing writes: zero */
     if (!w.row[PROG_BUF_B][r]) clear[PROG_BUF_B][r] = 1;
   /* 4. the program: one clear op per buffer (its cleared rows, listed unless they are one range:
    *    a clear op per range was one call per range, tens of thousands of them where X has many
@@ -555,7 +555,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
       if (clear[b][r]) list[n++] = (int32_t)r;
     if (!n) continue;
     rt_op op = clear_op(b, list[0], n, zeros);
-    if (list[n - 1] - list[0] + 1 != n) {  /* not one range: the listed rows */
+    if (list[n - 1] - list[0] + 1 != n) { /* not one range: the listed rows */
       op.dst_off = 0;
       op.rows = list;
       row += n;

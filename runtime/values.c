@@ -30,8 +30,12 @@ static shiro_status fail(shiro_ctx *c, shiro_status st, const char *what) {
 
 void values_release(shiro_ctx *c) {
   rt_values *x = &c->xv;
-  free(x->send_cnt); free(x->send_dsp); free(x->recv_cnt); free(x->recv_dsp);
-  free(x->give); free(x->take);
+  free(x->send_cnt);
+  free(x->send_dsp);
+  free(x->recv_cnt);
+  free(x->recv_dsp);
+  free(x->give);
+  free(x->take);
   memset(x, 0, sizeof *x);
   free(c->vald);
   c->vald = NULL;
@@ -86,7 +90,7 @@ static shiro_status setup(shiro_ctx *c) {
   if (st != SHIRO_OK) {
     free(first);
     free(at);
-    return st;  /* the same on every rank: no collective below */
+    return st; /* the same on every rank: no collective below */
   }
   first[0] = 0;
   for (int p = 0; p < R; p++) first[p + 1] += first[p];
@@ -125,8 +129,7 @@ done:;
     else if (!(x->give = malloc(((size_t)x->nsend + 1) * sizeof *x->give))) st = fail(c, SHIRO_ERR_NOMEM, "out of memory");
     agreed = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values (setting up the exchange)");
   }
-  if (agreed == SHIRO_OK && MPI_Alltoallv(want, x->recv_cnt, x->recv_dsp, MPI_INT64_T, x->give, x->send_cnt, x->send_dsp,
-                                          MPI_INT64_T, c->comm) != MPI_SUCCESS)
+  if (agreed == SHIRO_OK && MPI_Alltoallv(want, x->recv_cnt, x->recv_dsp, MPI_INT64_T, x->give, x->send_cnt, x->send_dsp, MPI_INT64_T, c->comm) != MPI_SUCCESS)
     st = fail(c, SHIRO_ERR_MPI, "MPI_Alltoallv of the wanted nonzeros failed");
   for (int64_t k = 0; st == SHIRO_OK && agreed == SHIRO_OK && k < x->nsend; k++)
     if (x->give[k] < 0 || x->give[k] >= pr->nacol) st = fail(c, SHIRO_ERR_FORMAT, "a rank wants a nonzero this rank does not have");
@@ -195,7 +198,7 @@ shiro_status shiro_ctx_set_values_dtype(shiro_ctx *c, const void *values, shiro_
   c->error[0] = 0;
   shiro_status st = SHIRO_OK;
   if (split_busy(c, "shiro_ctx_set_values") != SHIRO_OK) {
-    st = SHIRO_ERR_ARG;  /* the call in progress multiplies by the values it began with */
+    st = SHIRO_ERR_ARG; /* the call in progress multiplies by the values it began with */
   } else if (dtype != SHIRO_FLOAT32 && dtype != SHIRO_FLOAT64) {
     snprintf(c->error, sizeof c->error, "shiro_ctx_set_values_dtype: dtype %d, expected SHIRO_FLOAT32 or SHIRO_FLOAT64",
              (int)dtype);
@@ -218,10 +221,9 @@ shiro_status shiro_ctx_set_values_dtype(shiro_ctx *c, const void *values, shiro_
   else
     st = fail(c, SHIRO_ERR_NOMEM, "out of memory (value exchange)");
   st = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values");
-  if (st == SHIRO_OK && MPI_Alltoallv(send, x->send_cnt, x->send_dsp, MPI_DOUBLE, got, x->recv_cnt, x->recv_dsp, MPI_DOUBLE,
-                                      c->comm) != MPI_SUCCESS)
+  if (st == SHIRO_OK && MPI_Alltoallv(send, x->send_cnt, x->send_dsp, MPI_DOUBLE, got, x->recv_cnt, x->recv_dsp, MPI_DOUBLE, c->comm) != MPI_SUCCESS)
     st = fail(c, SHIRO_ERR_MPI, "MPI_Alltoallv of the values failed");
-  st = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values");  /* installed only where every rank has its values */
+  st = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values"); /* installed only where every rank has its values */
   if (st == SHIRO_OK) st = install(c, got);
   free(send);
   free(got);

@@ -52,7 +52,7 @@ double cli_now(void) {
 int64_t cli_peak_rss(void) {
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-  return (int64_t)ru.ru_maxrss * 1024;  /* Linux reports KiB */
+  return (int64_t)ru.ru_maxrss * 1024; /* Linux reports KiB */
 }
 
 void cli_json_string(FILE *f, const char *s) {
@@ -68,7 +68,7 @@ void cli_json_string(FILE *f, const char *s) {
 static int progress_on, line_open;
 
 void cli_progress_enable(int on) {
-  if (!on && line_open) fputc('\n', stderr);  /* close a bar left open by a failure */
+  if (!on && line_open) fputc('\n', stderr); /* close a bar left open by a failure */
   line_open = 0;
   progress_on = on && isatty(2);
 }
@@ -86,7 +86,7 @@ void cli_progress(const char *phase, int64_t done, int64_t total) {
 
 /* Removes the outputs' temporaries, then dies of the signal as it would have. */
 static void on_fatal_signal(int sig) {
-  out_file_remove_temps();  /* async-signal-safe */
+  out_file_remove_temps(); /* async-signal-safe */
   signal(sig, SIG_DFL);
   raise(sig);
 }

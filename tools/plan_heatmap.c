@@ -17,12 +17,11 @@
 
 /* ColorBrewer YlOrRd (inter-node) and Blues (intra-node), 9 classes each. */
 static const unsigned char RAMP[2][9][3] = {
-    {{255, 255, 204}, {255, 237, 160}, {254, 217, 118}, {254, 178, 76}, {253, 141, 60},
-     {252, 78, 42},   {227, 26, 28},   {189, 0, 38},    {128, 0, 38}},
-    {{247, 251, 255}, {222, 235, 247}, {198, 219, 239}, {158, 202, 225}, {107, 174, 214},
-     {66, 146, 198},  {33, 113, 181},  {8, 81, 156},    {8, 48, 107}},
+    {{255, 255, 204}, {255, 237, 160}, {254, 217, 118}, {254, 178, 76}, {253, 141, 60}, {252, 78, 42}, {227, 26, 28}, {189, 0, 38}, {128, 0, 38}},
+    {{247, 251, 255}, {222, 235, 247}, {198, 219, 239}, {158, 202, 225}, {107, 174, 214}, {66, 146, 198}, {33, 113, 181}, {8, 81, 156}, {8, 48, 107}},
 };
-enum { RAMP_INTER = 0, RAMP_INTRA = 1 };
+enum { RAMP_INTER = 0,
+       RAMP_INTRA = 1 };
 #define SELF_FILL "#e8e8e8" /* a rank never sends to itself */
 #define FONT "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\""
 
@@ -33,9 +32,9 @@ typedef struct svg {
   FILE *f;
   int32_t R, G;
   heatmap_scale scale; /* how a count maps to a colour */
-  double cs;           /* cell size, pixels */
-  double x0, y0;       /* top-left corner of the matrix */
-  double vmax;         /* the largest off-diagonal count (0: no traffic) */
+  double cs; /* cell size, pixels */
+  double x0, y0; /* top-left corner of the matrix */
+  double vmax; /* the largest off-diagonal count (0: no traffic) */
 } svg;
 
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -195,7 +194,8 @@ static void put_grid(const svg *s) {
     /* many nodes: fainter lines, so that they do not drown the cells */
     int32_t nodes = (s->R + s->G - 1) / s->G;
     fprintf(f, "<g stroke=\"#303030\" stroke-width=\"%.2f\" stroke-opacity=\"%.2f\" shape-rendering=\"crispEdges\">\n",
-            cs >= 8 ? 1.5 : 1.0, nodes <= 16 ? 1.0 : nodes <= 64 ? 0.45 : 0.3);
+            cs >= 8 ? 1.5 : 1.0, nodes <= 16 ? 1.0 : nodes <= 64 ? 0.45
+                                                                 : 0.3);
     for (int32_t b = s->G; b < s->R; b += s->G) {
       double at = b * cs;
       fprintf(f, "<line x1=\"%.3f\" y1=\"%.3f\" x2=\"%.3f\" y2=\"%.3f\"/>\n", s->x0 + at, s->y0, s->x0 + at,
@@ -243,7 +243,7 @@ static void put_axes(const svg *s, double label_w, int vertical_x) {
 static void put_tick(FILE *f, double tx, double y, const char *label) {
   fprintf(f, "<line x1=\"%.3f\" y1=\"%.3f\" x2=\"%.3f\" y2=\"%.3f\" stroke=\"#202020\" stroke-width=\"0.8\"/>\n",
           tx, y, tx + 4, y);
-  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">%s</text>\n", tx + 7, y + 4, label);  /* +4: centred on 11 px text */
+  fprintf(f, "<text x=\"%.3f\" y=\"%.3f\">%s</text>\n", tx + 7, y + 4, label); /* +4: centred on 11 px text */
 }
 
 /* The colour bars, one per ramp (inter-node, intra-node) side by side, on a
@@ -293,10 +293,10 @@ static void put_legend(const svg *s, int64_t vmax, double lx, double ly, double 
   char t[48];
   snprintf(t, sizeof t, "%lld (max)", (long long)vmax);
   put_tick(f, tx, ly, t);
-  int64_t step = 1;  /* linear: the first 1, 2, 5 x 10^k with at most 5 steps to the maximum */
+  int64_t step = 1; /* linear: the first 1, 2, 5 x 10^k with at most 5 steps to the maximum */
   for (int k = 0; s->scale == HEATMAP_LINEAR && vmax / step > 5 && step <= INT64_MAX / 10; k++)
     step = (k % 3 == 1) ? step / 2 * 5 : step * 2;
-  double last = INFINITY;  /* the lowest label kept so far, from the bottom up */
+  double last = INFINITY; /* the lowest label kept so far, from the bottom up */
   for (int64_t v = s->scale == HEATMAP_LOG ? 1 : 0; v < vmax;) {
     double y = ly + h * (1 - intensity(s, v));
     if (last - y >= LEGEND_GAP && y - ly >= LEGEND_GAP) {
@@ -326,13 +326,14 @@ static void put_svg(svg *s, const int64_t *rows, const char *title) {
   if (s->cs > 40) s->cs = 40;
   if (s->cs < 1) s->cs = 1;
   int numbers = R <= HEATMAP_NUMBERS_MAX_RANKS;
-  if (numbers && s->cs < 26) s->cs = 26;  /* room for 4 characters in a cell */
+  if (numbers && s->cs < 26) s->cs = 26; /* room for 4 characters in a cell */
   double side = s->cs * R;
   double label_w = digits(R - 1) * 6.8;
   int vertical_x = label_step(s->cs, label_w + 4) > label_step(s->cs, 13) && R > 10;
   s->x0 = 16 + 14 + label_w + 10;
   s->y0 = 58 + (vertical_x ? label_w + 12 : 20) + 6;
-  double legend_h = side < 160 ? 160 : side > 320 ? 320 : side;
+  double legend_h = side < 160 ? 160 : side > 320 ? 320
+                                                  : side;
   int32_t nodes = (R + G - 1) / G;
   char sub[320];
   snprintf(sub, sizeof sub,
@@ -341,8 +342,7 @@ static void put_svg(svg *s, const int64_t *rows, const char *title) {
            (long long)(total - inter), (long long)vmax);
   /* Widths estimated at 6.8 px per character of 11-12 px text. */
   char how[200];
-  snprintf(how, sizeof how, "colour: %s, red inter-node, blue intra-node%s", s->scale == HEATMAP_LOG ?
-           "log(1 + rows) / log(1 + max) (log scale)" : "rows / max (linear scale)",
+  snprintf(how, sizeof how, "colour: %s, red inter-node, blue intra-node%s", s->scale == HEATMAP_LOG ? "log(1 + rows) / log(1 + max) (log scale)" : "rows / max (linear scale)",
            numbers ? "; numbers: rows per call (k = 1000, M = 10^6)" : "");
   double lx = s->x0 + side + 28, width = lx + 34 + 14 + 12 + (digits(vmax) + 6) * 6.8;
   if (width < 32 + strlen(sub) * 6.8) width = 32 + strlen(sub) * 6.8;

@@ -14,7 +14,7 @@
 /* How a count maps to a colour (max: the largest off-diagonal count). */
 typedef enum heatmap_scale {
   HEATMAP_LINEAR = 0, /* v / max: 386 and 704 of 1000 look as different as they are */
-  HEATMAP_LOG = 1,    /* log(1 + v) / log(1 + max): counts spread over several decades */
+  HEATMAP_LOG = 1, /* log(1 + v) / log(1 + max): counts spread over several decades */
 } heatmap_scale;
 
 /* "linear" or "log" into *out: returns 0, or -1 (*out untouched) for anything else. */

@@ -41,7 +41,7 @@ shiro_status plan_transpose_rank(const prog_rank *fwd, plan_transposed *out, shi
     free(plan);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "transposed program of rank %d: out of memory", fwd->rank);
   }
-  plan->pr = *fwd;  /* borrowed arrays */
+  plan->pr = *fwd; /* borrowed arrays */
   c->plan = plan;
   c->opts.dtype = SHIRO_FLOAT64;
   c->esz = sizeof(double);

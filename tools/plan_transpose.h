@@ -17,7 +17,7 @@ struct shiro_ctx;
  * counts (nptr, ncol, ...) are not set (only ops and xchg counts are). */
 typedef struct plan_transposed {
   prog_rank pr;
-  struct shiro_ctx *ctx;  /* the derivation's context (owned): the arrays pr points into */
+  struct shiro_ctx *ctx; /* the derivation's context (owned): the arrays pr points into */
 } plan_transposed;
 
 /* Derives the transposed program of fwd (which must have passed plan_check_rank, and must

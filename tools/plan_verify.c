@@ -20,21 +20,32 @@
 #include "plan_file.h"
 #include "plan_verify.h"
 
-typedef struct term { int64_t j; double coef; int32_t mult, at; } term;
-typedef struct trow { term *t; int64_t n, cap; } trow;
+typedef struct term {
+  int64_t j;
+  double coef;
+  int32_t mult, at;
+} term;
+typedef struct trow {
+  term *t;
+  int64_t n, cap;
+} trow;
 
 typedef struct vstate {
   const prog_meta *meta;
   const prog_rank *pr;
   int32_t R;
-  trow *buf[PROG_NBUF];  /* per rank: rows of C, S, R (B is implicit) — buf[k][r] is an array of rows */
-  trow **bufs;           /* [R * PROG_NBUF] */
+  trow *buf[PROG_NBUF]; /* per rank: rows of C, S, R (B is implicit) — buf[k][r] is an array of rows */
+  trow **bufs; /* [R * PROG_NBUF] */
   shiro_error *err;
   int64_t messages;
-  int input;             /* the buffer whose rows are the symbols: PROG_BUF_B (C = A·B), PROG_BUF_C (X = Aᵀ·Y) */
+  int input; /* the buffer whose rows are the symbols: PROG_BUF_B (C = A·B), PROG_BUF_C (X = Aᵀ·Y) */
 } vstate;
 
-typedef struct pending { int32_t src, dst; int64_t stage, kind, count; trow *rows; } pending;
+typedef struct pending {
+  int32_t src, dst;
+  int64_t stage, kind, count;
+  trow *rows;
+} pending;
 
 static shiro_status nomem(shiro_error *err) { return shiro_fail(err, SHIRO_ERR_NOMEM, "verify: out of memory"); }
 
@@ -51,7 +62,9 @@ static int push(trow *r, term t) {
 }
 
 static int64_t nrows_of(const prog_rank *p, int b) {
-  return b == PROG_BUF_C ? p->c_rows : b == PROG_BUF_S ? p->s_rows : b == PROG_BUF_R ? p->r_rows : p->b_rows;
+  return b == PROG_BUF_C ? p->c_rows : b == PROG_BUF_S ? p->s_rows
+      : b == PROG_BUF_R                                ? p->r_rows
+                                                       : p->b_rows;
 }
 
 static trow *rows_of(vstate *v, int32_t r, int64_t b) { return v->bufs[(int64_t)r * PROG_NBUF + b]; }
@@ -72,7 +85,7 @@ static shiro_status run_mul(vstate *v, int32_t r, const int64_t *op) {
     if (!op[OPF_ACCUM]) d->n = 0;
     for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
       double scale = op[OPF_HAS_VAL] ? p->val[e] : 1.0;
-      if (!src) {  /* a row of the input: the symbol e_j */
+      if (!src) { /* a row of the input: the symbol e_j */
         term t = {symbol(v, p, op[OPF_SRC_OFF] + p->col[e]), scale, 1, op[OPF_HAS_VAL] ? r : -1};
         if (!push(d, t)) return nomem(v->err);
         continue;
@@ -111,7 +124,7 @@ static shiro_status sync_start(vstate *v, int64_t stage, pending **pend, int64_t
     for (int64_t x = 0; x < p->nx; x++) {
       const int64_t *rec = p->xchg + x * PROG_X_WIDTH;
       if (rec[XF_STAGE] != stage || rec[XF_DIR] != 0) continue;
-      if (*npend == *cap) {  /* doubling: a stage of a plan for thousands of ranks has ~10^5 messages */
+      if (*npend == *cap) { /* doubling: a stage of a plan for thousands of ranks has ~10^5 messages */
         int64_t nc = *cap ? 2 * *cap : 64;
         pending *np = realloc(*pend, (size_t)nc * sizeof *np);
         if (!np) return nomem(v->err);
@@ -192,8 +205,10 @@ static shiro_status execute(vstate *v) {
         st = run_mul(v, r, p->ops + cur[r]++ * PROG_OP_WIDTH);
       int64_t k = cur[r] < p->nops ? p->ops[cur[r] * PROG_OP_WIDTH + OPF_KIND] : 0;
       int64_t s = cur[r] < p->nops ? p->ops[cur[r] * PROG_OP_WIDTH + OPF_STAGE] : -1;
-      if (r == 0) { kind = k; stage = s; }
-      else if (k != kind || s != stage)
+      if (r == 0) {
+        kind = k;
+        stage = s;
+      } else if (k != kind || s != stage)
         st = shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify: ranks 0 and %d disagree on the sequence of stages", r);
       done = (k == 0);
     }
@@ -233,7 +248,8 @@ static int32_t range_owner(const vstate *v, int c, int64_t j) {
   while (lo < hi) {
     const int32_t mid = lo + (hi - lo) / 2;
     const prog_rank *p = &v->pr[mid];
-    if ((c ? p->c_first + p->c_rows : p->b_first + p->b_rows) > j) hi = mid; else lo = mid + 1;
+    if ((c ? p->c_first + p->c_rows : p->b_first + p->b_rows) > j) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }
@@ -278,7 +294,7 @@ static shiro_status check_rows(vstate *v, const sc_csr *A, int optimal, int grou
         }
         int64_t *tri = *cov + 3 * (*ncov)++;
         tri[0] = problem(v, group, p, q);
-        tri[1] = t->at == p ? 0 : 1;  /* 0: column side (B row j moved), 1: row side (C row i moved) */
+        tri[1] = t->at == p ? 0 : 1; /* 0: column side (B row j moved), 1: row side (C row i moved) */
         tri[2] = t->at == p ? t->j : i;
       }
       rep->nonzeros += c->n;
@@ -307,7 +323,8 @@ static int is_edge(vstate *v, int32_t p, int64_t i, int64_t j) {
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
     if (c->t[mid].j == j) return 1;
-    if (c->t[mid].j < j) lo = mid + 1; else hi = mid - 1;
+    if (c->t[mid].j < j) lo = mid + 1;
+    else hi = mid - 1;
   }
   return 0;
 }
@@ -317,7 +334,11 @@ static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64
   int64_t ncert = 0;
   for (int32_t p = 0; p < v->R; p++) ncert += v->pr[p].ncert;
   int64_t *rows = malloc((size_t)(ncert + 1) * 3 * sizeof *rows), *cols = malloc((size_t)(ncert + 1) * 3 * sizeof *cols);
-  if (!rows || !cols) { free(rows); free(cols); return nomem(v->err); }
+  if (!rows || !cols) {
+    free(rows);
+    free(cols);
+    return nomem(v->err);
+  }
   int64_t n = 0;
   shiro_status st = SHIRO_OK;
   for (int32_t p = 0; p < v->R && st == SHIRO_OK; p++)
@@ -330,8 +351,12 @@ static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64
         break;
       }
       int64_t key = problem(v, group, p, q);
-      rows[3 * n] = key; rows[3 * n + 1] = i; rows[3 * n + 2] = 0;
-      cols[3 * n] = key; cols[3 * n + 1] = j; cols[3 * n + 2] = 0;
+      rows[3 * n] = key;
+      rows[3 * n + 1] = i;
+      rows[3 * n + 2] = 0;
+      cols[3 * n] = key;
+      cols[3 * n + 1] = j;
+      cols[3 * n + 2] = 0;
     }
   if (st == SHIRO_OK) {
     if (n) qsort(rows, (size_t)n, 3 * sizeof *rows, cmp_i64x3);
@@ -362,7 +387,7 @@ static shiro_status check_certificates(vstate *v, int group, int64_t *cov, int64
   return st;
 }
 
-#define STALE (-1)  /* the symbol of what a buffer held before the call (j of a term) */
+#define STALE (-1) /* the symbol of what a buffer held before the call (j of a term) */
 
 /* The symbolic rows of every buffer but the input (the symbols): empty for C = A·B; for X = Aᵀ·Y
  * each holds the symbol STALE, what the buffers hold from an earlier call, so that a row the
@@ -399,7 +424,8 @@ static int32_t rank_of_id(const int64_t *first, int32_t R, int64_t id) {
   int32_t lo = 0, hi = R - 1;
   while (lo < hi) {
     const int32_t mid = lo + (hi - lo) / 2;
-    if (first[mid + 1] > id) hi = mid; else lo = mid + 1;
+    if (first[mid + 1] > id) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }
@@ -433,8 +459,8 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
   first[0] = 0;
   for (int32_t r = 0; r < R; r++) first[r + 1] = first[r] + pr[r].nacol;
   shiro_status st = first[R] == meta->nnz ? SHIRO_OK
-                    : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the local matrices hold %lld nonzeros, the plan %lld",
-                                 (long long)first[R], (long long)meta->nnz);
+                                          : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the local matrices hold %lld nonzeros, the plan %lld",
+                                                       (long long)first[R], (long long)meta->nnz);
   uint8_t *used = st == SHIRO_OK ? calloc((size_t)meta->nnz + 1, 1) : NULL;
   if (st == SHIRO_OK && !used) st = nomem(err);
   for (int32_t q = 0; q < R && st == SHIRO_OK; q++)
@@ -463,8 +489,7 @@ static shiro_status check_local_matrices(const prog_meta *meta, const prog_rank 
 static shiro_status check_rank_alone(const prog_meta *meta, const prog_rank *own, const prog_rank *prev, shiro_error *err) {
   shiro_status st = plan_verify_checksums(own, err);
   if (st == SHIRO_OK) st = plan_check_rank(meta, own, err);
-  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) ||
-                         own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
+  if (st == SHIRO_OK && (own->b_first != (prev ? prev->b_first + prev->b_rows : 0) || own->c_first != (prev ? prev->c_first + prev->c_rows : 0)))
     st = shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", own->rank, own->rank - 1);
   return st;
 }
@@ -472,7 +497,7 @@ static shiro_status check_rank_alone(const prog_meta *meta, const prog_rank *own
 /* The plan was made for A: its shape, nonzeros and pattern digest. */
 static shiro_status check_matrix_digest(const prog_meta *meta, const sc_csr *A, shiro_error *err) {
   if (A->m != meta->m || A->k != meta->k || A->nnz != meta->nnz ||
-      plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest)  /* = shiro_pattern_digest of A */
+      plan_rows_digest(A, NULL, 0, A->m) != meta->matrix_digest) /* = shiro_pattern_digest of A */
     return shiro_fail(err, SHIRO_ERR_MISMATCH, "verify: the plan was made for another matrix (shape, nonzeros or pattern digest differ)");
   return SHIRO_OK;
 }
@@ -498,18 +523,25 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
   }
   if (st == SHIRO_OK) st = check_local_matrices(meta, pr, A, err);
   if (st != SHIRO_OK) return st;
-  sc_csr *Aperm = NULL;  /* row lists (metis, parts): the programs index the renumbered matrix */
-  int clists = 0, blists = 0;  /* any rank's (a rank without rows has an empty list either way) */
-  for (int32_t r = 0; r < v.R; r++) { clists |= pr[r].ncglobal > 0; blists |= pr[r].nbglobal > 0; }
+  sc_csr *Aperm = NULL; /* row lists (metis, parts): the programs index the renumbered matrix */
+  int clists = 0, blists = 0; /* any rank's (a rank without rows has an empty list either way) */
+  for (int32_t r = 0; r < v.R; r++) {
+    clists |= pr[r].ncglobal > 0;
+    blists |= pr[r].nbglobal > 0;
+  }
   if (A && (clists || blists)) {
     int64_t *rnew = clists ? malloc((size_t)(A->m ? A->m : 1) * sizeof *rnew) : NULL;
     int64_t *cnew = blists ? malloc((size_t)(A->k ? A->k : 1) * sizeof *cnew) : NULL;
-    if ((clists && !rnew) || (blists && !cnew)) { free(rnew); free(cnew); return nomem(err); }
+    if ((clists && !rnew) || (blists && !cnew)) {
+      free(rnew);
+      free(cnew);
+      return nomem(err);
+    }
     for (int32_t r = 0; r < v.R; r++) {
       for (int64_t i = 0; rnew && i < pr[r].ncglobal; i++) rnew[pr[r].c_global[i]] = pr[r].c_first + i;
       for (int64_t i = 0; cnew && i < pr[r].nbglobal; i++) cnew[pr[r].b_global[i]] = pr[r].b_first + i;
     }
-    st = sc_csr_permute2(A, rnew, cnew, &Aperm, err);  /* rows and columns apart (parts:FILE, rectangular) */
+    st = sc_csr_permute2(A, rnew, cnew, &Aperm, err); /* rows and columns apart (parts:FILE, rectangular) */
     free(rnew);
     free(cnew);
     if (st != SHIRO_OK) return st;
@@ -532,7 +564,9 @@ shiro_status plan_verify(const prog_meta *meta, const prog_rank *pr, const sc_cs
 
 /* A message as one end records it, seen from rank `self`: (stage, other end, direction as the
  * sender sees it: 0 self sends, 1 self receives, kind, rows). */
-typedef struct msg_key { int64_t stage, other, dir, kind, count; } msg_key;
+typedef struct msg_key {
+  int64_t stage, other, dir, kind, count;
+} msg_key;
 
 static int cmp_msg_key(const void *a, const void *b) {
   const msg_key *x = a, *y = b;
@@ -548,7 +582,8 @@ static const prog_rank *find_peer(const prog_rank *peers, int32_t npeers, int64_
   while (lo <= hi) {
     const int32_t mid = lo + (hi - lo) / 2;
     if (peers[mid].rank == q) return &peers[mid];
-    if (peers[mid].rank < q) lo = mid + 1; else hi = mid - 1;
+    if (peers[mid].rank < q) lo = mid + 1;
+    else hi = mid - 1;
   }
   return NULL;
 }
@@ -560,14 +595,19 @@ static shiro_status match_peers(const prog_rank *own, const msg_key *mine, int64
   static const char *const dir[2] = {"sends", "receives"};
   int64_t x = 0, y = 0;
   while (x < nm || y < nt) {
-    const int c = x == nm ? 1 : y == nt ? -1 : cmp_msg_key(&mine[x], &theirs[y]);
-    if (c == 0 && mine[x].count == theirs[y].count) { x++; y++; continue; }
+    const int c = x == nm ? 1 : y == nt ? -1
+                                        : cmp_msg_key(&mine[x], &theirs[y]);
+    if (c == 0 && mine[x].count == theirs[y].count) {
+      x++;
+      y++;
+      continue;
+    }
     const msg_key *k = c <= 0 ? &mine[x] : &theirs[y];
     if (c == 0)
       return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s %lld rows of kind %lld %s rank %lld, which records %lld",
                         (long long)k->stage, own->rank, dir[k->dir], (long long)mine[x].count, (long long)k->kind,
                         k->dir ? "from" : "to", (long long)k->other, (long long)theirs[y].count);
-    if (c < 0)  /* own's record, no peer's */
+    if (c < 0) /* own's record, no peer's */
       return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %d %s rows of kind %lld %s rank %lld, which has no such message",
                         (long long)k->stage, own->rank, dir[k->dir], (long long)k->kind, k->dir ? "from" : "to", (long long)k->other);
     return shiro_fail(err, SHIRO_ERR_FORMAT, "verify: stage %lld: rank %lld %s rows of kind %lld %s rank %d, which has no such message",
@@ -614,8 +654,7 @@ shiro_status plan_verify_rank(const prog_meta *meta, const prog_rank *own, const
   memset(rep, 0, sizeof *rep);
   const int32_t p = own->rank;
   shiro_status st = check_rank_alone(meta, own, prev, err);
-  if (st == SHIRO_OK && (own->b_first + own->b_rows != (next ? next->b_first : meta->k) ||
-                         own->c_first + own->c_rows != (next ? next->c_first : meta->m)))
+  if (st == SHIRO_OK && (own->b_first + own->b_rows != (next ? next->b_first : meta->k) || own->c_first + own->c_rows != (next ? next->c_first : meta->m)))
     st = next ? shiro_fail(err, SHIRO_ERR_FORMAT, "verify: rank %d's rows do not follow rank %d's", p + 1, p)
               : shiro_fail(err, SHIRO_ERR_FORMAT, "verify: the ranks' rows do not cover the matrix");
   if (st == SHIRO_OK) st = check_messages_rank(own, peers, npeers, rep, err);
@@ -627,7 +666,10 @@ shiro_status plan_verify_rank(const prog_meta *meta, const prog_rank *own, const
 }
 
 /* A nonzero as a product computes it: A(i, j) = coef. */
-typedef struct triple { int64_t i, j; double coef; } triple;
+typedef struct triple {
+  int64_t i, j;
+  double coef;
+} triple;
 
 static int cmp_triple(const void *a, const void *b) {
   const triple *x = a, *y = b;
@@ -659,14 +701,14 @@ static shiro_status collect(vstate *v, triple **out, int64_t *n) {
         if (!fwd && e->j == STALE) {
           free(t);
           return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify (transposed program): X row %lld holds what a buffer held before "
-                            "the call (a row added to or sent before it was cleared)", (long long)g);
+                                                      "the call (a row added to or sent before it was cleared)",
+                            (long long)g);
         }
-        if (!fwd && ((x > 0 && row->t[x - 1].j == e->j) || e->mult != 1 || e->at < 0 ||
-                     (e->at != p && e->at != owner_c(v, e->j)))) {
+        if (!fwd && ((x > 0 && row->t[x - 1].j == e->j) || e->mult != 1 || e->at < 0 || (e->at != p && e->at != owner_c(v, e->j)))) {
           free(t);
           return shiro_fail(v->err, SHIRO_ERR_FORMAT, "verify (transposed program): nonzero (%lld, %lld) %s", (long long)e->j,
-                            (long long)g, e->at < 0 ? "reaches X without a multiplication" : (e->at != p && e->at != owner_c(v, e->j))
-                            ? "is multiplied on a rank that owns neither its row nor its column" : "reaches X more than once");
+                            (long long)g, e->at < 0 ? "reaches X without a multiplication" : (e->at != p && e->at != owner_c(v, e->j)) ? "is multiplied on a rank that owns neither its row nor its column"
+                                                                                                                                       : "reaches X more than once");
         }
         t[k++] = fwd ? (triple){g, e->j, e->coef} : (triple){e->j, g, e->coef};
       }

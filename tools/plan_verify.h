@@ -10,12 +10,12 @@
 
 /* What a verification established. */
 typedef struct verify_report {
-  int64_t nonzeros;        /* (i, j) terms reaching C, each exactly once */
-  int64_t problems;        /* cover problems (blocks, or node pairs for group) */
-  int64_t certified;       /* of those, proven optimal by a matching of the cover's size */
-  int64_t cover_rows;      /* total size of the covers */
-  int64_t messages;        /* messages matched sender to receiver */
-  int matrix_checked;      /* 1 if a matrix was given and matched pattern, digests and values */
+  int64_t nonzeros; /* (i, j) terms reaching C, each exactly once */
+  int64_t problems; /* cover problems (blocks, or node pairs for group) */
+  int64_t certified; /* of those, proven optimal by a matching of the cover's size */
+  int64_t cover_rows; /* total size of the covers */
+  int64_t messages; /* messages matched sender to receiver */
+  int matrix_checked; /* 1 if a matrix was given and matched pattern, digests and values */
 } verify_report;
 
 /* Verifies the plan given by meta and all ranks' programs pr[0..R-1]:

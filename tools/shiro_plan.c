@@ -33,27 +33,29 @@
 static const char *prog = "shiro-plan";
 
 typedef struct options {
-  const char *matrix;   /* input path */
-  const char *out;      /* plan path (NULL: default name) */
-  int32_t ranks, gpn;   /* R, G */
+  const char *matrix; /* input path */
+  const char *out; /* plan path (NULL: default name) */
+  int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
   const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
-  int partition_given;    /* --partition given (else under auto: block or time, as predicted) */
+  int partition_given; /* --partition given (else under auto: block or time, as predicted) */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
-  int threads;          /* 0: OpenMP default */
+  int threads; /* 0: OpenMP default */
   int compare, json, quiet;
-  const char *machine;  /* --machine NAME|FILE (NULL: not given; auto then prices for tsubame4's links) */
-  int auto_strategy;    /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
-  int cpu_auto;         /* --strategy auto-cpu: joint or col, whichever's busiest rank costs less (work_choice.h) */
-  int64_t n;            /* --n: the columns of B predictions are for (default 64) */
-  int dbl;              /* --dtype double (default float) */
-  const char *format;   /* "mtx", "edgelist" or "csr-h5" */
-  int base;             /* edgelist: 0- or 1-based ids */
-  int64_t rows, cols;   /* edgelist: size given, 0: max id + 1 */
-  plan_effort effort;   /* --effort: how auto searches (plan_choose.h) */
+  const char *machine; /* --machine NAME|FILE (NULL: not given; auto then prices for tsubame4's links) */
+  int auto_strategy; /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
+  int cpu_auto; /* --strategy auto-cpu: joint or col, whichever's busiest rank costs less (work_choice.h) */
+  int64_t n; /* --n: the columns of B predictions are for (default 64) */
+  int dbl; /* --dtype double (default float) */
+  const char *format; /* "mtx", "edgelist" or "csr-h5" */
+  int base; /* edgelist: 0- or 1-based ids */
+  int64_t rows, cols; /* edgelist: size given, 0: max id + 1 */
+  plan_effort effort; /* --effort: how auto searches (plan_choose.h) */
 } options;
 
-typedef struct timings { double read, partition, cover, plan, write, total; } timings;
+typedef struct timings {
+  double read, partition, cover, plan, write, total;
+} timings;
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -110,16 +112,20 @@ static void usage(FILE *f) {
 static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->gpn = 1;
-  o->strategy = STRAT_COUNT;  /* not given: chosen after parsing */
+  o->strategy = STRAT_COUNT; /* not given: chosen after parsing */
   o->partition = "block";
   o->format = "mtx";
   o->effort = PLAN_EFFORT_FAST;
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(cli_finish_stdout(prog, 0)); }
-    else if (!strcmp(a, "--version")) { cli_version(prog, "writes"); exit(cli_finish_stdout(prog, 0)); }
-    else if (!strcmp(a, "--compare")) o->compare = 1;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      exit(cli_finish_stdout(prog, 0));
+    } else if (!strcmp(a, "--version")) {
+      cli_version(prog, "writes");
+      exit(cli_finish_stdout(prog, 0));
+    } else if (!strcmp(a, "--compare")) o->compare = 1;
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "--ranks")) {
@@ -148,8 +154,11 @@ static int parse(int argc, char **argv, options *o) {
       o->auto_strategy = !strcmp(val, "auto");
       o->cpu_auto = !strcmp(val, "auto-cpu");
       if (o->auto_strategy) o->strategy = STRAT_COUNT;
-      else if (o->cpu_auto) o->strategy = STRAT_JOINT;  /* until work_choose decides */
-      else if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) { fprintf(stderr, "%s: --strategy: %s\n", prog, e.message); return 0; }
+      else if (o->cpu_auto) o->strategy = STRAT_JOINT; /* until work_choose decides */
+      else if (strategy_parse(val, &o->strategy, &e) != SHIRO_OK) {
+        fprintf(stderr, "%s: --strategy: %s\n", prog, e.message);
+        return 0;
+      }
     } else if (!strcmp(a, "--effort")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (strcmp(val, "fast") && strcmp(val, "exhaustive")) {
@@ -173,7 +182,10 @@ static int parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--partition")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
       if (!strncmp(val, "parts:", 6)) {
-        if (!val[6]) { fprintf(stderr, "%s: --partition parts:FILE: no file named\n", prog); return 0; }
+        if (!val[6]) {
+          fprintf(stderr, "%s: --partition parts:FILE: no file named\n", prog);
+          return 0;
+        }
         o->parts_file = val + 6;
         val = "parts";
       } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "work") && strcmp(val, "time") && strcmp(val, "metis")) {
@@ -188,10 +200,20 @@ static int parse(int argc, char **argv, options *o) {
       fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a);
       return 0;
     } else if (!o->matrix) o->matrix = a;
-    else { fprintf(stderr, "%s: unexpected argument '%s' (one matrix only)\n", prog, a); return 0; }
+    else {
+      fprintf(stderr, "%s: unexpected argument '%s' (one matrix only)\n", prog, a);
+      return 0;
+    }
   }
-  if (!o->matrix) { fprintf(stderr, "%s: no matrix given\n", prog); usage(stderr); return 0; }
-  if (!o->ranks) { fprintf(stderr, "%s: --ranks is required\n", prog); return 0; }
+  if (!o->matrix) {
+    fprintf(stderr, "%s: no matrix given\n", prog);
+    usage(stderr);
+    return 0;
+  }
+  if (!o->ranks) {
+    fprintf(stderr, "%s: --ranks is required\n", prog);
+    return 0;
+  }
   if (strcmp(o->format, "edgelist") && (o->base || o->rows || o->cols)) {
     fprintf(stderr, "%s: --base, --rows and --cols are for --format edgelist only\n", prog);
     return 0;
@@ -208,7 +230,8 @@ static int parse(int argc, char **argv, options *o) {
   if (o->cpu_auto && !o->partition_given) o->partition = "work";
   if (o->cpu_auto && !strcmp(o->partition, "time")) {
     fprintf(stderr, "%s: --strategy auto-cpu: --partition time balances a network's links, auto-cpu the ranks' CPU "
-            "work; give work (its default), nnz, block, metis or parts:FILE\n", prog);
+                    "work; give work (its default), nnz, block, metis or parts:FILE\n",
+            prog);
     return 0;
   }
   return 1;
@@ -218,7 +241,7 @@ static int parse(int argc, char **argv, options *o) {
 static void warn_node_size(const options *o) {
   if (o->gpn > o->ranks)
     fprintf(stderr, "%s: warning: --gpus-per-node %d is more than --ranks %d: one node holds all the ranks, so "
-            "nothing moves between nodes (no inter-node traffic; the plan is the one --gpus-per-node %d gives)\n",
+                    "nothing moves between nodes (no inter-node traffic; the plan is the one --gpus-per-node %d gives)\n",
             prog, o->gpn, o->ranks, o->ranks);
 }
 
@@ -228,21 +251,21 @@ static void warn_node_size(const options *o) {
  * else prints why and returns 0. */
 static int pair_tables_fit(const options *o, int write_plan) {
   uint64_t need = 0;
-  sc_strategy s = o->auto_strategy ? STRAT_HIER : o->strategy;  /* auto: the two-tier candidates' tables */
+  sc_strategy s = o->auto_strategy ? STRAT_HIER : o->strategy; /* auto: the two-tier candidates' tables */
   if (write_plan || strategy_is_two_tier(s)) need = plan_pair_table_bytes(o->ranks, o->gpn, s);
-  if (o->compare && plan_pair_table_bytes(o->ranks, o->gpn, STRAT_HIER) > need) {  /* hier, group: built to count */
+  if (o->compare && plan_pair_table_bytes(o->ranks, o->gpn, STRAT_HIER) > need) { /* hier, group: built to count */
     s = STRAT_HIER;
     need = plan_pair_table_bytes(o->ranks, o->gpn, s);
   }
   struct sysinfo si;
-  if (sysinfo(&si) != 0) return 1;  /* unknown: let the allocation decide */
+  if (sysinfo(&si) != 0) return 1; /* unknown: let the allocation decide */
   uint64_t have = (uint64_t)si.totalram * si.mem_unit;
   if (need <= have) return 1;
   shiro_error e = {{0}};
   char than[64];
   snprintf(than, sizeof than, "this machine's %.3g GB of memory", (double)have / 1e9);
   plan_pair_table_fail(o->ranks, o->gpn, s, than, &e);
-  fprintf(stderr, "%s: %s\n", prog, e.message);  /* names R = --ranks */
+  fprintf(stderr, "%s: %s\n", prog, e.message); /* names R = --ranks */
   return 0;
 }
 
@@ -256,7 +279,8 @@ static void warn_empty_ranks(const options *o, const sc_csr *A, const sc_partiti
   }
   if (none_c)
     fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of A and C (the matrix has %lld rows, partition %s): "
-            "they hold no data but still take part in every call\n", prog, none_c, o->ranks, (long long)A->m,
+                    "they hold no data but still take part in every call\n",
+            prog, none_c, o->ranks, (long long)A->m,
             o->partition);
   if (none_b && (none_b != none_c || A->m != A->k))
     fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of B (the matrix has %lld columns)\n", prog, none_b,
@@ -280,10 +304,16 @@ static char *default_output(const char *matrix) {
   const char *sfx[] = {".mtx.gz", ".mtx", ".gz"};
   for (int i = 0; i < 3; i++) {
     size_t l = strlen(sfx[i]);
-    if (n > l && !strcmp(base + n - l, sfx[i])) { n -= l; break; }
+    if (n > l && !strcmp(base + n - l, sfx[i])) {
+      n -= l;
+      break;
+    }
   }
   char *out = malloc(n + 10);
-  if (out) { memcpy(out, base, n); strcpy(out + n, ".shiro.h5"); }
+  if (out) {
+    memcpy(out, base, n);
+    strcpy(out + n, ".shiro.h5");
+  }
   return out;
 }
 
@@ -291,20 +321,20 @@ static char *default_output(const char *matrix) {
  * lists), counted (two-tier volumes), written, and freed, so that the whole
  * plan is never in memory at once. */
 typedef struct plan_out {
-  const char *path;        /* plan file, NULL: none written */
-  const char *partition;   /* the partition's name, for the file */
-  const sc_csr *A0;        /* metis: the original matrix ... */
-  const int64_t *oldof;    /* ... and oldof[new] = original row; else NULL */
-  const sc_csr *A;         /* the matrix the programs were built from (metis: the permuted one) */
-  int pattern;             /* 1: the file had no values (pattern): the plan stores none for the local matrices */
-  uint64_t digest0;        /* metis: shiro_pattern_digest of A0 */
-  sc_volumes *vol;         /* two-tier: volumes summed here; else NULL */
-  cost_model *cost;        /* priced here (--machine); else NULL */
-  plan_writer *w;          /* open from rank 0 on */
-  sc_blocks *B;            /* the blocks built from: once rank p's program holds its certificate,
+  const char *path; /* plan file, NULL: none written */
+  const char *partition; /* the partition's name, for the file */
+  const sc_csr *A0; /* metis: the original matrix ... */
+  const int64_t *oldof; /* ... and oldof[new] = original row; else NULL */
+  const sc_csr *A; /* the matrix the programs were built from (metis: the permuted one) */
+  int pattern; /* 1: the file had no values (pattern): the plan stores none for the local matrices */
+  uint64_t digest0; /* metis: shiro_pattern_digest of A0 */
+  sc_volumes *vol; /* two-tier: volumes summed here; else NULL */
+  cost_model *cost; /* priced here (--machine); else NULL */
+  plan_writer *w; /* open from rank 0 on */
+  sc_blocks *B; /* the blocks built from: once rank p's program holds its certificate,
                               the matchings of p's blocks (rmatch) are freed; NULL: kept */
   int32_t ranks;
-  double write_s;          /* seconds spent writing */
+  double write_s; /* seconds spent writing */
 } plan_out;
 
 /* parts:FILE on a rectangular matrix renumbers only the rows (B rows keep their ids, block over
@@ -331,9 +361,10 @@ static void release_certs(sc_blocks *B, int32_t p) {
 
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   plan_out *po = arg;
-  shiro_status st = po->oldof && po->A0->m != po->A0->k ? set_c_rows(pr, po->oldof, err)  /* parts:FILE, rectangular */
-                    : po->oldof ? plan_rank_set_rows(pr, po->A0, po->A, po->oldof, err) : SHIRO_OK;
-  if (po->pattern) {  /* a_val empty: the plan says the matrix had no values */
+  shiro_status st = po->oldof && po->A0->m != po->A0->k ? set_c_rows(pr, po->oldof, err) /* parts:FILE, rectangular */
+      : po->oldof                                       ? plan_rank_set_rows(pr, po->A0, po->A, po->oldof, err)
+                                                        : SHIRO_OK;
+  if (po->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
     pr->naval = 0;
@@ -361,7 +392,7 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
 
 /* What the cost model predicted per strategy. */
 typedef struct predictions {
-  const sc_machine *m;          /* NULL: nothing predicted */
+  const sc_machine *m; /* NULL: nothing predicted */
   cost_pred pred[STRAT_COUNT];
   int have[STRAT_COUNT];
 } predictions;
@@ -378,7 +409,8 @@ static int load_machine(const options *o, sc_machine *m) {
     m->gpus_per_node = m->nics_per_node = o->gpn;
   } else if (m->gpus_per_node != o->gpn && !o->quiet) {
     fprintf(stderr, "%s: note: machine %s has %d GPUs per node, the plan %d ranks per node: the prediction "
-            "takes the machine's nodes (as tools/sim/simulate.sh does), not the plan's tiers\n", prog, m->name,
+                    "takes the machine's nodes (as tools/sim/simulate.sh does), not the plan's tiers\n",
+            prog, m->name,
             m->gpus_per_node, o->gpn);
   }
   return 1;
@@ -438,8 +470,9 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
               o->auto_strategy ? strategy_name(o->strategy) : "");
     if (c->hybrid_have)
       fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
-              "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
-              "candidate %d of 6; group's covers %s\n", (long long)c->hybrid_seen.pairs_direct, (long long)c->hybrid_seen.pairs_relayed,
+                      "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
+                      "candidate %d of 6; group's covers %s\n",
+              (long long)c->hybrid_seen.pairs_direct, (long long)c->hybrid_seen.pairs_relayed,
               (long long)c->hybrid_seen.pairs_relayed_joint, (long long)c->hybrid_seen.relays_moved, c->hybrid_seen.est_s * 1e3,
               c->hybrid_seen.est_direct_s * 1e3, c->hybrid_seen.est_relayed_s * 1e3, c->hybrid_seen.est_relayed_joint_s * 1e3,
               c->hybrid_seen.candidate, c->hybrid_seen.group_balanced ? "NIC-balanced" : "fewest-hop");
@@ -447,9 +480,11 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
             o->partition, balance, wbal);
     if (c->time_seen.rounds)
       fprintf(stderr, "  time partition: %d partition(s) evaluated with %s's plan, predicted %.4f ms (block partition: "
-              "%.4f ms)%s\n", c->time_seen.rounds, strategy_name(c->time_strategy), c->time_seen.best * 1e3, c->time_seen.start * 1e3,
-              !o->partition_given ? (!strcmp(o->partition, "time") ? "; auto kept it" : !strcmp(o->partition, "block")
-                                     ? "; auto kept block's" : "; auto kept metis's (below)") : "");
+                      "%.4f ms)%s\n",
+              c->time_seen.rounds, strategy_name(c->time_strategy), c->time_seen.best * 1e3, c->time_seen.start * 1e3,
+              !o->partition_given ? (!strcmp(o->partition, "time") ? "; auto kept it" : !strcmp(o->partition, "block") ? "; auto kept block's"
+                                                                                                                       : "; auto kept metis's (below)")
+                                  : "");
     if (c->time_seen.rounds && o->auto_strategy)
       fprintf(stderr, "  auto's plan on the time partition: predicted %.4f ms, on block's %.4f ms\n",
               c->time_auto_time_s * 1e3, c->time_auto_block_s * 1e3);
@@ -466,12 +501,13 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
         fprintf(stderr, "  %s partition skipped: %s\n", c->cand[i].partition, c->cand[i].reason);
     if (o->cpu_auto)
       fprintf(stderr, "  auto-cpu: the busiest rank costs %.0f entries under joint, %.0f under col (%.3g per row an op "
-              "visits at N = %lld, %.3g per row sent or received); kept %s\n", c->cpu_seen.cost[WORK_CHOICE_JOINT],
+                      "visits at N = %lld, %.3g per row sent or received); kept %s\n",
+              c->cpu_seen.cost[WORK_CHOICE_JOINT],
               c->cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n), (long long)o->n, WORK_MOVE_ROW_ENTRIES,
               strategy_name(o->strategy));
     if (!strcmp(o->partition, "work"))
       fprintf(stderr, "  work partition: %d partitions evaluated with %s's covers; the busiest rank costs %.0f entries "
-              "(%.3g per row an op visits, for N = %lld; nnz partition: %.0f), computes %lld entries (nnz partition: %lld, mean %lld)\n",
+                      "(%.3g per row an op visits, for N = %lld; nnz partition: %.0f), computes %lld entries (nnz partition: %lld, mean %lld)\n",
               c->work_seen.rounds, strategy_name(c->work_strategy), c->work_seen.cost, work_row_entries(o->n), (long long)o->n, c->work_seen.cost_start,
               (long long)c->work_seen.most, (long long)c->work_seen.most_start, (long long)c->work_seen.mean);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan %.3f s, write %.3f s, total %.3f s; peak RSS %.1f MiB\n",
@@ -486,22 +522,25 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     printf("\"strategy\": \"%s\", \"partition\": \"%s\", \"load_balance\": %.6f, \"entries_balance\": %.6f, "
            "\"threads\": %d, \"blocks\": %lld, \"plan\": ",
            strategy_name(o->strategy), o->partition, balance, wbal, omp_get_max_threads(), (long long)covers);
-    if (out) cli_json_string(stdout, out); else printf("null");
-    printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto" : "default");
+    if (out) cli_json_string(stdout, out);
+    else printf("null");
+    printf(", \"partition_choice\": \"%s\", ", o->partition_given ? "given" : o->auto_strategy ? "auto"
+                                                                                               : "default");
     if (o->cpu_auto)
       printf("\"cpu_choice\": {\"joint_cost\": %.9g, \"col_cost\": %.9g, \"row_entries\": %.9g, \"move_row_entries\": %.9g}, ",
              c->cpu_seen.cost[WORK_CHOICE_JOINT], c->cpu_seen.cost[WORK_CHOICE_COL], work_row_entries(o->n),
              WORK_MOVE_ROW_ENTRIES);
     if (!strcmp(o->partition, "work"))
       printf("\"work_partition\": {\"rounds\": %d, \"row_entries\": %.9g, \"cost\": %.9g, \"nnz_cost\": %.9g, "
-             "\"cost_balance\": %.9g}, ", c->work_seen.rounds, work_row_entries(o->n), c->work_seen.cost, c->work_seen.cost_start,
+             "\"cost_balance\": %.9g}, ",
+             c->work_seen.rounds, work_row_entries(o->n), c->work_seen.cost, c->work_seen.cost_start,
              c->work_seen.cost_balance);
     if (c->time_seen.rounds) {
       const double ts[4] = {c->time_seen.best, c->time_seen.start, o->auto_strategy ? c->time_auto_time_s : c->time_seen.best,
-                           o->auto_strategy ? c->time_auto_block_s : c->time_seen.start};
+                            o->auto_strategy ? c->time_auto_block_s : c->time_seen.start};
       const char *names[4] = {"predicted_s", "block_predicted_s", "auto_predicted_s", "auto_block_predicted_s"};
       printf("\"time_partition\": {\"rounds\": %d, \"strategy\": \"%s\"", c->time_seen.rounds, strategy_name(c->time_strategy));
-      for (int i = 0; i < 4; i++) {  /* a partition never kept (an empty rank) is priced infinite: null */
+      for (int i = 0; i < 4; i++) { /* a partition never kept (an empty rank) is priced infinite: null */
         if (isfinite(ts[i])) printf(", \"%s\": %.9g", names[i], ts[i]);
         else printf(", \"%s\": null", names[i]);
       }
@@ -509,18 +548,21 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     }
     if (c->metis_tried == 1)
       printf("\"metis_partition\": {\"auto_predicted_s\": %.9g, \"against_predicted_s\": %.9g, \"empty_ranks\": false, "
-             "\"priced\": \"%s\", \"kept\": %s}, ", c->metis_auto_s, c->metis_other_s,
+             "\"priced\": \"%s\", \"kept\": %s}, ",
+             c->metis_auto_s, c->metis_other_s,
              c->metis_estimate ? "joint-estimate" : "auto-plan", strcmp(o->partition, "metis") ? "false" : "true");
     else if (c->metis_tried == 2)
       printf("\"metis_partition\": {\"auto_predicted_s\": null, \"against_predicted_s\": %.9g, \"empty_ranks\": true, "
-             "\"kept\": false}, ", c->metis_other_s);
+             "\"kept\": false}, ",
+             c->metis_other_s);
     if (c->ncand) {
       printf("\"effort\": \"%s\", \"candidates\": [", o->effort == PLAN_EFFORT_FAST ? "fast" : "exhaustive");
       for (int i = 0; i < c->ncand; i++) {
         const plan_candidate *k = &c->cand[i];
         printf("%s{\"candidate\": \"%s\", \"partition\": \"%s\", \"priced\": \"%s\", \"strategy\": \"%s\", \"predicted_s\": ", i ? ", " : "",
                k->kind, k->partition, k->what, strategy_name(k->strategy));
-        if (isfinite(k->time_s)) printf("%.9g", k->time_s); else printf("null");
+        if (isfinite(k->time_s)) printf("%.9g", k->time_s);
+        else printf("null");
         printf(", \"status\": \"%s\", \"reason\": ", k->status);
         cli_json_string(stdout, k->reason);
         printf("}");
@@ -531,8 +573,10 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
            t->read, t->partition, t->cover, t->plan, t->write, t->total);
     printf("\"peak_rss_bytes\": %lld, ", (long long)cli_peak_rss());
     print_volumes_json(v, have, o->strategy, o->compare, P);
-    printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : o->cpu_auto ? "auto-cpu" : "given");
-    if (P->m) cli_json_string(stdout, P->m->name); else printf("null");
+    printf(", \"strategy_choice\": \"%s\", \"machine\": ", o->auto_strategy ? "auto" : o->cpu_auto ? "auto-cpu"
+                                                                                                   : "given");
+    if (P->m) cli_json_string(stdout, P->m->name);
+    else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
     if (c->hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
@@ -554,7 +598,7 @@ static void plan_progress(const char *what, int64_t done, int64_t total) { cli_p
 int main(int argc, char **argv) {
   options o;
   huge_pages_restart(argv);
-  plan_file_exit_quietly();  /* a failed write must end in its message, not a crash at exit */
+  plan_file_exit_quietly(); /* a failed write must end in its message, not a crash at exit */
   if (!parse(argc, argv, &o)) return 2;
   /* HDF5 keeps what it frees on free lists, unbounded by default: writing a plan's thousands
    * of datasets left ~13 MiB there (massif, R-MAT s16 at R = 128), a fixed cost the smaller
@@ -581,19 +625,21 @@ int main(int argc, char **argv) {
   if (!pair_tables_fit(&o, write_plan)) return 1;
   if (write_plan) {
     out = o.out ? strdup(o.out) : default_output(o.matrix);
-    if (!out) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
+    if (!out) {
+      fprintf(stderr, "%s: out of memory\n", prog);
+      return 1;
+    }
   }
   double t0 = cli_now(), t1;
   cli_progress("read", 0, 1);
   mm_header hdr;
   if (read_matrix(&o, &A, &hdr, &err) != SHIRO_OK) goto fail;
   cli_progress("read", 1, 1);
-  t1 = cli_now(); t.read = t1 - t0; t0 = t1;
-  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy,
-                            .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given,
-                            .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL,
-                            .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .progress = plan_progress};
-  shiro_status cst = plan_choose(&req, A, &c, &err);  /* A is c's from here */
+  t1 = cli_now();
+  t.read = t1 - t0;
+  t0 = t1;
+  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy, .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given, .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL, .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .progress = plan_progress};
+  shiro_status cst = plan_choose(&req, A, &c, &err); /* A is c's from here */
   A = NULL;
   if (cst != SHIRO_OK) goto fail;
   t.partition = c.partition_s;
@@ -607,38 +653,36 @@ int main(int argc, char **argv) {
   memcpy(P.pred, c.pred, sizeof P.pred);
   memcpy(P.have, c.pred_have, sizeof P.have);
   if (write_plan || strategy_is_two_tier(o.strategy)) {
-    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = c.A0, .oldof = c.oldof, .A = c.A,
-                   .pattern = hdr.field == MM_PATTERN,
-                   .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks,
-                   .B = &c.B};  /* the last build: the certificates are not needed after it */
-    if (po.vol) memset(po.vol, 0, sizeof *po.vol);  /* auto: counted once already */
+    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = c.A0, .oldof = c.oldof, .A = c.A, .pattern = hdr.field == MM_PATTERN, .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks, .B = &c.B}; /* the last build: the certificates are not needed after it */
+    if (po.vol) memset(po.vol, 0, sizeof *po.vol); /* auto: counted once already */
     if (P.m && !P.have[o.strategy]) {
       if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
       po.cost = &cm;
     }
-    if (c.oldof) po.digest0 = plan_rows_digest(c.A0, NULL, 0, c.A0->m);  /* = shiro_pattern_digest of A0 */
+    if (c.oldof) po.digest0 = plan_rows_digest(c.A0, NULL, 0, c.A0->m); /* = shiro_pattern_digest of A0 */
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
     if (write_plan) cli_remove_temps_on_signals();
     cli_progress("programs", 0, o.ranks);
     shiro_status pst = plan_build_each(c.A, &c.Prow, &c.Pcol, &c.B, o.strategy, o.gpn, out_rank, &po, &err);
     t1 = cli_now();
-    t.plan = t1 - t0 - po.write_s;  /* building only: writing each program is timed apart */
+    t.plan = t1 - t0 - po.write_s; /* building only: writing each program is timed apart */
     t.write = po.write_s;
     t0 = t1;
     if (pst == SHIRO_OK && po.w) {
       cli_progress("write", 0, 1);
-      pst = plan_writer_close(po.w, &err);  /* sealed and renamed into place */
+      pst = plan_writer_close(po.w, &err); /* sealed and renamed into place */
       po.w = NULL;
       cli_progress("write", 1, 1);
-      t1 = cli_now(); t.write += t1 - t0;
+      t1 = cli_now();
+      t.write += t1 - t0;
     }
     plan_writer_abort(po.w);
     if (pst != SHIRO_OK) goto fail;
   }
   if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&c.B, &c.Pcol, o.strategy, o.gpn, &vol[o.strategy]);
   have[o.strategy] = 1;
-  if (P.m && !P.have[o.strategy]) {  /* priced as it was built, or (flat, not built) now */
+  if (P.m && !P.have[o.strategy]) { /* priced as it was built, or (flat, not built) now */
     shiro_status pst = cm.R ? cost_predict(&cm, &P.pred[o.strategy], &err)
                             : cost_plan(c.A, &c.Prow, &c.Pcol, &c.B, o.strategy, o.gpn, P.m, row_bytes, NULL,
                                         &P.pred[o.strategy], NULL, &err);
@@ -657,5 +701,5 @@ done:
   plan_choice_free(&c);
   sc_csr_free(A);
   free(out);
-  return cli_finish_stdout(prog, rc);  /* --json lost on a full disk is a failure */
+  return cli_finish_stdout(prog, rc); /* --json lost on a full disk is a failure */
 }

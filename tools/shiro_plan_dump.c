@@ -21,28 +21,25 @@ static const char *prog = "shiro-plan-dump";
 
 /* What one rank's program moves and multiplies. */
 typedef struct rank_stats {
-  int64_t sent, received;          /* rows, all stages */
-  int64_t sent_b, sent_c;          /* of sent: B rows, partial C rows */
-  int64_t sent_inter, sent_intra;  /* of sent: by tier */
-  int64_t msgs;                    /* messages sent */
-  int64_t forwarded, in_place;     /* rows forwarded inside a node; of those, sent straight from R (no copy) */
-  int64_t nnz_own;                 /* entries of the ops that produce this rank's C (local + received B) */
-  int64_t nnz_for_others;          /* entries of the ops computing partial C rows for other ranks */
-  int64_t stage_inter[8], stage_intra[8];  /* rows sent per stage (first 8 stages) */
-  int64_t tag_entries[PROG_TAG_AGGREGATE_C + 1];  /* entries of the MUL ops of each tag (PROG_TAG_*) */
-  int64_t kind_sent[PROG_MSG_KINDS];               /* rows sent in messages of each kind (PROG_MSG_*) */
+  int64_t sent, received; /* rows, all stages */
+  int64_t sent_b, sent_c; /* of sent: B rows, partial C rows */
+  int64_t sent_inter, sent_intra; /* of sent: by tier */
+  int64_t msgs; /* messages sent */
+  int64_t forwarded, in_place; /* rows forwarded inside a node; of those, sent straight from R (no copy) */
+  int64_t nnz_own; /* entries of the ops that produce this rank's C (local + received B) */
+  int64_t nnz_for_others; /* entries of the ops computing partial C rows for other ranks */
+  int64_t stage_inter[8], stage_intra[8]; /* rows sent per stage (first 8 stages) */
+  int64_t tag_entries[PROG_TAG_AGGREGATE_C + 1]; /* entries of the MUL ops of each tag (PROG_TAG_*) */
+  int64_t kind_sent[PROG_MSG_KINDS]; /* rows sent in messages of each kind (PROG_MSG_*) */
 } rank_stats;
 
 /* The JSON names of the message kinds (format/README.md R4). */
 static const char *const kind_names[PROG_MSG_KINDS] = {
-  [PROG_MSG_DIRECT] = "direct", [PROG_MSG_INTER_B] = "inter_b", [PROG_MSG_AGG_PART] = "agg_part",
-  [PROG_MSG_FWD_B] = "fwd_b", [PROG_MSG_AGG_C] = "agg_c"};
+    [PROG_MSG_DIRECT] = "direct", [PROG_MSG_INTER_B] = "inter_b", [PROG_MSG_AGG_PART] = "agg_part", [PROG_MSG_FWD_B] = "fwd_b", [PROG_MSG_AGG_C] = "agg_c"};
 
 /* The JSON names of the MUL tags 1..PROG_TAG_AGGREGATE_C (format/README.md R3). */
 static const char *const tag_names[PROG_TAG_AGGREGATE_C + 1] = {
-  [PROG_TAG_GATHER_B] = "gather_b", [PROG_TAG_PARTIAL_C] = "partial_c", [PROG_TAG_LOCAL] = "local",
-  [PROG_TAG_REMOTE_B] = "remote_b", [PROG_TAG_ADD_C] = "add_c", [PROG_TAG_FORWARD_B] = "forward_b",
-  [PROG_TAG_AGGREGATE_C] = "aggregate_c"};
+    [PROG_TAG_GATHER_B] = "gather_b", [PROG_TAG_PARTIAL_C] = "partial_c", [PROG_TAG_LOCAL] = "local", [PROG_TAG_REMOTE_B] = "remote_b", [PROG_TAG_ADD_C] = "add_c", [PROG_TAG_FORWARD_B] = "forward_b", [PROG_TAG_AGGREGATE_C] = "aggregate_c"};
 
 static int64_t op_entries(const prog_rank *pr, const int64_t *op) {
   const int64_t *ptr = pr->ptr + op[OPF_PTR_OFF];
@@ -53,7 +50,10 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
   memset(s, 0, sizeof *s);
   for (int64_t x = 0; x < pr->nx; x++) {
     const int64_t *r = pr->xchg + x * PROG_X_WIDTH;
-    if (r[XF_DIR] == 1) { s->received += r[XF_COUNT]; continue; }
+    if (r[XF_DIR] == 1) {
+      s->received += r[XF_COUNT];
+      continue;
+    }
     s->sent += r[XF_COUNT];
     s->msgs++;
     s->sent_b += r[XF_BROWS];
@@ -63,7 +63,8 @@ static void stats_of(const prog_rank *pr, rank_stats *s) {
       if (r[XF_BUF] == PROG_BUF_R) s->in_place += r[XF_COUNT];
     }
     s->sent_c += r[XF_COUNT] - r[XF_BROWS];
-    if (r[XF_TIER]) s->sent_inter += r[XF_COUNT]; else s->sent_intra += r[XF_COUNT];
+    if (r[XF_TIER]) s->sent_inter += r[XF_COUNT];
+    else s->sent_intra += r[XF_COUNT];
     if (r[XF_STAGE] < 8) (r[XF_TIER] ? s->stage_inter : s->stage_intra)[r[XF_STAGE]] += r[XF_COUNT];
   }
   for (int64_t o = 0; o < pr->nops; o++) {
@@ -102,7 +103,10 @@ static void add_transposed(const prog_rank *t, rank_stats *tot) {
   tot->sent += s.sent;
   tot->sent_inter += s.sent_inter;
   tot->sent_intra += s.sent_intra;
-  for (int k = 0; k < 8; k++) { tot->stage_inter[k] += s.stage_inter[k]; tot->stage_intra[k] += s.stage_intra[k]; }
+  for (int k = 0; k < 8; k++) {
+    tot->stage_inter[k] += s.stage_inter[k];
+    tot->stage_intra[k] += s.stage_intra[k];
+  }
 }
 
 /* 1 if two totals move the same rows per tier and per stage. */
@@ -138,7 +142,8 @@ static int verify(plan_reader *rd, const char *path, const prog_meta *meta, cons
     printf(", \"verified\": %s, ", st == SHIRO_OK ? "true" : "false");
     if (st == SHIRO_OK)
       printf("\"nonzeros\": %lld, \"messages\": %lld, \"cover_problems\": %lld, \"certified\": %lld, \"cover_rows\": %lld, "
-             "\"matrix_checked\": %s, \"transposed\": {\"nonzeros\": %lld, \"messages\": %lld}}\n", (long long)rep.nonzeros,
+             "\"matrix_checked\": %s, \"transposed\": {\"nonzeros\": %lld, \"messages\": %lld}}\n",
+             (long long)rep.nonzeros,
              (long long)rep.messages, (long long)rep.problems, (long long)rep.certified, (long long)rep.cover_rows,
              rep.matrix_checked ? "true" : "false", (long long)trep.nonzeros, (long long)trep.messages);
     else {
@@ -148,13 +153,15 @@ static int verify(plan_reader *rd, const char *path, const prog_meta *meta, cons
     }
   } else if (st == SHIRO_OK) {
     printf("%s: verified: checksums and bounds of %d ranks; %lld messages matched; %lld nonzeros each reach C once, "
-           "multiplied once", path, meta->ranks, (long long)rep.messages, (long long)rep.nonzeros);
+           "multiplied once",
+           path, meta->ranks, (long long)rep.messages, (long long)rep.nonzeros);
     if (rep.problems) printf("; %lld cover problems (%lld rows), every one proven minimum by its matching", (long long)rep.problems,
                              (long long)rep.cover_rows);
     else printf("; strategy %s claims no optimality", meta->strategy);
     if (rep.matrix_checked) printf("; it is the plan of %s (digests, pattern, values)", matrix);
     printf("; transposed program (X = A^T.Y, as libshiro derives it): %lld messages matched, the same %lld nonzeros "
-           "each reach X once, multiplied once\n", (long long)trep.messages, (long long)trep.nonzeros);
+           "each reach X once, multiplied once\n",
+           (long long)trep.messages, (long long)trep.nonzeros);
   }
   if (st != SHIRO_OK) fprintf(stderr, "%s: %s: NOT verified: %s\n", prog, path, err.message);
   for (int32_t r = 0; map && r < meta->ranks; r++) plan_file_unmap(&map[r]);
@@ -193,7 +200,7 @@ static int verify_one(plan_reader *rd, const char *path, const prog_meta *meta, 
   int32_t npeers = 0, mapped = 0;
   sc_csr *A = NULL;
   verify_report rep = {0};
-  shiro_status st = map_checked(rd, meta, p, &own, &own_map, &err);  /* checked: its peers are ranks of the plan */
+  shiro_status st = map_checked(rd, meta, p, &own, &own_map, &err); /* checked: its peers are ranks of the plan */
   for (int s = 0; s < 2 && st == SHIRO_OK; s++)
     if (s ? p + 1 < meta->ranks : p > 0) st = plan_reader_map_rank(rd, s ? p + 1 : p - 1, &side[s], &side_map[s], &err);
   if (st == SHIRO_OK) st = peers_of(&own, &ids, &npeers, &err);
@@ -221,7 +228,8 @@ static int verify_one(plan_reader *rd, const char *path, const prog_meta *meta, 
     }
   } else if (st == SHIRO_OK) {
     printf("%s: rank %d verified by itself: checksums and bounds; its rows next to its neighbours'; its %lld messages "
-           "matched by its %d peers' records", path, p, (long long)rep.messages, npeers);
+           "matched by its %d peers' records",
+           path, p, (long long)rep.messages, npeers);
     if (rep.matrix_checked) printf("; its rows are those of %s (digests, pattern, values)", matrix);
     printf("; the symbolic execution and the certificates need every rank: --verify without --rank\n");
   }
@@ -259,7 +267,10 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
   }
   if (!rc && cost_predict(&cm, &pred, &err) != SHIRO_OK) rc = 1;
   cost_free(&cm);
-  if (rc) { fprintf(stderr, "%s: %s\n", prog, err.message); return rc; }
+  if (rc) {
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    return rc;
+  }
   if (json) {
     printf(", \"prediction\": {\"machine\": ");
     cli_json_string(stdout, m.name);
@@ -269,7 +280,8 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
            dbl ? "double" : "float", pred.time_s);
     for (int32_t t = 0; t < pred.nstages; t++)
       printf("%s{\"stage\": %d, \"time_s\": %.9g, \"bottleneck_rank\": %d, \"bottleneck_link\": \"%s\", "
-             "\"link_bytes\": %lld, \"link_messages\": %lld, \"link_latency_s\": %.9g}", t ? ", " : "", t,
+             "\"link_bytes\": %lld, \"link_messages\": %lld, \"link_latency_s\": %.9g}",
+             t ? ", " : "", t,
              pred.stage[t].time_s, pred.stage[t].rank, cost_link_name(pred.stage[t].link),
              (long long)pred.stage[t].bytes, (long long)pred.stage[t].messages, pred.stage[t].latency_s);
     printf("]}");
@@ -319,7 +331,10 @@ static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, con
     return 2;
   }
   int64_t R = meta->ranks, *rows = calloc((size_t)(R * R), sizeof *rows);
-  if (!rows) { fprintf(stderr, "%s: out of memory\n", prog); return 1; }
+  if (!rows) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return 1;
+  }
   int rc = 0;
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
@@ -330,7 +345,7 @@ static int heatmap(plan_reader *rd, const char *path, const prog_meta *meta, con
     }
     for (int64_t x = 0; !rc && x < pr.nx; x++) {
       const int64_t *rec = pr.xchg + x * PROG_X_WIDTH;
-      if (rec[XF_DIR] == 0) rows[rec[XF_PEER] * R + r] += rec[XF_COUNT];  /* row p = destination, column q = source */
+      if (rec[XF_DIR] == 0) rows[rec[XF_PEER] * R + r] += rec[XF_COUNT]; /* row p = destination, column q = source */
     }
     plan_file_unmap(&map);
   }
@@ -388,12 +403,13 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
              (long long)meta->nnz, meta->ranks, meta->gpus_per_node);
     else
       printf("  matrix %lld x %lld, %lld nonzeros; %d ranks, planned without nodes (--gpus-per-node 1): rows are "
-             "counted between ranks\n", (long long)meta->m, (long long)meta->k, (long long)meta->nnz, meta->ranks);
+             "counted between ranks\n",
+             (long long)meta->m, (long long)meta->k, (long long)meta->nnz, meta->ranks);
     /* the same columns under G = 1 (scripts read them by position), "inter" shown as "-" */
     printf("  %6s %10s %10s %10s %10s %10s %10s %12s %12s\n", "rank", "C rows", "sent", "B sent", "part sent",
            "inter", "received", "nnz own", "nnz others");
   }
-  rank_stats tot = {0}, ttot = {0};  /* ttot: the transposed programs' sends */
+  rank_stats tot = {0}, ttot = {0}; /* ttot: the transposed programs' sends */
   int first = 1, rc = 0;
   for (int32_t r = 0; r < meta->ranks; r++) {
     if (only >= 0 && r != only) continue;
@@ -416,10 +432,18 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
     }
     add_transposed(&tp.pr, &ttot);
     plan_transposed_free(&tp);
-    tot.sent += s.sent; tot.sent_inter += s.sent_inter; tot.sent_intra += s.sent_intra;
-    tot.received += s.received; tot.nnz_own += s.nnz_own; tot.nnz_for_others += s.nnz_for_others;
-    tot.forwarded += s.forwarded; tot.in_place += s.in_place;
-    for (int t = 0; t < 8; t++) { tot.stage_inter[t] += s.stage_inter[t]; tot.stage_intra[t] += s.stage_intra[t]; }
+    tot.sent += s.sent;
+    tot.sent_inter += s.sent_inter;
+    tot.sent_intra += s.sent_intra;
+    tot.received += s.received;
+    tot.nnz_own += s.nnz_own;
+    tot.nnz_for_others += s.nnz_for_others;
+    tot.forwarded += s.forwarded;
+    tot.in_place += s.in_place;
+    for (int t = 0; t < 8; t++) {
+      tot.stage_inter[t] += s.stage_inter[t];
+      tot.stage_intra[t] += s.stage_intra[t];
+    }
     if (json) {
       printf("%s{\"rank\": %d, \"c_rows\": %lld, \"b_rows\": %lld, \"rows_sent\": %lld, \"b_rows_sent\": %lld, "
              "\"partial_rows_sent\": %lld, \"inter_node_rows_sent\": %lld, \"rows_received\": %lld, \"messages_sent\": %lld, "
@@ -454,7 +478,8 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)tot.stage_inter[t], (long long)tot.stage_intra[t]);
     printf("], \"transposed_volumes\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}, "
-           "\"transposed_stages\": [", (long long)ttot.sent, (long long)ttot.sent_inter, (long long)ttot.sent_intra);
+           "\"transposed_stages\": [",
+           (long long)ttot.sent, (long long)ttot.sent_inter, (long long)ttot.sent_intra);
     for (int t = 0; t < 8 && (ttot.stage_inter[t] || ttot.stage_intra[t] || t == 0); t++)
       printf("%s{\"stage\": %d, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}", t ? ", " : "", t,
              (long long)ttot.stage_inter[t], (long long)ttot.stage_intra[t]);
@@ -469,15 +494,14 @@ static int summary(plan_reader *rd, const char *path, const prog_meta *meta, int
              (long long)tot.forwarded, (long long)tot.in_place);
     printf("  transposed program (X = A^T.Y)%s: %lld rows moved", only >= 0 ? " (this rank's sends)" : "", (long long)ttot.sent);
     print_tiers(tiers, &ttot,
-                only >= 0                   ? ""
-                : !same_volumes(&tot, &ttot) ? " (NOT the forward's)"
-                : tiers                      ? " (the forward's, per tier and per stage)"
-                                             : " (the forward's, per stage)");
+                only >= 0                        ? ""
+                    : !same_volumes(&tot, &ttot) ? " (NOT the forward's)"
+                    : tiers                      ? " (the forward's, per tier and per stage)"
+                                                 : " (the forward's, per stage)");
     if (mach) return predict(rd, meta, mach, n, dbl, 0);
   }
   return 0;
 }
-
 
 /* The tool proper; main adds the check of stdout. Returns the exit status. */
 static int dump_main(int argc, char **argv) {
@@ -492,16 +516,16 @@ static int dump_main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--verify")) do_verify = 1;
     else if (!strcmp(argv[i], "--heatmap")) {
       if (!(svg = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--heatmap-scale")) {
+    } else if (!strcmp(argv[i], "--heatmap-scale")) {
       if (!(scale_arg = cli_value(prog, argc, argv, &i))) return 2;
       if (heatmap_scale_parse(scale_arg, &scale) != 0) {
         fprintf(stderr, "%s: --heatmap-scale: expected linear or log, found '%s'\n", prog, scale_arg);
         return 2;
       }
-    }
-    else if (!strcmp(argv[i], "--version")) { cli_version(prog, "reads"); return 0; }
-    else if (!strcmp(argv[i], "--machine")) {
+    } else if (!strcmp(argv[i], "--version")) {
+      cli_version(prog, "reads");
+      return 0;
+    } else if (!strcmp(argv[i], "--machine")) {
       if (!(machine = cli_value(prog, argc, argv, &i))) return 2;
     } else if (!strcmp(argv[i], "--n")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--n", val, 1, 1 << 20, &n)) return 2;
@@ -512,11 +536,9 @@ static int dump_main(int argc, char **argv) {
         return 2;
       }
       dbl = !strcmp(val, "double");
-    }
-    else if (!strcmp(argv[i], "--matrix")) {
+    } else if (!strcmp(argv[i], "--matrix")) {
       if (!(matrix = cli_value(prog, argc, argv, &i))) return 2;
-    }
-    else if (!strcmp(argv[i], "--rank")) {
+    } else if (!strcmp(argv[i], "--rank")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, "--rank", val, 0, 1 << 20, &only)) return 2;
     } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
@@ -525,16 +547,35 @@ static int dump_main(int argc, char **argv) {
       fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, argv[i]);
       return 2;
     } else if (!path) path = argv[i];
-    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]); return 2; }
+    else {
+      fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
+      return 2;
+    }
   }
-  if (!path) { fprintf(stderr, "%s: no plan given\n", prog); usage(stderr); return 2; }
-  if (matrix && !do_verify) { fprintf(stderr, "%s: --matrix goes with --verify\n", prog); return 2; }
-  if (scale_arg && !svg) { fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog); return 2; }
-  if (machine && (svg || do_verify)) { fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog); return 2; }
+  if (!path) {
+    fprintf(stderr, "%s: no plan given\n", prog);
+    usage(stderr);
+    return 2;
+  }
+  if (matrix && !do_verify) {
+    fprintf(stderr, "%s: --matrix goes with --verify\n", prog);
+    return 2;
+  }
+  if (scale_arg && !svg) {
+    fprintf(stderr, "%s: --heatmap-scale goes with --heatmap\n", prog);
+    return 2;
+  }
+  if (machine && (svg || do_verify)) {
+    fprintf(stderr, "%s: --machine goes with the summary, not --heatmap or --verify\n", prog);
+    return 2;
+  }
   shiro_error err = {{0}};
   prog_meta meta;
-  plan_reader *rd = NULL;  /* the envelope checked once for every rank mapped */
-  if (plan_reader_open(path, &rd, &meta, &err) != SHIRO_OK) { fprintf(stderr, "%s: %s\n", prog, err.message); return 1; }
+  plan_reader *rd = NULL; /* the envelope checked once for every rank mapped */
+  if (plan_reader_open(path, &rd, &meta, &err) != SHIRO_OK) {
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    return 1;
+  }
   sc_machine mach;
   int rc;
   if (machine && machine_load(machine, &mach, &err) != SHIRO_OK) {
@@ -550,5 +591,5 @@ static int dump_main(int argc, char **argv) {
   return rc;
 }
 int main(int argc, char **argv) {
-  return cli_finish_stdout(prog, dump_main(argc, argv));  /* a report lost on a full disk is a failure */
+  return cli_finish_stdout(prog, dump_main(argc, argv)); /* a report lost on a full disk is a failure */
 }

@@ -63,7 +63,7 @@
 #define SPMM_CUDART 0
 #endif
 
-#define EXIT_SKIP 77  /* no CUDA device: skipped */
+#define EXIT_SKIP 77 /* no CUDA device: skipped */
 
 static const char *prog = "shiro-spmm";
 
@@ -78,14 +78,16 @@ typedef struct options {
   int64_t iters, warmup;
   shiro_backend backend;
   shiro_transport transport;
-  int64_t device;   /* -1: the library's choice */
-  int64_t threads;  /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
-  int overlap;      /* --overlap: the split-phase call with own work between begin and end (spmm_overlap.c) */
-  int col;          /* --layout col: B and C (Y and X) column-major, in place (shiro_spmm_layout) */
-  int dirs;         /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
+  int64_t device; /* -1: the library's choice */
+  int64_t threads; /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
+  int overlap; /* --overlap: the split-phase call with own work between begin and end (spmm_overlap.c) */
+  int col; /* --layout col: B and C (Y and X) column-major, in place (shiro_spmm_layout) */
+  int dirs; /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
 
-enum { DIR_FORWARD = 1, DIR_TRANSPOSE = 2, BOTH_ROUNDS = 5 };
+enum { DIR_FORWARD = 1,
+       DIR_TRANSPOSE = 2,
+       BOTH_ROUNDS = 5 };
 
 /* The value of B at global row g, column c: ±(1 + h/256), exact in float and double. */
 static double b_value(int64_t g, int64_t c) {
@@ -136,13 +138,19 @@ static int parse_list(const char *opt, const char *text, options *o, int is_n) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", text);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if ((is_n ? o->nn : o->ndt) >= MAX_LIST) { fprintf(stderr, "%s: %s: at most %d values\n", prog, opt, MAX_LIST); return 0; }
+    if ((is_n ? o->nn : o->ndt) >= MAX_LIST) {
+      fprintf(stderr, "%s: %s: at most %d values\n", prog, opt, MAX_LIST);
+      return 0;
+    }
     if (is_n) {
       if (!cli_int(prog, opt, tok, 1, 1 << 20, &o->n[o->nn])) return 0;
       o->nn++;
     } else if (!strcmp(tok, "float") || !strcmp(tok, "float32")) o->dt[o->ndt++] = SHIRO_FLOAT32;
     else if (!strcmp(tok, "double") || !strcmp(tok, "float64")) o->dt[o->ndt++] = SHIRO_FLOAT64;
-    else { fprintf(stderr, "%s: %s: expected float or double, found '%s'\n", prog, opt, tok); return 0; }
+    else {
+      fprintf(stderr, "%s: %s: expected float or double, found '%s'\n", prog, opt, tok);
+      return 0;
+    }
   }
   return 1;
 }
@@ -156,44 +164,65 @@ static int parse(int argc, char **argv, options *o) {
   o->device = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
-    if (!strcmp(a, "--n")) { if (!(v = cli_value(prog, argc, argv, &i)) || !parse_list(a, v, o, 1)) return 0; }
-    else if (!strcmp(a, "--dtype")) { if (!(v = cli_value(prog, argc, argv, &i)) || !parse_list(a, v, o, 0)) return 0; }
-    else if (!strcmp(a, "--iters")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 1, 1000000, &o->iters)) return 0; }
-    else if (!strcmp(a, "--warmup")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 1000000, &o->warmup)) return 0; }
-    else if (!strcmp(a, "--check")) { if (!(o->check = cli_value(prog, argc, argv, &i))) return 0; }
-    else if (!strcmp(a, "--transpose")) o->dirs = DIR_TRANSPOSE;
+    if (!strcmp(a, "--n")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !parse_list(a, v, o, 1)) return 0;
+    } else if (!strcmp(a, "--dtype")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !parse_list(a, v, o, 0)) return 0;
+    } else if (!strcmp(a, "--iters")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 1, 1000000, &o->iters)) return 0;
+    } else if (!strcmp(a, "--warmup")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 1000000, &o->warmup)) return 0;
+    } else if (!strcmp(a, "--check")) {
+      if (!(o->check = cli_value(prog, argc, argv, &i))) return 0;
+    } else if (!strcmp(a, "--transpose")) o->dirs = DIR_TRANSPOSE;
     else if (!strcmp(a, "--direction")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "forward")) o->dirs = DIR_FORWARD;
       else if (!strcmp(v, "transpose")) o->dirs = DIR_TRANSPOSE;
       else if (!strcmp(v, "both")) o->dirs = DIR_FORWARD | DIR_TRANSPOSE;
-      else { fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v); return 0; }
-    }
-    else if (!strcmp(a, "--overlap")) o->overlap = 1;
+      else {
+        fprintf(stderr, "%s: --direction: expected forward, transpose or both, found '%s'\n", prog, v);
+        return 0;
+      }
+    } else if (!strcmp(a, "--overlap")) o->overlap = 1;
     else if (!strcmp(a, "--layout")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "row")) o->col = 0;
       else if (!strcmp(v, "col")) o->col = 1;
-      else { fprintf(stderr, "%s: --layout: expected row or col, found '%s'\n", prog, v); return 0; }
-    }
-    else if (!strcmp(a, "--threads")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 4096, &o->threads)) return 0; }
-    else if (!strcmp(a, "--device")) { if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0; }
-    else if (!strcmp(a, "--backend")) {
+      else {
+        fprintf(stderr, "%s: --layout: expected row or col, found '%s'\n", prog, v);
+        return 0;
+      }
+    } else if (!strcmp(a, "--threads")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, 0, 4096, &o->threads)) return 0;
+    } else if (!strcmp(a, "--device")) {
+      if (!(v = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, v, -1, 1 << 16, &o->device)) return 0;
+    } else if (!strcmp(a, "--backend")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "cpu")) o->backend = SHIRO_BACKEND_CPU;
       else if (!strcmp(v, "cuda")) o->backend = SHIRO_BACKEND_CUDA;
       else if (!strcmp(v, "sim")) o->backend = SHIRO_BACKEND_SIM;
-      else { fprintf(stderr, "%s: --backend: expected cpu, cuda or sim, found '%s'\n", prog, v); return 0; }
+      else {
+        fprintf(stderr, "%s: --backend: expected cpu, cuda or sim, found '%s'\n", prog, v);
+        return 0;
+      }
     } else if (!strcmp(a, "--transport")) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "auto")) o->transport = SHIRO_TRANSPORT_AUTO;
       else if (!strcmp(v, "nccl")) o->transport = SHIRO_TRANSPORT_NCCL;
       else if (!strcmp(v, "mpi")) o->transport = SHIRO_TRANSPORT_MPI;
-      else { fprintf(stderr, "%s: --transport: expected auto, nccl or mpi, found '%s'\n", prog, v); return 0; }
+      else {
+        fprintf(stderr, "%s: --transport: expected auto, nccl or mpi, found '%s'\n", prog, v);
+        return 0;
+      }
+    } else if (a[0] == '-') {
+      fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a);
+      return 0;
+    } else if (!o->plan) o->plan = a;
+    else {
+      fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a);
+      return 0;
     }
-    else if (a[0] == '-') { fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a); return 0; }
-    else if (!o->plan) o->plan = a;
-    else { fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a); return 0; }
   }
   if (!o->plan) {
     fprintf(stderr, "%s: no plan given\n", prog);
@@ -205,7 +234,8 @@ static int parse(int argc, char **argv, options *o) {
   if (!o->dirs) o->dirs = DIR_FORWARD;
   if (o->overlap && (o->col || o->backend != SHIRO_BACKEND_CPU || !(o->dirs & DIR_FORWARD))) {
     fprintf(stderr, "%s: --overlap times the forward call, row-major, on the cpu backend: not with --layout col, "
-                    "--backend cuda|sim or --direction transpose\n", prog);
+                    "--backend cuda|sim or --direction transpose\n",
+            prog);
     return 0;
   }
   return 1;
@@ -235,9 +265,9 @@ static double check_rows(const sc_csr *A, const shiro_plan_info *in, shiro_dtype
         bound += fabs(A->Ax[t] * b);
       }
       double got = dt == SHIRO_FLOAT32 ? (double)((const float *)C)[i * n + c] : ((const double *)C)[i * n + c];
-      double tol = (double)(len + 3) * u * bound * 1.01 + 1e-300;  /* 1.01: the reference's own rounding */
+      double tol = (double)(len + 3) * u * bound * 1.01 + 1e-300; /* 1.01: the reference's own rounding */
       double r = fabs(got - ref) / tol;
-      if (!(r <= worst)) worst = r;  /* NaN propagates as a failure */
+      if (!(r <= worst)) worst = r; /* NaN propagates as a failure */
     }
   }
   return worst;
@@ -252,9 +282,14 @@ static int gpu_alloc(const void *hB, size_t b_bytes, size_t c_bytes, void **dB, 
   if (e == cudaSuccess) return 0;
   fprintf(stderr, "%s: rank %d: device copies of B and C: %s\n", prog, rank, cudaGetErrorString(e));
 #else
-  (void)hB; (void)b_bytes; (void)c_bytes; (void)dB; (void)dC;
+  (void)hB;
+  (void)b_bytes;
+  (void)c_bytes;
+  (void)dB;
+  (void)dC;
   fprintf(stderr, "%s: rank %d: this shiro-spmm was built without the CUDA runtime, so it cannot allocate B and C on "
-                  "the device (tools/meson.build: give shiro-spmm the gpu_deps)\n", prog, rank);
+                  "the device (tools/meson.build: give shiro-spmm the gpu_deps)\n",
+          prog, rank);
 #endif
   return 1;
 }
@@ -266,7 +301,10 @@ static int gpu_download(void *hC, const void *dC, size_t bytes, int rank) {
   if (e == cudaSuccess) return 0;
   fprintf(stderr, "%s: rank %d: copying C back: %s\n", prog, rank, cudaGetErrorString(e));
 #else
-  (void)hC; (void)dC; (void)bytes; (void)rank;
+  (void)hC;
+  (void)dC;
+  (void)bytes;
+  (void)rank;
 #endif
   return 1;
 }
@@ -276,7 +314,8 @@ static void gpu_free(void *dB, void *dC) {
   if (dB) cudaFree(dB);
   if (dC) cudaFree(dC);
 #else
-  (void)dB; (void)dC;
+  (void)dB;
+  (void)dC;
 #endif
 }
 
@@ -310,29 +349,48 @@ static int command_line(int argc, char **argv, options *o, int speak) {
   for (int i = 1; i < argc; i++) {
     int skip = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) skip |= !strcmp(argv[i], valued[k]);
-    if (skip) { i++; continue; }  /* a value, even "--help", is its option's */
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { if (speak) usage(stdout); return 0; }
-    if (!strcmp(argv[i], "--version")) { if (speak) cli_version(prog, "reads"); return 0; }
+    if (skip) {
+      i++;
+      continue;
+    } /* a value, even "--help", is its option's */
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      if (speak) usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--version")) {
+      if (speak) cli_version(prog, "reads");
+      return 0;
+    }
   }
   int saved = -1;
   if (!speak) {
     fflush(stderr);
     int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) { saved = dup(2); dup2(null, 2); close(null); }
+    if (null >= 0) {
+      saved = dup(2);
+      dup2(null, 2);
+      close(null);
+    }
   }
   int ok = parse(argc, argv, o);
-  if (saved >= 0) { fflush(stderr); dup2(saved, 2); close(saved); }
+  if (saved >= 0) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+  }
   if (!ok) return 2;
   if (o->backend == SHIRO_BACKEND_CUDA && !SHIRO_HAVE_CUDA) {
     if (speak)
       fprintf(stderr, "%s: --backend cuda: this shiro-spmm and its libshiro were built without CUDA (meson setup found "
-                      "no CUDA toolkit, or -Dcuda=disabled); rebuild with -Dcuda=enabled, or use --backend cpu\n", prog);
+                      "no CUDA toolkit, or -Dcuda=disabled); rebuild with -Dcuda=enabled, or use --backend cpu\n",
+              prog);
     return 1;
   }
   if (o->backend == SHIRO_BACKEND_SIM && !SHIRO_HAVE_SIM) {
     if (speak)
       fprintf(stderr, "%s: --backend sim: this is not the simulation build; tools/sim/simulate.sh builds one against "
-                      "SimGrid and runs it under smpirun\n", prog);
+                      "SimGrid and runs it under smpirun\n",
+              prog);
     return 1;
   }
   return -1;
@@ -356,14 +414,14 @@ static void report_threads(const shiro_ctx *ctx, int rank) {
 
 /* One direction of a run: its host (and device) input and output, and what it measured. */
 typedef struct direction {
-  int dir;                 /* DIR_FORWARD (in B, out C) or DIR_TRANSPOSE (in Y, out X) */
+  int dir; /* DIR_FORWARD (in B, out C) or DIR_TRANSPOSE (in Y, out X) */
   size_t in_bytes, out_bytes;
-  void *hin, *hout;        /* host copies (hout: what --check reads) */
-  void *din, *dout;        /* device copies (--backend cuda), else NULL */
-  void *lin, *lout;        /* --layout col: column-major copies (leading dimension: the rows), else NULL */
+  void *hin, *hout; /* host copies (hout: what --check reads) */
+  void *din, *dout; /* device copies (--backend cuda), else NULL */
+  void *lin, *lout; /* --layout col: column-major copies (leading dimension: the rows), else NULL */
   int64_t in_rows, out_rows, n;
   size_t esz;
-  double best;             /* seconds per call: the best round's, the slowest rank's mean */
+  double best; /* seconds per call: the best round's, the slowest rank's mean */
 } direction;
 
 /* Fills and allocates d for a context of n columns and esz-byte values: the input rows are
@@ -396,9 +454,10 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
   for (int64_t i = 0; i < in_rows; i++)
     for (int64_t c = 0; c < n; c++) {
       double v = b_value(in_ids[i], c);
-      if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v; else ((double *)d->hin)[i * n + c] = v;
+      if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v;
+      else ((double *)d->hin)[i * n + c] = v;
     }
-  for (int64_t i = 0; col && i < in_rows; i++)  /* the same values, column-major */
+  for (int64_t i = 0; col && i < in_rows; i++) /* the same values, column-major */
     for (int64_t c = 0; c < n; c++) memcpy((char *)d->lin + (size_t)(i + c * in_rows) * esz, (char *)d->hin + (size_t)(i * n + c) * esz, esz);
   return on_gpu ? gpu_alloc(d->hin, d->in_bytes, d->out_bytes, &d->din, &d->dout, rank) : 0;
 }
@@ -456,7 +515,7 @@ static double check_transposed(const sc_csr *A, const shiro_plan_info *in, shiro
       double got = dt == SHIRO_FLOAT32 ? (double)((const float *)X)[l * n + c] : ((const double *)X)[l * n + c];
       double tol = (double)(terms[l] + 3) * u * bound[l * n + c] * 1.01 + 1e-300;
       double r = fabs(got - ref[l * n + c]) / tol;
-      if (!(r <= worst)) worst = r;  /* NaN propagates as a failure */
+      if (!(r <= worst)) worst = r; /* NaN propagates as a failure */
     }
 done:
   free(local);
@@ -501,8 +560,11 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k < nd; k++) {
       int anybad = 0;
-      MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);  /* also the barrier before the clock */
-      if (anybad) { bad = 1; break; }
+      MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* also the barrier before the clock */
+      if (anybad) {
+        bad = 1;
+        break;
+      }
       double t = MPI_Wtime();
       bad = calls(ctx, &d[k], o->iters, rank);
       t = (MPI_Wtime() - t) / (double)o->iters;
@@ -513,7 +575,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   double worst[2] = {0, 0}, wmax[2] = {0, 0};
   for (int k = 0; !bad && A && k < nd; k++) {
     if (on_gpu) bad = gpu_download(d[k].hout, d[k].dout, d[k].out_bytes, rank);
-    for (int64_t i = 0; d[k].lout && i < d[k].out_rows; i++)  /* --layout col: back to rows for the check */
+    for (int64_t i = 0; d[k].lout && i < d[k].out_rows; i++) /* --layout col: back to rows for the check */
       for (int64_t c = 0; c < n; c++)
         memcpy((char *)d[k].hout + (size_t)(i * n + c) * esz, (char *)d[k].lout + (size_t)(i + c * d[k].out_rows) * esz, esz);
     if (!bad) worst[k] = d[k].dir == DIR_FORWARD ? check_rows(A, in, dt, n, d[k].hout) : check_transposed(A, in, dt, n, d[k].hout);
@@ -539,7 +601,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   if (rank == 0 && nd == 2 && !anybad)
     printf("shiro-spmm: %s, N=%lld %s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
            dt == SHIRO_FLOAT32 ? "float" : "double", d[1].best / d[0].best, 1e3 * d[1].best, 1e3 * d[0].best);
-  if (!fail && o->overlap) {  /* parse() allowed it only for the forward row-major CPU call: d[0] */
+  if (!fail && o->overlap) { /* parse() allowed it only for the forward row-major CPU call: d[0] */
     char label[600];
     snprintf(label, sizeof label, "%s, N=%lld %s", o->plan, (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double");
     fail = spmm_overlap(ctx, d[0].hin, d[0].hout, d[0].best, o->iters, rank, label);
@@ -552,9 +614,9 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
 int main(int argc, char **argv) {
   options o;
   int cl = command_line(argc, argv, &o, launch_rank() == 0);
-  if (cl == 0) return cli_finish_stdout(prog, 0);  /* --help, --version: no MPI, no launch needed */
+  if (cl == 0) return cli_finish_stdout(prog, 0); /* --help, --version: no MPI, no launch needed */
   MPI_Init(&argc, &argv);
-  if (cl > 0) {  /* every rank the same status; MPI_Finalize waits for all, so that mpirun, which
+  if (cl > 0) { /* every rank the same status; MPI_Finalize waits for all, so that mpirun, which
                     stops a job at the first failed exit, cannot stop rank 0 before it has printed */
     MPI_Finalize();
     return cl;
@@ -588,5 +650,5 @@ int main(int argc, char **argv) {
   sc_csr_free(A);
   shiro_plan_close(&plan);
   MPI_Finalize();
-  return cli_finish_stdout(prog, rc);  /* rank 0's report lost on a full disk is a failure */
+  return cli_finish_stdout(prog, rc); /* rank 0's report lost on a full disk is a failure */
 }

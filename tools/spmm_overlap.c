@@ -43,7 +43,7 @@ int spmm_overlap(shiro_ctx *ctx, const void *B, void *C, double t_call, int64_t 
   int64_t len = 1 << 16;
   double *w = calloc((size_t)len, sizeof *w);
   if (!w) return 1;
-  double per = 1e30;  /* the best of 5 trials: a loaded machine slows some */
+  double per = 1e30; /* the best of 5 trials: a loaded machine slows some */
   for (int trial = 0; trial < 5; trial++) {
     const double t0 = MPI_Wtime();
     for (int k = 0; k < 20; k++) own_work(w, len);
@@ -54,7 +54,7 @@ int spmm_overlap(shiro_ctx *ctx, const void *B, void *C, double t_call, int64_t 
   len = per > 0 ? (int64_t)(t_call / per) : 1 << 16;
   if (len < 1024) len = 1024;
   if (len > ((int64_t)1 << 27)) len = (int64_t)1 << 27;
-  for (int step = 0; step < 3; step++) {  /* again at the length found: a large array runs from memory, not cache */
+  for (int step = 0; step < 3; step++) { /* again at the length found: a large array runs from memory, not cache */
     w = calloc((size_t)len, sizeof *w);
     if (!w) {
       fprintf(stderr, "shiro-spmm: rank %d: --overlap: out of memory (%lld doubles of work)\n", rank, (long long)len);
@@ -87,7 +87,8 @@ int spmm_overlap(shiro_ctx *ctx, const void *B, void *C, double t_call, int64_t 
   const double work = best[0], seq = best[1], split = best[2];
   if (rank == 0)
     printf("shiro-spmm: %s: overlap: call %.3f ms, own work %.3f ms, call then work %.3f ms, begin + work + end %.3f ms: "
-           "%.3fx (best of %d rounds of %lld)\n", label, 1e3 * t_call, 1e3 * work, 1e3 * seq, 1e3 * split, split / seq, ROUNDS,
+           "%.3fx (best of %d rounds of %lld)\n",
+           label, 1e3 * t_call, 1e3 * work, 1e3 * seq, 1e3 * split, split / seq, ROUNDS,
            (long long)iters);
   return 0;
 }

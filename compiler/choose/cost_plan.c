@@ -3,7 +3,7 @@
 
 typedef struct price_sink {
   cost_model *cm;
-  sc_volumes *vol;  /* NULL: not counted */
+  sc_volumes *vol; /* NULL: not counted */
 } price_sink;
 
 /* plan_build_each's sink: each program priced (and counted), then freed. */

@@ -41,7 +41,7 @@ static void note(plan_choice *c, const char *partition, const char *what, sc_str
 /* The strategies auto chooses from. */
 static int auto_candidate(int s) {
   return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA ||
-         s == STRAT_HYBRID;
+      s == STRAT_HYBRID;
 }
 
 /* Every strategy evaluated on one partition's blocks, and auto's choice. */
@@ -50,8 +50,8 @@ typedef struct evaluation {
   int have[STRAT_COUNT];
   cost_pred pred[STRAT_COUNT];
   int pred_have[STRAT_COUNT];
-  cost_hybrid hprice;  /* hybrid's pricing, for B->route (lives as long as B) */
-  sc_strategy chosen;  /* auto: the candidate predicted fastest (the first of equals); else the strategy */
+  cost_hybrid hprice; /* hybrid's pricing, for B->route (lives as long as B) */
+  sc_strategy chosen; /* auto: the candidate predicted fastest (the first of equals); else the strategy */
   double hybrid_skipped_s; /* fast: hybrid not evaluated, the best of joint, hier and group instead; else 0 */
 } evaluation;
 
@@ -127,7 +127,7 @@ static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, pl
   ev->chosen = s0;
   if ((r->compare || r->auto_strategy || s0 == STRAT_HYBRID) && (pm || c->hm.nvlink_Bps > 0)) {
     ev->hprice = (cost_hybrid){A, Prow, Pcol, r->gpn, pm ? pm : &c->hm, r->row_bytes};
-    shiro_status st = cost_route_hybrid(B, &ev->hprice, err);  /* its candidates priced as the plan will be */
+    shiro_status st = cost_route_hybrid(B, &ev->hprice, err); /* its candidates priced as the plan will be */
     if (st != SHIRO_OK) return st;
   }
   /* Compare: every strategy, the plan's strategy last so its selection stays in the blocks;
@@ -136,7 +136,7 @@ static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, pl
     if (s == (int)s0 || !(r->compare || (r->auto_strategy && auto_candidate(s)))) continue;
     if (s == STRAT_HYBRID && hybrid_skip(r, ev)) continue;
     int price = pm && (r->machine_given || auto_candidate(s));
-    if (s == STRAT_JOINT && kj && kj->have && price) {  /* the same selection and plan, priced already */
+    if (s == STRAT_JOINT && kj && kj->have && price) { /* the same selection and plan, priced already */
       ev->vol[s] = kj->vol;
       ev->pred[s] = kj->pred;
       ev->have[s] = ev->pred_have[s] = 1;
@@ -177,7 +177,10 @@ static shiro_status partition_parts(const plan_request *r, sc_csr **A, int64_t *
   if (st == SHIRO_OK) st = sc_csr_permute2(M, newof, square ? newof : NULL, &P, err);
   if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   free(newof);
-  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
+  if (st != SHIRO_OK) {
+    sc_csr_free(P);
+    return st;
+  }
   *A = P;
   return SHIRO_OK;
 }
@@ -189,11 +192,11 @@ static shiro_status partition(const plan_request *r, const char *name, sc_csr **
                               sc_partition *Prow, sc_partition *Pcol, shiro_error *err) {
   const sc_csr *M = *A;
   if (!strcmp(name, "parts")) return partition_parts(r, A, oldof, Prow, Pcol, err);
-  if (!strcmp(name, "block") || !strcmp(name, "time")) {  /* time starts from block */
+  if (!strcmp(name, "block") || !strcmp(name, "time")) { /* time starts from block */
     shiro_status st = part_block(M->m, r->ranks, Prow, err);
     return st != SHIRO_OK ? st : part_block(M->k, r->ranks, Pcol, err);
   }
-  if (!strcmp(name, "nnz") || !strcmp(name, "work")) {  /* work starts from nnz */
+  if (!strcmp(name, "nnz") || !strcmp(name, "work")) { /* work starts from nnz */
     shiro_status st = part_nnz(M, r->ranks, Prow, err);
     if (st != SHIRO_OK) return st;
     return M->m == M->k ? part_copy(Prow, Pcol, err) : part_block(M->k, r->ranks, Pcol, err);
@@ -205,7 +208,10 @@ static shiro_status partition(const plan_request *r, const char *name, sc_csr **
   if (st == SHIRO_OK) st = sc_csr_permute(M, newof, &P, err);
   if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   free(newof);
-  if (st != SHIRO_OK) { sc_csr_free(P); return st; }
+  if (st != SHIRO_OK) {
+    sc_csr_free(P);
+    return st;
+  }
   *A = P;
   return SHIRO_OK;
 }
@@ -218,9 +224,15 @@ sc_strategy plan_work_strategy(const plan_request *r) {
  * the second set, now the old one), *ev becomes *ev2 and its prices point at the kept partitions. */
 static void keep_candidate(plan_choice *c, evaluation *ev, sc_partition *Prow2, sc_partition *Pcol2, sc_blocks *B2,
                            const evaluation *ev2) {
-  sc_partition tp = c->Prow; c->Prow = *Prow2; *Prow2 = tp;
-  tp = c->Pcol; c->Pcol = *Pcol2; *Pcol2 = tp;
-  sc_blocks tb = c->B; c->B = *B2; *B2 = tb;
+  sc_partition tp = c->Prow;
+  c->Prow = *Prow2;
+  *Prow2 = tp;
+  tp = c->Pcol;
+  c->Pcol = *Pcol2;
+  *Pcol2 = tp;
+  sc_blocks tb = c->B;
+  c->B = *B2;
+  *B2 = tb;
   *ev = *ev2;
   ev->hprice.Prow = &c->Prow;
   ev->hprice.Pcol = &c->Pcol;
@@ -263,7 +275,7 @@ static shiro_status time_partition(const plan_request *r, sc_strategy s0, plan_c
                       &c->time_seen, err);
   progress(r, "time partition", 1, 1);
   *secs = now() - start;
-  const int moved = st == SHIRO_OK && c->time_seen.best < c->time_seen.start;  /* else it is block's partition */
+  const int moved = st == SHIRO_OK && c->time_seen.best < c->time_seen.start; /* else it is block's partition */
   if (moved) st = evaluate_all(r, s0, c, c->A, &Prow2, &Pcol2, &B2, &ev2, err);
   if (st == SHIRO_OK) {
     c->time_auto_block_s = ev->pred[ev->chosen].time_s;
@@ -274,7 +286,7 @@ static shiro_status time_partition(const plan_request *r, sc_strategy s0, plan_c
     if (part_auto)
       note(c, "time", "plan", moved ? ev2.chosen : ev->chosen, c->time_auto_time_s, "weighed",
            faster ? "predicted at least 3% faster than block's" : moved ? "not 3% faster than block's"
-                                                                      : "its rounds found nothing faster than block's");
+                                                                        : "its rounds found nothing faster than block's");
   }
   blocks_free(&B2);
   part_free(&Prow2);
@@ -395,7 +407,7 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   /* the time partition moves rows off the busiest rank's links: it cannot gain 3% where the
    * busiest rank is within 1 / 0.97 of the mean (the call cannot end before the mean rank's) */
   const int unbalanced = mean > 0 && most * PLAN_TIME_GAIN > mean;
-  st = evaluate_all_known(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, &kj, ev, err);  /* joint's: priced above */
+  st = evaluate_all_known(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, &kj, ev, err); /* joint's: priced above */
   if (st != SHIRO_OK) return st;
   if (!metis_kept && unbalanced) {
     double tp_s = 0;
@@ -416,7 +428,7 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
   c->work_strategy = plan_work_strategy(r);
   sc_strategy s0 = r->auto_strategy ? STRAT_COUNT : r->strategy;
   double t0 = now(), t1;
-  const int part_auto = r->auto_strategy && !r->partition_given;  /* block, time or metis, as predicted */
+  const int part_auto = r->auto_strategy && !r->partition_given; /* block, time or metis, as predicted */
   const int time_part = part_auto || !strcmp(r->partition, "time");
   sc_csr *read = c->A;
   shiro_status st = partition(r, r->partition, &c->A, &c->oldof, &c->Prow, &c->Pcol, err);
@@ -424,14 +436,16 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     if (c->A != read) sc_csr_free(read);
     return st;
   }
-  if (c->A != read) c->A0 = read;  /* A is now the permuted matrix; the original is kept for the digests */
+  if (c->A != read) c->A0 = read; /* A is now the permuted matrix; the original is kept for the digests */
   /* Mostly ones (pattern files): the values shrink from 8 bytes an entry to about 2 bits; the
    * planner reads them through sc_csr_val, so the plan is the same. */
   sc_csr_compact_values(c->A);
   if (c->A0) sc_csr_compact_values(c->A0);
-  t1 = now(); c->partition_s = t1 - t0; t0 = t1;
+  t1 = now();
+  c->partition_s = t1 - t0;
+  t0 = t1;
   progress(r, "blocks", 0, 1);
-  if (r->cpu_auto) {  /* joint and col, each on its partition; B is built for the one kept */
+  if (r->cpu_auto) { /* joint and col, each on its partition; B is built for the one kept */
     progress(r, "auto-cpu", 0, 1);
     const int balance = !strcmp(r->partition, "work");
     st = work_choose(c->A, r->gpn, balance, PLAN_WORK_ROUNDS, work_row_entries(r->n), WORK_MOVE_ROW_ENTRIES, &c->Prow,
@@ -440,20 +454,24 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     s0 = c->cpu_seen.chosen;
     if (balance) c->work_seen = c->cpu_seen.work[s0 == STRAT_COL ? WORK_CHOICE_COL : WORK_CHOICE_JOINT];
     progress(r, "auto-cpu", 1, 1);
-    t1 = now(); c->partition_s += t1 - t0; t0 = t1;
-  } else if (!strcmp(r->partition, "work")) {  /* rounds of covers and rescaling; B is built for the partition kept */
+    t1 = now();
+    c->partition_s += t1 - t0;
+    t0 = t1;
+  } else if (!strcmp(r->partition, "work")) { /* rounds of covers and rescaling; B is built for the partition kept */
     progress(r, "work partition", 0, 1);
     st = work_balance(c->A, plan_work_strategy(r), r->gpn, PLAN_WORK_ROUNDS, work_row_entries(r->n), &c->Prow,
                       &c->Pcol, &c->B, &c->work_seen, err);
     if (st != SHIRO_OK) return st;
     progress(r, "work partition", 1, 1);
-    t1 = now(); c->partition_s += t1 - t0; t0 = t1;
+    t1 = now();
+    c->partition_s += t1 - t0;
+    t0 = t1;
   } else if ((st = blocks_build(c->A, &c->Prow, &c->Pcol, &c->B, err)) != SHIRO_OK) return st;
   progress(r, "blocks", 1, 1);
-  if ((r->compare || s0 == STRAT_HYBRID) && !r->m) {  /* hybrid decides on a machine's links: auto's default */
+  if ((r->compare || s0 == STRAT_HYBRID) && !r->m) { /* hybrid decides on a machine's links: auto's default */
     shiro_error me;
     if (machine_load("tsubame4", &c->hm, &me) == SHIRO_OK) c->hm.gpus_per_node = c->hm.nics_per_node = r->gpn;
-    else c->hm.nvlink_Bps = 0;  /* none found: hybrid's own numbers (strategy.h) */
+    else c->hm.nvlink_Bps = 0; /* none found: hybrid's own numbers (strategy.h) */
   }
   evaluation *ev = calloc(1, sizeof *ev);
   if (!ev) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
@@ -469,10 +487,10 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     if (st == SHIRO_OK && time_part) {
       double tp_s = 0;
       st = time_partition(r, s0, c, part_auto, ev, &tp_s, err);
-      c->partition_s += tp_s;  /* a partition's time, not the plan's covers' */
+      c->partition_s += tp_s; /* a partition's time, not the plan's covers' */
       t0 += tp_s;
     }
-    if (st == SHIRO_OK && part_auto && c->A->m == c->A->k && SHIRO_HAVE_METIS && r->ranks > 1) {  /* read as is (block) */
+    if (st == SHIRO_OK && part_auto && c->A->m == c->A->k && SHIRO_HAVE_METIS && r->ranks > 1) { /* read as is (block) */
       double mp_s = 0;
       int kept = 0;
       if (c->A->m < r->ranks) {
@@ -491,7 +509,7 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     memcpy(c->have, ev->have, sizeof c->have);
     memcpy(c->pred, ev->pred, sizeof c->pred);
     memcpy(c->pred_have, ev->pred_have, sizeof c->pred_have);
-    c->hprice = ev->hprice;  /* *c does not move from here: the route prices through it */
+    c->hprice = ev->hprice; /* *c does not move from here: the route prices through it */
     c->hprice.Prow = &c->Prow;
     c->hprice.Pcol = &c->Pcol;
     c->hprice.A = c->A;
@@ -507,7 +525,8 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     st = select_noted(c, &c->B, c->strategy, r->gpn, r->progress ? cover_progress : NULL, (void *)r, err);
   }
   free(ev);
-  t1 = now(); c->cover_s = t1 - t0;
+  t1 = now();
+  c->cover_s = t1 - t0;
   return st;
 }
 

@@ -15,40 +15,42 @@
  * and a costly one (the time partition's rounds, the METIS partition and every strategy on
  * it) runs only where that estimate says it can win. EXHAUSTIVE: every candidate is built
  * and priced (the search of shiro 0.x's default). */
-typedef enum plan_effort { PLAN_EFFORT_FAST = 0, PLAN_EFFORT_EXHAUSTIVE = 1 } plan_effort;
+typedef enum plan_effort { PLAN_EFFORT_FAST = 0,
+                           PLAN_EFFORT_EXHAUSTIVE = 1 } plan_effort;
 
 /* Reports a phase's progress (what: "covers", "time partition", ...); may be NULL. */
 typedef void (*plan_progress_fn)(const char *what, int64_t done, int64_t total);
 
 typedef struct plan_request {
-  int32_t ranks, gpn;         /* R, G */
-  sc_strategy strategy;       /* the strategy given (ignored under auto; auto-cpu: STRAT_JOINT) */
-  int auto_strategy;          /* 1: of col, joint, hier, group, cola and hybrid the fastest predicted */
-  int cpu_auto;               /* 1: joint or col, whichever's busiest rank costs less (work_choice.h) */
-  const char *partition;      /* "block", "nnz", "work", "time", "metis" or "parts" */
-  int partition_given;        /* 0 under auto: block, time or metis as predicted */
-  const char *parts_file;     /* parts: one rank id per row */
-  int compare;                /* 1: every strategy evaluated */
-  const sc_machine *m;        /* the machine predictions are for; NULL: none */
-  int machine_given;          /* 1: --machine: every strategy evaluated is priced */
-  int64_t n;                  /* columns of B predicted for (and the work partition's N) */
-  size_t row_bytes;           /* bytes of one row of B */
+  int32_t ranks, gpn; /* R, G */
+  sc_strategy strategy; /* the strategy given (ignored under auto; auto-cpu: STRAT_JOINT) */
+  int auto_strategy; /* 1: of col, joint, hier, group, cola and hybrid the fastest predicted */
+  int cpu_auto; /* 1: joint or col, whichever's busiest rank costs less (work_choice.h) */
+  const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
+  int partition_given; /* 0 under auto: block, time or metis as predicted */
+  const char *parts_file; /* parts: one rank id per row */
+  int compare; /* 1: every strategy evaluated */
+  const sc_machine *m; /* the machine predictions are for; NULL: none */
+  int machine_given; /* 1: --machine: every strategy evaluated is priced */
+  int64_t n; /* columns of B predicted for (and the work partition's N) */
+  size_t row_bytes; /* bytes of one row of B */
   plan_effort effort;
-  plan_progress_fn progress;  /* NULL: none */
+  plan_progress_fn progress; /* NULL: none */
 } plan_request;
 
 /* One candidate the default weighed or skipped, for the report (--json "candidates"). */
 typedef struct plan_candidate {
-  const char *kind;           /* "partition" (a partition weighed) or "strategy" (a strategy on it) */
-  const char *partition;      /* "block", "time", "metis" */
-  const char *what;           /* "estimate" (cheap price) or "plan" (built and priced) */
-  sc_strategy strategy;       /* the strategy the price is for */
-  double time_s;              /* the price (seconds per call; INFINITY: not priceable) */
-  const char *status;         /* "kept", "weighed", "skipped" */
-  const char *reason;         /* why (static text) */
+  const char *kind; /* "partition" (a partition weighed) or "strategy" (a strategy on it) */
+  const char *partition; /* "block", "time", "metis" */
+  const char *what; /* "estimate" (cheap price) or "plan" (built and priced) */
+  sc_strategy strategy; /* the strategy the price is for */
+  double time_s; /* the price (seconds per call; INFINITY: not priceable) */
+  const char *status; /* "kept", "weighed", "skipped" */
+  const char *reason; /* why (static text) */
 } plan_candidate;
 
-enum { PLAN_MAX_CANDIDATES = 16, PLAN_WORK_ROUNDS = 8 };
+enum { PLAN_MAX_CANDIDATES = 16,
+       PLAN_WORK_ROUNDS = 8 };
 
 /* The default partition under auto keeps the time (metis) partition only where auto's plan is
  * predicted at least 3% faster on it than on the partition kept before: within that, the
@@ -59,29 +61,29 @@ enum { PLAN_MAX_CANDIDATES = 16, PLAN_WORK_ROUNDS = 8 };
 #define PLAN_HYBRID_GATE 1.10
 
 typedef struct plan_choice {
-  sc_csr *A;                  /* the matrix planned (metis, parts: renumbered); owned */
-  sc_csr *A0;                 /* metis, parts: the matrix as read (digests); else NULL; owned */
-  int64_t *oldof;             /* metis, parts: oldof[new] = original row; else NULL */
+  sc_csr *A; /* the matrix planned (metis, parts: renumbered); owned */
+  sc_csr *A0; /* metis, parts: the matrix as read (digests); else NULL; owned */
+  int64_t *oldof; /* metis, parts: oldof[new] = original row; else NULL */
   sc_partition Prow, Pcol;
-  sc_blocks B;                /* selection set for strategy */
-  sc_strategy strategy;       /* the plan's */
-  const char *partition;      /* the partition kept (static text) */
+  sc_blocks B; /* selection set for strategy */
+  sc_strategy strategy; /* the plan's */
+  const char *partition; /* the partition kept (static text) */
   sc_volumes vol[STRAT_COUNT];
-  int have[STRAT_COUNT];      /* strategies evaluated (volumes) */
+  int have[STRAT_COUNT]; /* strategies evaluated (volumes) */
   cost_pred pred[STRAT_COUNT];
   int pred_have[STRAT_COUNT]; /* strategies priced */
-  sc_machine hm;              /* hybrid's machine when nothing else is predicted */
-  cost_hybrid hprice;         /* hybrid's pricing (B's route points here: *choice must not move) */
-  sc_route hybrid_seen;       /* hybrid's last selection (tables dropped) */
+  sc_machine hm; /* hybrid's machine when nothing else is predicted */
+  cost_hybrid hprice; /* hybrid's pricing (B's route points here: *choice must not move) */
+  sc_route hybrid_seen; /* hybrid's last selection (tables dropped) */
   int hybrid_have;
-  sc_work work_seen;          /* the work partition's rounds */
-  sc_work_choice cpu_seen;    /* auto-cpu's choice */
-  sc_balance time_seen;       /* the time partition's rounds (seconds, time_strategy's plan) */
+  sc_work work_seen; /* the work partition's rounds */
+  sc_work_choice cpu_seen; /* auto-cpu's choice */
+  sc_balance time_seen; /* the time partition's rounds (seconds, time_strategy's plan) */
   sc_strategy time_strategy;
-  double time_auto_block_s, time_auto_time_s;  /* auto's plan on block's partition and on time's */
-  int metis_tried;            /* 1: weighed; 2: left a rank empty (or fewer rows than ranks), not weighed */
-  int metis_estimate;         /* 1: metis_auto_s and metis_other_s are joint's estimates (fast), 0: auto's plans */
-  sc_strategy work_strategy;  /* the work partition's strategy (plan_work_strategy) */
+  double time_auto_block_s, time_auto_time_s; /* auto's plan on block's partition and on time's */
+  int metis_tried; /* 1: weighed; 2: left a rank empty (or fewer rows than ranks), not weighed */
+  int metis_estimate; /* 1: metis_auto_s and metis_other_s are joint's estimates (fast), 0: auto's plans */
+  sc_strategy work_strategy; /* the work partition's strategy (plan_work_strategy) */
   double metis_auto_s, metis_other_s;
   plan_candidate cand[PLAN_MAX_CANDIDATES];
   int ncand;

@@ -30,17 +30,17 @@ static shiro_status eval_time(void *arg, const sc_partition *Prow, const sc_part
   /* hybrid: its routing is decided on this partition, on the machine's links */
   shiro_status st = te->s == STRAT_HYBRID ? cost_route_hybrid(B, &hp, err) : SHIRO_OK;
   if (st == SHIRO_OK) st = strategy_select(B, te->s, te->gpn, NULL, NULL, err);
-  if (B->route) B->route->price = NULL;  /* hp ends here */
+  if (B->route) B->route->price = NULL; /* hp ends here */
   if (st == SHIRO_OK)
     st = cost_plan(te->A, Prow, Pcol, B, te->s, te->gpn, te->m, te->row_bytes, NULL, &pred, te->rank_s, err);
   if (st != SHIRO_OK) return st;
   double mean = 0;
   for (int32_t r = 0; r < R; r++) mean += te->rank_s[r];
   mean /= R;
-  const double per = mean > 0 ? (double)te->A->nnz / R / mean : 0;  /* nonzeros per second at the mean */
+  const double per = mean > 0 ? (double)te->A->nnz / R / mean : 0; /* nonzeros per second at the mean */
   for (int32_t r = 0; r < R; r++) {
     const double t = te->rank_s[r] > 0.25 * mean ? te->rank_s[r] : 0.25 * mean;
-    load[r] = per > 0 ? t * per : 0;  /* no traffic anywhere: every rank keeps its rows */
+    load[r] = per > 0 ? t * per : 0; /* no traffic anywhere: every rank keeps its rows */
   }
   *objective = pred.time_s;
   /* A partition that leaves a rank without rows (where there are enough of them) is never

@@ -43,7 +43,7 @@ static inline int64_t sc_bits_drain(uint64_t *bits, int64_t words, int64_t base,
 static inline int64_t sc_sort_unique_range(int64_t *v, int64_t n, int64_t first, int64_t width, uint64_t *bits) {
   int64_t u = 0;
   if (n == 0) return 0;
-  if (width / 64 <= 8 * n + 64) {  /* dense: mark, then read the marks back in order */
+  if (width / 64 <= 8 * n + 64) { /* dense: mark, then read the marks back in order */
     for (int64_t x = 0; x < n; x++) bits[(v[x] - first) >> 6] |= (uint64_t)1 << ((v[x] - first) & 63);
     return sc_bits_drain(bits, (width - 1) / 64 + 1, first, v, NULL);
   }

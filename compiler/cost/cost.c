@@ -13,9 +13,9 @@ struct cost_flow {
 
 /* One direction of a link during cost_predict: the flows through it. */
 typedef struct link_use {
-  int64_t first, n;   /* its flows are order[first .. first+n-1] */
-  double finish;      /* when its last flow ends */
-  double latency;     /* the longest latency of the flows that decide finish */
+  int64_t first, n; /* its flows are order[first .. first+n-1] */
+  double finish; /* when its last flow ends */
+  double latency; /* the longest latency of the flows that decide finish */
   double bytes;
 } link_use;
 
@@ -25,9 +25,15 @@ typedef struct link_use {
  * bandwidth bound and on its route's latency. tools/sim/README.md lists the
  * same numbers. */
 static const struct { double from, bw, lat; } smpi_factors[] = {
-  {65472, 0.940694, 11.6436}, {15424, 0.697866, 3.48845}, {9376, 0.58729, 2.59299},
-  {5776, 1.08739, 2.18796},   {3484, 0.77493, 1.88101},   {1426, 0.608902, 1.61075},
-  {732, 0.341987, 1.9503},    {257, 0.338112, 1.95341},   {0, 0.812084, 2.01467},
+    {65472, 0.940694, 11.6436},
+    {15424, 0.697866, 3.48845},
+    {9376, 0.58729, 2.59299},
+    {5776, 1.08739, 2.18796},
+    {3484, 0.77493, 1.88101},
+    {1426, 0.608902, 1.61075},
+    {732, 0.341987, 1.9503},
+    {257, 0.338112, 1.95341},
+    {0, 0.812084, 2.01467},
 };
 
 /* The factors of a message of `bytes` (1, 1 on an ideal network). */
@@ -80,11 +86,17 @@ void cost_add_rank(cost_model *cm, const prog_rank *pr) {
   for (int64_t x = 0; x < pr->nx; x++) {
     const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
     if (rec[XF_DIR] != 0 || rec[XF_COUNT] <= 0 || rec[XF_PEER] < 0 || rec[XF_PEER] >= cm->R) continue;
-    if (rec[XF_STAGE] < 0 || rec[XF_STAGE] >= COST_MAX_STAGES) { cm->too_many_stages = 1; continue; }
+    if (rec[XF_STAGE] < 0 || rec[XF_STAGE] >= COST_MAX_STAGES) {
+      cm->too_many_stages = 1;
+      continue;
+    }
     if (cm->nflow == cm->cap) {
       int64_t cap = cm->cap ? 2 * cm->cap : 1024;
       cost_flow *f = realloc(cm->flow, (size_t)cap * sizeof *f);
-      if (!f) { cm->failed = 1; return; }
+      if (!f) {
+        cm->failed = 1;
+        return;
+      }
       cm->flow = f;
       cm->cap = cap;
     }
@@ -130,10 +142,10 @@ void cost_message_factors(int ideal, double bytes, double *paid, double *lat) {
 /* A flow of a link, sorted by when it starts. */
 typedef struct link_flow {
   double start;
-  int64_t i;          /* its index in the model's flows */
+  int64_t i; /* its index in the model's flows */
 } link_flow;
 
-static int by_start(const void *a, const void *b) {  /* start, then index: deterministic */
+static int by_start(const void *a, const void *b) { /* start, then index: deterministic */
   const link_flow *x = a, *y = b;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
   return x->i < y->i ? -1 : 1;
@@ -156,19 +168,22 @@ static void link_finish(const cost_model *cm, const link_flow *order, link_use *
     if (l > lat) lat = l;
     double start = order[u->first + k].start, t = start + lat + eff / bw;
     if (start + alone > t) t = start + alone;
-    if (t > u->finish) { u->finish = t; u->latency = lat; }
+    if (t > u->finish) {
+      u->finish = t;
+      u->latency = lat;
+    }
   }
   u->bytes = bytes;
 }
 
 /* A message on a link, for ps_finish. */
 typedef struct ps_flow {
-  double eff;         /* its bytes as the link pays them (alpha of its factor) */
+  double eff; /* its bytes as the link pays them (alpha of its factor) */
   double start, lat, alone;
   int64_t i;
 } ps_flow;
 
-static int by_eff(const void *a, const void *b) {  /* size, then index: deterministic */
+static int by_eff(const void *a, const void *b) { /* size, then index: deterministic */
   const ps_flow *x = a, *y = b;
   if (x->eff != y->eff) return x->eff < y->eff ? -1 : 1;
   return x->i < y->i ? -1 : 1;
@@ -191,7 +206,7 @@ static void ps_finish(const cost_model *cm, const link_flow *order, const link_u
     flow_alone(cm, f, &ps[k].lat, &ps[k].alone);
   }
   qsort(ps, (size_t)u->n, sizeof *ps, by_eff);
-  double below = 0;  /* Σ e_j over the smaller messages */
+  double below = 0; /* Σ e_j over the smaller messages */
   for (int64_t k = 0; k < u->n; k++) {
     double t = ps[k].start + ps[k].lat + (below + (double)(u->n - k) * ps[k].eff) / bw;
     if (ps[k].start + ps[k].alone > t) t = ps[k].start + ps[k].alone;
@@ -252,7 +267,11 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
     use[link_of(cm, f, 1)].n++;
   }
   int64_t at = 0;
-  for (int64_t li = 0; li < L; li++) { use[li].first = at; at += use[li].n; use[li].n = 0; }
+  for (int64_t li = 0; li < L; li++) {
+    use[li].first = at;
+    at += use[li].n;
+    use[li].n = 0;
+  }
   for (int64_t i = 0; i < cm->nflow; i++) {
     if (cm->flow[i].stage != s) continue;
     for (int dir = 0; dir < 2; dir++) {
@@ -261,7 +280,8 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
     }
   }
   double before = 0, after = 0, worst = -1;
-  for (int32_t r = 0; r < cm->R; r++) if (ready[r] > before) before = ready[r];
+  for (int32_t r = 0; r < cm->R; r++)
+    if (ready[r] > before) before = ready[r];
   st->rank = -1;
   for (int64_t li = 0; li < L; li++) {
     if (!use[li].n) continue;
@@ -269,7 +289,7 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
     double bw = li < 2 * (int64_t)cm->R ? cm->m.nvlink_Bps : cm->m.nic_Bps;
     link_finish(cm, order, &use[li], bw);
     ps_finish(cm, order, &use[li], bw, ps, done);
-    if (use[li].finish > worst) {  /* ties: the lowest link index, so the report is deterministic */
+    if (use[li].finish > worst) { /* ties: the lowest link index, so the report is deterministic */
       worst = use[li].finish;
       st->latency_s = use[li].latency;
       st->bytes = (int64_t)use[li].bytes;
@@ -281,11 +301,12 @@ static void price_stage(const cost_model *cm, int32_t s, double *ready, link_use
   for (int64_t i = 0; i < cm->nflow; i++) {
     const cost_flow *f = &cm->flow[i];
     if (f->stage != s) continue;
-    double fin = done[i];  /* the message's own end (processor sharing), at most its links' */
+    double fin = done[i]; /* the message's own end (processor sharing), at most its links' */
     if (fin > ready[f->dst]) ready[f->dst] = fin;
     if (f->bytes >= COST_RENDEZVOUS_BYTES && fin > ready[f->src]) ready[f->src] = fin;
   }
-  for (int32_t r = 0; r < cm->R; r++) if (ready[r] > after) after = ready[r];
+  for (int32_t r = 0; r < cm->R; r++)
+    if (ready[r] > after) after = ready[r];
   st->time_s = after - before;
 }
 

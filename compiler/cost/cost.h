@@ -22,26 +22,30 @@
 enum { COST_MAX_STAGES = 4 };
 
 typedef enum cost_link {
-  COST_NVLINK_SEND = 0, COST_NVLINK_RECV = 1, COST_NIC_SEND = 2, COST_NIC_RECV = 3, COST_LINKS = 4
+  COST_NVLINK_SEND = 0,
+  COST_NVLINK_RECV = 1,
+  COST_NIC_SEND = 2,
+  COST_NIC_RECV = 3,
+  COST_LINKS = 4
 } cost_link;
 
 /* One stage's prediction and where its time goes. */
 typedef struct cost_stage {
-  double time_s;      /* predicted time of the stage */
-  double latency_s;   /* of which the bottleneck link's message latency (network-model factors included) */
-  int32_t rank;       /* the bottleneck link's rank (a NIC shared by several GPUs: the lowest of them); -1: no message */
-  cost_link link;     /* which of its links */
-  int64_t bytes;      /* bytes that link carries in the stage */
-  int64_t messages;   /* messages it carries */
+  double time_s; /* predicted time of the stage */
+  double latency_s; /* of which the bottleneck link's message latency (network-model factors included) */
+  int32_t rank; /* the bottleneck link's rank (a NIC shared by several GPUs: the lowest of them); -1: no message */
+  cost_link link; /* which of its links */
+  int64_t bytes; /* bytes that link carries in the stage */
+  int64_t messages; /* messages it carries */
 } cost_stage;
 
 typedef struct cost_pred {
-  double time_s;                     /* per call: the stages' times summed */
-  int32_t nstages;                   /* stages priced */
+  double time_s; /* per call: the stages' times summed */
+  int32_t nstages; /* stages priced */
   cost_stage stage[COST_MAX_STAGES];
 } cost_pred;
 
-typedef struct cost_flow cost_flow;  /* one message, cost.c */
+typedef struct cost_flow cost_flow; /* one message, cost.c */
 
 /* A prediction in progress for a plan of R ranks whose rows are row_bytes
  * each (N × the value's bytes). Holds a copy of the machine. */
@@ -49,12 +53,12 @@ typedef struct cost_model {
   sc_machine m;
   int32_t R;
   size_t row_bytes;
-  int64_t nlinks;                    /* links: 2R NVLink directions + 2 per NIC */
-  cost_flow *flow;                   /* [nflow] every message added, in the order added */
+  int64_t nlinks; /* links: 2R NVLink directions + 2 per NIC */
+  cost_flow *flow; /* [nflow] every message added, in the order added */
   int64_t nflow, cap;
-  int failed;                        /* an allocation failed while adding */
-  int32_t nstages;                   /* the most stages of any program added */
-  int too_many_stages;               /* a program had more than COST_MAX_STAGES stages */
+  int failed; /* an allocation failed while adding */
+  int32_t nstages; /* the most stages of any program added */
+  int too_many_stages; /* a program had more than COST_MAX_STAGES stages */
 } cost_model;
 
 /* Starts a prediction (zeroed accumulators) for R ranks on machine m (copied).

@@ -21,22 +21,28 @@
 #define SHIRO_MACHINES_SRCDIR ""
 #endif
 
-enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-enum { J_MAX_DEPTH = 16, J_MAX_NODES = 4096 };
+enum { J_NULL,
+       J_BOOL,
+       J_NUM,
+       J_STR,
+       J_ARR,
+       J_OBJ };
+enum { J_MAX_DEPTH = 16,
+       J_MAX_NODES = 4096 };
 
 typedef struct jnode {
   int type;
-  int isint;         /* J_NUM written without fraction or exponent */
-  double num;        /* J_NUM, J_BOOL */
-  char *key;         /* member name inside an object (into the text, unescaped in place) */
-  char *str;         /* J_STR (likewise) */
-  int child, next;   /* first child, next sibling; -1 none */
+  int isint; /* J_NUM written without fraction or exponent */
+  double num; /* J_NUM, J_BOOL */
+  char *key; /* member name inside an object (into the text, unescaped in place) */
+  char *str; /* J_STR (likewise) */
+  int child, next; /* first child, next sibling; -1 none */
 } jnode;
 
 typedef struct jparser {
-  char *s;           /* the text, NUL-terminated; strings are unescaped in place */
+  char *s; /* the text, NUL-terminated; strings are unescaped in place */
   size_t i;
-  jnode *n;          /* [J_MAX_NODES] */
+  jnode *n; /* [J_MAX_NODES] */
   int nn;
   const char *path;
   shiro_error *err;
@@ -44,7 +50,7 @@ typedef struct jparser {
 
 static int line_of(const jparser *p) {
   int line = 1;
-  for (size_t k = 0; k < p->i; k++) line += p->s[k] == '\n';  /* strings were unescaped in place: NULs before i */
+  for (size_t k = 0; k < p->i; k++) line += p->s[k] == '\n'; /* strings were unescaped in place: NULs before i */
   return line;
 }
 
@@ -73,12 +79,12 @@ static shiro_status parse_string(jparser *p, char **out) {
         for (int k = 0; k < 4; k++)
           if (!strchr("0123456789abcdefABCDEF", p->s[p->i + k]) || !p->s[p->i + k]) return jfail(p, "bad \\u escape");
         p->i += 4;
-        c = '?';  /* names and descriptions only: a non-ASCII character is not interpreted */
+        c = '?'; /* names and descriptions only: a non-ASCII character is not interpreted */
       } else return jfail(p, "bad escape in a string");
     }
     *w++ = c;
   }
-  *w = 0;  /* w never passes the closing quote, so the text after it is intact */
+  *w = 0; /* w never passes the closing quote, so the text after it is intact */
   return SHIRO_OK;
 }
 
@@ -88,7 +94,10 @@ static shiro_status parse_value(jparser *p, int depth, int *out);
 static shiro_status parse_children(jparser *p, int depth, int self, int obj) {
   int last = -1;
   skip_ws(p);
-  if (p->s[p->i] == (obj ? '}' : ']')) { p->i++; return SHIRO_OK; }
+  if (p->s[p->i] == (obj ? '}' : ']')) {
+    p->i++;
+    return SHIRO_OK;
+  }
   for (;;) {
     char *key = NULL;
     skip_ws(p);
@@ -103,7 +112,8 @@ static shiro_status parse_children(jparser *p, int depth, int self, int obj) {
     shiro_status st = parse_value(p, depth + 1, &c);
     if (st != SHIRO_OK) return st;
     p->n[c].key = key;
-    if (last < 0) p->n[self].child = c; else p->n[last].next = c;
+    if (last < 0) p->n[self].child = c;
+    else p->n[last].next = c;
     last = c;
     skip_ws(p);
     char d = p->s[p->i++];
@@ -127,7 +137,10 @@ static shiro_status parse_value(jparser *p, int depth, int *out) {
     p->n[self].type = c == '{' ? J_OBJ : J_ARR;
     return parse_children(p, depth, self, c == '{');
   }
-  if (c == '"') { n->type = J_STR; return parse_string(p, &n->str); }
+  if (c == '"') {
+    n->type = J_STR;
+    return parse_string(p, &n->str);
+  }
   const char *lit[] = {"true", "false", "null"};
   for (int k = 0; k < 3; k++)
     if (!strncmp(p->s + p->i, lit[k], strlen(lit[k]))) {
@@ -143,8 +156,8 @@ static shiro_status parse_value(jparser *p, int depth, int *out) {
     if (errno || !isfinite(n->num)) return jfail(p, "number out of range");
     n->type = J_NUM;
     n->isint = !memchr(p->s + p->i, '.', (size_t)(end - (p->s + p->i))) &&
-               !memchr(p->s + p->i, 'e', (size_t)(end - (p->s + p->i))) &&
-               !memchr(p->s + p->i, 'E', (size_t)(end - (p->s + p->i)));
+        !memchr(p->s + p->i, 'e', (size_t)(end - (p->s + p->i))) &&
+        !memchr(p->s + p->i, 'E', (size_t)(end - (p->s + p->i)));
     p->i = (size_t)(end - p->s);
     return SHIRO_OK;
   }
@@ -162,12 +175,12 @@ static int member(const jparser *p, int o, const char *key) {
 static void render(const jparser *p, int v, char *buf, size_t cap) {
   const jnode *n = &p->n[v];
   switch (n->type) {
-  case J_NULL: snprintf(buf, cap, "null"); break;
-  case J_BOOL: snprintf(buf, cap, "%s", n->num ? "true" : "false"); break;
-  case J_NUM: snprintf(buf, cap, "%.17g", n->num); break;
-  case J_STR: snprintf(buf, cap, "\"%.40s\"", n->str); break;
-  case J_ARR: snprintf(buf, cap, "an array"); break;
-  default: snprintf(buf, cap, "an object"); break;
+    case J_NULL: snprintf(buf, cap, "null"); break;
+    case J_BOOL: snprintf(buf, cap, "%s", n->num ? "true" : "false"); break;
+    case J_NUM: snprintf(buf, cap, "%.17g", n->num); break;
+    case J_STR: snprintf(buf, cap, "\"%.40s\"", n->str); break;
+    case J_ARR: snprintf(buf, cap, "an array"); break;
+    default: snprintf(buf, cap, "an object"); break;
   }
 }
 
@@ -265,7 +278,10 @@ static shiro_status check_link(const checker *k, int root, const char *name, dou
   if (st == SHIRO_OK) st = known_only(k, o, name, known);
   if (st == SHIRO_OK) st = number(k, o, name, "bandwidth_GBps", 1, 0, 1, 0, &bw);
   if (st == SHIRO_OK) st = number(k, o, name, "latency_us", 1, 0, 0, 0, &lat);
-  if (st == SHIRO_OK) { *Bps = bw * 1e9; *lat_s = lat * 1e-6; }
+  if (st == SHIRO_OK) {
+    *Bps = bw * 1e9;
+    *lat_s = lat * 1e-6;
+  }
   return st;
 }
 
@@ -319,16 +335,24 @@ static shiro_status slurp(const char *path, char **text, shiro_error *err) {
   while (buf) {
     n += fread(buf + n, 1, cap - 1 - n, f);
     if (n < cap - 1) break;
-    if (cap >= (1u << 24)) { st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: too large for a machine file (over 16 MiB)", path); break; }
+    if (cap >= (1u << 24)) {
+      st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: too large for a machine file (over 16 MiB)", path);
+      break;
+    }
     char *b = realloc(buf, cap *= 2);
-    if (!b) { free(buf); buf = NULL; }
-    else buf = b;
+    if (!b) {
+      free(buf);
+      buf = NULL;
+    } else buf = b;
   }
   if (st == SHIRO_OK && !buf) st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
   if (st == SHIRO_OK && ferror(f)) st = shiro_fail(err, SHIRO_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
   if (st == SHIRO_OK && memchr(buf, 0, n)) st = shiro_fail(err, SHIRO_ERR_PARSE, "%s:1: not JSON: a NUL byte", path);
   fclose(f);
-  if (st != SHIRO_OK) { free(buf); return st; }
+  if (st != SHIRO_OK) {
+    free(buf);
+    return st;
+  }
   buf[n] = 0;
   *text = buf;
   return SHIRO_OK;
@@ -340,17 +364,23 @@ static shiro_status load_file(const char *path, sc_machine *m, shiro_error *err)
   jnode *nodes = NULL;
   shiro_status st = slurp(path, &text, err);
   if (st != SHIRO_OK) return st;
-  if (!(nodes = malloc(J_MAX_NODES * sizeof *nodes))) { free(text); return shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"); }
+  if (!(nodes = malloc(J_MAX_NODES * sizeof *nodes))) {
+    free(text);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  }
   jparser p = {.s = text, .n = nodes, .path = path, .err = err};
   int root;
   sc_machine out;
   memset(&out, 0, sizeof out);
   SHIRO_CHECK_GOTO(parse_value(&p, 0, &root), st);
   skip_ws(&p);
-  if (p.s[p.i]) { st = jfail(&p, "extra data after the value"); goto done; }
+  if (p.s[p.i]) {
+    st = jfail(&p, "extra data after the value");
+    goto done;
+  }
   checker k = {&p, err};
   SHIRO_CHECK_GOTO(check_machine(&k, root, &out), st);
-  if (!out.name[0]) {  /* the file's stem */
+  if (!out.name[0]) { /* the file's stem */
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t len = strcspn(base, ".");
@@ -375,7 +405,7 @@ static const char *machines_dir(void) {
 /* Whether name can be a built-in machine's name (letters, digits, '-', '_', '.' not first). */
 static int plain_name(const char *name) {
   return name[0] && name[0] != '.' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == strlen(name) &&
-         strlen(name) < 64;
+      strlen(name) < 64;
 }
 
 void machine_builtin_names(char *buf, size_t cap) {
@@ -389,10 +419,12 @@ void machine_builtin_names(char *buf, size_t cap) {
     if (l > 5 && l < 64 + 5 && !strcmp(e->d_name + l - 5, ".json")) snprintf(names[n++], 64, "%.*s", (int)(l - 5), e->d_name);
   }
   closedir(d);
-  for (int i = 1; i < n; i++)  /* sorted, as machines.py lists them */
+  for (int i = 1; i < n; i++) /* sorted, as machines.py lists them */
     for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
       char t[64];
-      memcpy(t, names[j], 64); memcpy(names[j], names[j - 1], 64); memcpy(names[j - 1], t, 64);
+      memcpy(t, names[j], 64);
+      memcpy(names[j], names[j - 1], 64);
+      memcpy(names[j - 1], t, 64);
     }
   for (int i = 0; i < n; i++) snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "", names[i]);
 }

@@ -10,16 +10,16 @@
 #include "shiro_status.h"
 
 typedef struct sc_machine {
-  char name[64];           /* "name", or the file's stem */
-  char path[512];          /* the file read */
-  int32_t gpus_per_node;   /* GPUs of a node: rank r is in node r / gpus_per_node */
-  int32_t nics_per_node;   /* NICs of a node; GPU i of a node uses NIC i mod nics_per_node */
-  double nvlink_Bps;       /* a GPU's NVLink port, each direction: bytes/s (10^9 per GB/s) */
-  double nvlink_lat_s;     /* its latency, seconds */
-  double nic_Bps;          /* a NIC, each direction */
+  char name[64]; /* "name", or the file's stem */
+  char path[512]; /* the file read */
+  int32_t gpus_per_node; /* GPUs of a node: rank r is in node r / gpus_per_node */
+  int32_t nics_per_node; /* NICs of a node; GPU i of a node uses NIC i mod nics_per_node */
+  double nvlink_Bps; /* a GPU's NVLink port, each direction: bytes/s (10^9 per GB/s) */
+  double nvlink_lat_s; /* its latency, seconds */
+  double nic_Bps; /* a NIC, each direction */
   double nic_lat_s;
-  double core_lat_s;       /* the core network's latency (non-blocking: no bandwidth limit) */
-  int ideal;               /* network_model "ideal": no SMPI factors (links only); 0: "smpi" */
+  double core_lat_s; /* the core network's latency (non-blocking: no bandwidth limit) */
+  int ideal; /* network_model "ideal": no SMPI factors (links only); 0: "smpi" */
 } sc_machine;
 
 /* Loads machine `spec`: a built-in machine's name (a file NAME.json in the

@@ -19,20 +19,27 @@
 #include "strategy.h"
 
 /* A row's consecutive nonzeros owned by one source rank. */
-typedef struct brun { int32_t q, n; } brun;
+typedef struct brun {
+  int32_t q, n;
+} brun;
 
 /* One thread's scratch, reused for every rank it builds. */
 typedef struct bscratch {
-  int32_t *mark;   /* [kq_max] a column offset's block-local id, for the block being renumbered */
-  uint64_t *bits;  /* [kq_max/64 + 1] zero, or the offsets seen in the block being renumbered */
-  int64_t *uniq;   /* [cap] the rank's distinct columns, block after block */
-  int64_t *cnt;    /* [3R] per source rank: edges, rows, fill position */
-  int64_t *slot;   /* [R] block of each source rank, or -1 */
-  brun *runs;      /* [cap] the rank's runs, row after row (count_rank), for fill_rank */
+  int32_t *mark; /* [kq_max] a column offset's block-local id, for the block being renumbered */
+  uint64_t *bits; /* [kq_max/64 + 1] zero, or the offsets seen in the block being renumbered */
+  int64_t *uniq; /* [cap] the rank's distinct columns, block after block */
+  int64_t *cnt; /* [3R] per source rank: edges, rows, fill position */
+  int64_t *slot; /* [R] block of each source rank, or -1 */
+  brun *runs; /* [cap] the rank's runs, row after row (count_rank), for fill_rank */
 } bscratch;
 
 static void scratch_free(bscratch *s) {
-  free(s->mark); free(s->bits); free(s->uniq); free(s->cnt); free(s->slot); free(s->runs);
+  free(s->mark);
+  free(s->bits);
+  free(s->uniq);
+  free(s->cnt);
+  free(s->slot);
+  free(s->runs);
 }
 
 /* Scratch for ranges of up to kq_max columns, R ranks and up to cap nonzeros per rank. */
@@ -43,7 +50,7 @@ static shiro_status scratch_alloc(bscratch *s, int64_t kq_max, int32_t R, int64_
   s->uniq = malloc((size_t)(cap ? cap : 1) * sizeof *s->uniq);
   s->cnt = malloc((size_t)R * 3 * sizeof *s->cnt);
   s->slot = malloc((size_t)R * sizeof *s->slot);
-  s->runs = malloc((size_t)(cap ? cap : 1) * sizeof *s->runs);  /* a run has a nonzero */
+  s->runs = malloc((size_t)(cap ? cap : 1) * sizeof *s->runs); /* a run has a nonzero */
   if (!s->mark || !s->bits || !s->uniq || !s->cnt || !s->slot || !s->runs) return SHIRO_ERR_NOMEM;
   return SHIRO_OK;
 }
@@ -63,7 +70,10 @@ static int32_t renumber_block(sc_block *b, int64_t first, int64_t kq, bscratch *
   } else {
     for (int64_t e = 0; e < b->ne; e++) {
       int32_t o = b->Gj[e];
-      if (!(bits[o >> 6] & ((uint64_t)1 << (o & 63)))) { bits[o >> 6] |= (uint64_t)1 << (o & 63); out[nc++] = o; }
+      if (!(bits[o >> 6] & ((uint64_t)1 << (o & 63)))) {
+        bits[o >> 6] |= (uint64_t)1 << (o & 63);
+        out[nc++] = o;
+      }
     }
     qsort(out, (size_t)nc, sizeof *out, sc_cmp_i64);
     for (int64_t x = 0; x < nc; x++) {
@@ -90,7 +100,7 @@ static void count_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, in
       int32_t q = part_owner_at(own, A->Aj[t]);
       int64_t lim = own->first[q + 1], t0 = t;
       while (t < end && A->Aj[t] < lim) t++;
-      *run++ = (brun){q, (int32_t)(t - t0)};  /* within q's columns: below 2^31 (blocks_build) */
+      *run++ = (brun){q, (int32_t)(t - t0)}; /* within q's columns: below 2^31 (blocks_build) */
       if (q == p) continue;
       ce[q] += t - t0;
       cr[q]++;
@@ -105,23 +115,37 @@ static shiro_status carve_rank(int32_t p, int32_t R, bscratch *s, sc_block **lis
   for (int32_t q = 0; q < R; q++) {
     if (ce[q] > INT32_MAX) return SHIRO_ERR_UNSUPPORTED;
     s->slot[q] = ce[q] ? nb++ : -1;
-    NR += cr[q]; NE += ce[q];
+    NR += cr[q];
+    NE += ce[q];
   }
   /* the 4-byte arrays, then the selections: every array aligned */
   size_t bytes = (size_t)(NR + nb) * 4 + (size_t)NR * 4 + (size_t)NE * 4 + (size_t)NR;
   char *m = malloc(bytes ? bytes : 1);
   sc_block *blk = calloc((size_t)(nb ? nb : 1), sizeof *blk);
-  if (!m || !blk) { free(m); free(blk); return SHIRO_ERR_NOMEM; }
-  sc_big_populate(m, 0, bytes);  /* every byte is written next: one call, not a fault per page */
+  if (!m || !blk) {
+    free(m);
+    free(blk);
+    return SHIRO_ERR_NOMEM;
+  }
+  sc_big_populate(m, 0, bytes); /* every byte is written next: one call, not a fault per page */
   int32_t *Gp = (int32_t *)m, *rows = Gp + NR + nb, *Gj = rows + NR;
   uint8_t *rsel = (uint8_t *)(Gj + NE);
   memset(rsel, 0, (size_t)NR);
   for (int32_t q = 0; q < R; q++) {
     if (s->slot[q] < 0) continue;
     sc_block *b = &blk[s->slot[q]];
-    b->p = p; b->q = q; b->ne = ce[q]; b->mu = -1;
-    b->rows = rows; b->Gp = Gp; b->Gj = Gj; b->rsel = rsel;
-    rows += cr[q]; Gp += cr[q] + 1; Gj += ce[q]; rsel += cr[q];
+    b->p = p;
+    b->q = q;
+    b->ne = ce[q];
+    b->mu = -1;
+    b->rows = rows;
+    b->Gp = Gp;
+    b->Gj = Gj;
+    b->rsel = rsel;
+    rows += cr[q];
+    Gp += cr[q] + 1;
+    Gj += ce[q];
+    rsel += cr[q];
     cf[q] = 0;
   }
   *list = blk;
@@ -139,12 +163,15 @@ static void fill_rank(const sc_csr *A, const sc_owner_index *own, int32_t p, int
   for (int64_t i = r0; i < r1; i++)
     for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end; run++) {
       int32_t q = run->q, n = run->n;
-      if (q == p) { t += n; continue; }
+      if (q == p) {
+        t += n;
+        continue;
+      }
       int64_t first = own->first[q];
       sc_block *b = &blk[s->slot[q]];
       int64_t e = cf[q];
-      b->Gp[b->nr] = (int32_t)e;  /* a block's edges: below 2^31 (carve_rank) */
-      b->rows[b->nr++] = (int32_t)i;  /* m <= INT32_MAX (blocks_build) */
+      b->Gp[b->nr] = (int32_t)e; /* a block's edges: below 2^31 (carve_rank) */
+      b->rows[b->nr++] = (int32_t)i; /* m <= INT32_MAX (blocks_build) */
       for (int32_t k = 0; k < n; k++) b->Gj[e + k] = (int32_t)(A->Aj[t + k] - first);
       cf[q] = e + n;
       t += n;
@@ -164,7 +191,7 @@ static shiro_status columns_rank(const sc_partition *Pcol, bscratch *s, sc_block
   int32_t *cols = malloc((size_t)NC * 4 + (size_t)NC + 1);
   if (!cols) return SHIRO_ERR_NOMEM;
   sc_big_populate(cols, 0, (size_t)NC * 5);
-  for (int64_t x = 0; x < NC; x++) cols[x] = (int32_t)s->uniq[x];  /* k <= INT32_MAX (blocks_build) */
+  for (int64_t x = 0; x < NC; x++) cols[x] = (int32_t)s->uniq[x]; /* k <= INT32_MAX (blocks_build) */
   uint8_t *csel = (uint8_t *)(cols + NC);
   memset(csel, 0, (size_t)NC);
   for (int64_t x = 0; x < nb; x++) {
@@ -220,9 +247,10 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   memset(out, 0, sizeof *out);
   if (A->m != Prow->n || A->k != Pcol->n || Prow->parts != Pcol->parts)
     return shiro_fail(err, SHIRO_ERR_ARG, "blocks: partitions do not match the matrix");
-  if (A->m > INT32_MAX || A->k > INT32_MAX)  /* block rows and columns are held in 32 bits */
+  if (A->m > INT32_MAX || A->k > INT32_MAX) /* block rows and columns are held in 32 bits */
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: the matrix is %lld x %lld; at most 2^31-1 rows and columns "
-                      "are supported", (long long)A->m, (long long)A->k);
+                                                  "are supported",
+                      (long long)A->m, (long long)A->k);
   int32_t R = Prow->parts;
   shiro_status st = SHIRO_OK;
   sc_owner_index own = {0};
@@ -230,12 +258,19 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
   int64_t *counts = calloc((size_t)R, sizeof *counts);
   out->parts = R;
   out->arena = calloc((size_t)R * 2, sizeof *out->arena);
-  if (!lists || !counts || !out->arena) { st = SHIRO_ERR_NOMEM; goto done; }
-  if (part_owner_index(Pcol, &own, err) != SHIRO_OK) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (!lists || !counts || !out->arena) {
+    st = SHIRO_ERR_NOMEM;
+    goto done;
+  }
+  if (part_owner_index(Pcol, &own, err) != SHIRO_OK) {
+    st = SHIRO_ERR_NOMEM;
+    goto done;
+  }
   int64_t cap, kq_max;
   scratch_sizes(A, Prow, Pcol, &cap, &kq_max);
   int failed = 0;
-#pragma omp parallel reduction(| : failed)
+#pragma omp parallel reduction(| \
+                               : failed)
   {
     bscratch s;
     failed = scratch_alloc(&s, kq_max, R, cap) != SHIRO_OK;
@@ -243,7 +278,8 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
     for (int32_t p = 0; p < R; p++)
       if (!failed) {
         shiro_status bs = blocks_of_rank(A, Prow, Pcol, &own, p, &s, &lists[p], &counts[p], &out->arena[2 * p]);
-        failed = bs == SHIRO_OK ? 0 : bs == SHIRO_ERR_UNSUPPORTED ? 2 : 1;
+        failed = bs == SHIRO_OK ? 0 : bs == SHIRO_ERR_UNSUPPORTED ? 2
+                                                                  : 1;
       }
     scratch_free(&s);
   }
@@ -251,15 +287,19 @@ shiro_status blocks_build(const sc_csr *A, const sc_partition *Prow, const sc_pa
     st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "blocks: a block A(p, q) has 2^31 nonzeros or more; use more ranks");
     goto done;
   }
-  if (failed) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (failed) {
+    st = SHIRO_ERR_NOMEM;
+    goto done;
+  }
   st = gather_lists(lists, counts, R, out);
 done:
   if (lists)
     for (int32_t p = 0; p < R; p++) free(lists[p]);
-  free(lists); free(counts);
+  free(lists);
+  free(counts);
   part_owner_index_free(&own);
   if (st != SHIRO_OK) {
-    out->n = 0;  /* the blocks' arrays are in the arenas: nothing else to free */
+    out->n = 0; /* the blocks' arrays are in the arenas: nothing else to free */
     blocks_free(out);
     return st == SHIRO_ERR_NOMEM ? shiro_fail(err, st, "blocks: out of memory") : st;
   }

@@ -11,19 +11,19 @@
 /* One off-diagonal block A(p,q), q != p, with at least one nonzero: rows of
  * A owned by p (destination) × columns whose B rows q owns (source). */
 typedef struct sc_block {
-  int32_t p, q;    /* destination rank (owns the rows), source rank (owns the columns) */
-  int32_t nr, nc;  /* distinct rows / distinct columns with a nonzero in the block */
-  int64_t ne;      /* nonzeros in the block */
-  int32_t *rows;   /* [nr] global row ids, increasing (A has at most 2^31-1 rows: blocks_build) */
-  int32_t *cols;   /* [nc] global column ids, increasing (and at most 2^31-1 columns) */
-  int32_t *Gp;     /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] (ne < 2^31: blocks_build) */
-  int32_t *Gj;     /* [ne] block column ids in [0, nc), increasing within a row */
-  uint8_t *rsel;   /* [nr] 1: row i is sent as a partial C row (row side) */
-  uint8_t *csel;   /* [nc] 1: column j's B row is sent (column side) */
-  int64_t mu;      /* maximum matching size (= minimum cover size), -1 if not solved */
+  int32_t p, q; /* destination rank (owns the rows), source rank (owns the columns) */
+  int32_t nr, nc; /* distinct rows / distinct columns with a nonzero in the block */
+  int64_t ne; /* nonzeros in the block */
+  int32_t *rows; /* [nr] global row ids, increasing (A has at most 2^31-1 rows: blocks_build) */
+  int32_t *cols; /* [nc] global column ids, increasing (and at most 2^31-1 columns) */
+  int32_t *Gp; /* [nr+1] edges of block row i: Gj[Gp[i] .. Gp[i+1]-1] (ne < 2^31: blocks_build) */
+  int32_t *Gj; /* [ne] block column ids in [0, nc), increasing within a row */
+  uint8_t *rsel; /* [nr] 1: row i is sent as a partial C row (row side) */
+  uint8_t *csel; /* [nc] 1: column j's B row is sent (column side) */
+  int64_t mu; /* maximum matching size (= minimum cover size), -1 if not solved */
   int64_t ent_partial; /* entries the selection puts in programs (block_count_entries): nonzeros of
                           selected rows in unselected columns (the partial rows q computes) */
-  int64_t ent_remote;  /* and nonzeros in selected columns (p's REMOTE_B entries) */
+  int64_t ent_remote; /* and nonzeros in selected columns (p's REMOTE_B entries) */
   int32_t *rmatch; /* [nr] column matched to row i or -1: the cover's certificate (NULL if none;
                       malloc'ed on its own, the other arrays live in their rank's arena) */
 } sc_block;
@@ -32,18 +32,18 @@ typedef struct sc_block {
  * (rows of B), ordered by (p, q). Built in parallel over p; the result does
  * not depend on the number of threads. */
 typedef struct sc_blocks {
-  int32_t parts;     /* R */
-  int64_t n;         /* number of non-empty off-diagonal blocks */
-  sc_block *b;       /* [n] */
-  int64_t *first_p;  /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */
+  int32_t parts; /* R */
+  int64_t n; /* number of non-empty off-diagonal blocks */
+  sc_block *b; /* [n] */
+  int64_t *first_p; /* [R+1] blocks of destination p are b[first_p[p] .. first_p[p+1]-1] */
   int32_t cert_nodes, cert_gpn; /* group strategy: nodes and ranks per node of the certificate below */
-  int64_t **cert;    /* [nodes²] node pair (N, H) at N * nodes + H: its maximum matching as
+  int64_t **cert; /* [nodes²] node pair (N, H) at N * nodes + H: its maximum matching as
                         global (i, j) pairs, rows by owner rank (N * gpn + x, x increasing),
                         then increasing; NULL when it has none */
-  int64_t *cert_at;  /* [nodes² × (gpn + 1)]: pair y's pairs of rank N * gpn + x are
+  int64_t *cert_at; /* [nodes² × (gpn + 1)]: pair y's pairs of rank N * gpn + x are
                         cert[y][cert_at[y * (gpn + 1) + x] .. cert_at[y * (gpn + 1) + x + 1]) */
   struct sc_route *route; /* hybrid's links and routing (strategy.h), NULL until set */
-  void **arena;      /* [2R] two allocations per destination rank p holding its blocks' arrays:
+  void **arena; /* [2R] two allocations per destination rank p holding its blocks' arrays:
                         arena[2p] rows, Gp, Gj, rsel; arena[2p+1] cols, csel */
 } sc_blocks;
 
@@ -65,7 +65,8 @@ static inline int64_t blocks_find(const sc_blocks *B, int32_t p, int32_t q) {
   int64_t lo = B->first_p[p], hi = B->first_p[p + 1];
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (B->b[mid].q < q) lo = mid + 1; else hi = mid;
+    if (B->b[mid].q < q) lo = mid + 1;
+    else hi = mid;
   }
   return lo < B->first_p[p + 1] && B->b[lo].q == q ? lo : -1;
 }

@@ -27,26 +27,26 @@
 
 /* The residual network and Dinic's state, all in the workspace. */
 typedef struct flow_net {
-  int32_t nr, nc;     /* rows, columns */
-  const int64_t *Gp;  /* [nr+1] the graph (borrowed) */
-  const int32_t *Gj;  /* [edges] its column ids (borrowed) */
-  int64_t base;       /* Gp[0]: edge id of Gj[k] is k - base */
-  int64_t *Tp;        /* [nc+1] transpose: column pointers */
-  int32_t *Ti;        /* [edges] transpose: row of each entry */
-  int64_t *Tk;        /* [edges] position in the transpose of edge id k - base */
-  int64_t *f;         /* [edges] flow on each edge, in transpose order (so that a
+  int32_t nr, nc; /* rows, columns */
+  const int64_t *Gp; /* [nr+1] the graph (borrowed) */
+  const int32_t *Gj; /* [edges] its column ids (borrowed) */
+  int64_t base; /* Gp[0]: edge id of Gj[k] is k - base */
+  int64_t *Tp; /* [nc+1] transpose: column pointers */
+  int32_t *Ti; /* [edges] transpose: row of each entry */
+  int64_t *Tk; /* [edges] position in the transpose of edge id k - base */
+  int64_t *f; /* [edges] flow on each edge, in transpose order (so that a
                          column's arcs are read sequentially: the hot loop) */
-  int64_t *rres;      /* [nr] residual capacity of s → row */
-  int64_t *cres;      /* [nc] residual capacity of column → t */
-  int64_t *rptr;      /* [nr] current arc of each row (index into Gj) */
-  int64_t *cptr;      /* [nc] current arc of each column (index into Ti; Tp[j+1] = the arc to t) */
-  int32_t *rlev;      /* [nr] layer of each row, -1 unreached or retired */
-  int32_t *clev;      /* [nc] layer of each column, -1 unreached or retired */
-  uint64_t *cseen;    /* [(nc+63)/64] BFS: bitmap of the columns reached (stays in cache) */
-  int32_t *queue;     /* [nr+nc] BFS queue: row i as i, column j as ~j */
-  int32_t *path;      /* [nr+nc+2] DFS path: path[1] a row, then column, row, ... */
-  int32_t tlev;       /* layer of the columns next to t, -1 if t unreached */
-  int64_t inf;        /* sum of all weights + 1 */
+  int64_t *rres; /* [nr] residual capacity of s → row */
+  int64_t *cres; /* [nc] residual capacity of column → t */
+  int64_t *rptr; /* [nr] current arc of each row (index into Gj) */
+  int64_t *cptr; /* [nc] current arc of each column (index into Ti; Tp[j+1] = the arc to t) */
+  int32_t *rlev; /* [nr] layer of each row, -1 unreached or retired */
+  int32_t *clev; /* [nc] layer of each column, -1 unreached or retired */
+  uint64_t *cseen; /* [(nc+63)/64] BFS: bitmap of the columns reached (stays in cache) */
+  int32_t *queue; /* [nr+nc] BFS queue: row i as i, column j as ~j */
+  int32_t *path; /* [nr+nc+2] DFS path: path[1] a row, then column, row, ... */
+  int32_t tlev; /* layer of the columns next to t, -1 if t unreached */
+  int64_t inf; /* sum of all weights + 1 */
 } flow_net;
 
 /* Carves the network's arrays out of the workspace. */
@@ -248,8 +248,7 @@ shiro_status cover_weighted(int32_t nr, int32_t nc, const int64_t *Gp, const int
   int64_t total;
   st = cover_sum_weights(nr, nc, rw, cw, &total);
   if (st != SHIRO_OK) return shiro_fail(NULL, st, "negative weight or weight sum overflow");
-  flow_net F = {.nr = nr, .nc = nc, .Gp = Gp, .Gj = Gj, .base = Gp ? Gp[0] : 0,
-                .inf = total + 1};
+  flow_net F = {.nr = nr, .nc = nc, .Gp = Gp, .Gj = Gj, .base = Gp ? Gp[0] : 0, .inf = total + 1};
   st = flow_alloc(ws, &F, cover_graph_edges(nr, Gp));
   if (st != SHIRO_OK) return st;
 

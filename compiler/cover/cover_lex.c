@@ -28,18 +28,18 @@
 
 /* cover_lex's scratch, carved from its own workspace buffers. */
 typedef struct lex_scratch {
-  int64_t *Tp;       /* [nc+1] transpose of the edges whose column is outside Z */
-  int64_t *sGp;      /* [nr+1] the graph of the pairs left to choose */
-  int64_t *srw, *scw;/* [nr] their weights */
-  int32_t *queue;    /* [nr+nc] BFS queues */
-  int32_t *Ti;       /* [edges] transpose: rows */
-  int32_t *sGj;      /* [edges] the pairs' graph: columns (a pair's id) */
-  int32_t *pid;      /* [nr] row i's pair id in that graph, or -1; before that, lex_y_dfs's states */
-  int32_t *list;     /* [nr] the rows one lex_y_dfs search visited */
-  uint8_t *z;        /* [nr+nc] Z (rows, then columns) */
-  uint8_t *y;        /* [nr+nc] Y */
-  uint8_t *kcov;     /* [nr+nc] König's cover (konig_run's output, not used) */
-  uint8_t *scov;     /* [2 nr] the pairs' cover: rows, then columns */
+  int64_t *Tp; /* [nc+1] transpose of the edges whose column is outside Z */
+  int64_t *sGp; /* [nr+1] the graph of the pairs left to choose */
+  int64_t *srw, *scw; /* [nr] their weights */
+  int32_t *queue; /* [nr+nc] BFS queues */
+  int32_t *Ti; /* [edges] transpose: rows */
+  int32_t *sGj; /* [edges] the pairs' graph: columns (a pair's id) */
+  int32_t *pid; /* [nr] row i's pair id in that graph, or -1; before that, lex_y_dfs's states */
+  int32_t *list; /* [nr] the rows one lex_y_dfs search visited */
+  uint8_t *z; /* [nr+nc] Z (rows, then columns) */
+  uint8_t *y; /* [nr+nc] Y */
+  uint8_t *kcov; /* [nr+nc] König's cover (konig_run's output, not used) */
+  uint8_t *scov; /* [2 nr] the pairs' cover: rows, then columns */
 } lex_scratch;
 
 static shiro_status lex_reserve(cover_ws *ws, int32_t nr, int32_t nc, int64_t ne, lex_scratch *x) {
@@ -74,12 +74,12 @@ static void lex_y_search(int32_t nr, int32_t nc, const int64_t *Gp, const int32_
   uint8_t *ry = x->y, *cy = x->y + nr;
   int64_t *Tp = x->Tp;
   memset(Tp, 0, ((size_t)nc + 1) * sizeof *Tp);
-  for (int32_t i = 0; i < nr; i++)  /* a row in Z has all its columns in Z */
+  for (int32_t i = 0; i < nr; i++) /* a row in Z has all its columns in Z */
     if (!rz[i])
       for (int64_t k = Gp[i]; k < Gp[i + 1]; k++)
         if (!cz[Gj[k]]) Tp[Gj[k] + 1]++;
   for (int32_t j = 0; j < nc; j++) Tp[j + 1] += Tp[j];
-  for (int32_t i = 0; i < nr; i++)  /* Tp[j] runs to the end of column j, then back */
+  for (int32_t i = 0; i < nr; i++) /* Tp[j] runs to the end of column j, then back */
     if (!rz[i])
       for (int64_t k = Gp[i]; k < Gp[i + 1]; k++)
         if (!cz[Gj[k]]) x->Ti[Tp[Gj[k]]++] = i;
@@ -88,21 +88,28 @@ static void lex_y_search(int32_t nr, int32_t nc, const int64_t *Gp, const int32_
   memset(x->y, 0, (size_t)nr + (size_t)nc);
   int64_t head = 0, tail = 0;
   for (int32_t j = 0; j < nc; j++)
-    if (cmatch[j] < 0) { cy[j] = 1; x->queue[tail++] = j; }
+    if (cmatch[j] < 0) {
+      cy[j] = 1;
+      x->queue[tail++] = j;
+    }
   while (head < tail) {
     int32_t j = x->queue[head++];
     for (int64_t p = Tp[j]; p < Tp[j + 1]; p++) {
       int32_t i = x->Ti[p], w = rmatch[i];
       if (ry[i]) continue;
       ry[i] = 1;
-      if (w >= 0 && !cy[w]) { cy[w] = 1; x->queue[tail++] = w; }
+      if (w >= 0 && !cy[w]) {
+        cy[w] = 1;
+        x->queue[tail++] = w;
+      }
     }
   }
 }
 
 /* A row's lex_y_dfs state once decided (a positive state is the search that
  * last visited it, undecided). */
-enum { LEX_YES = -1, LEX_NO = -2 };
+enum { LEX_YES = -1,
+       LEX_NO = -2 };
 
 /* Whether row u has an exit: a free column, or one whose mate is in Y. */
 static int lex_exit(int32_t u, const int64_t *Gp, const int32_t *Gj, const int32_t *cmatch, const int32_t *state) {
@@ -133,11 +140,14 @@ static int lex_y_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, const int
     if (spent >= budget || search == INT32_MAX) return 0;
     int32_t s = ++search, top = 0, nl = 0, out = lex_exit(r, Gp, Gj, cmatch, state);
     spent += Gp[r + 1] - Gp[r];
-    state[r] = s; ptr[r] = Gp[r]; stack[0] = r; list[nl++] = r;
+    state[r] = s;
+    ptr[r] = Gp[r];
+    stack[0] = r;
+    list[nl++] = r;
     while (!out && top >= 0) {
       int32_t u = stack[top], w = -1;
       int64_t k = ptr[u], end = Gp[u + 1];
-      for (; k < end; k++) {  /* u has no exit: every column is matched, no mate in Y */
+      for (; k < end; k++) { /* u has no exit: every column is matched, no mate in Y */
         w = cmatch[Gj[k]];
         if (state[w] != s && state[w] != LEX_NO) break;
       }
@@ -146,7 +156,10 @@ static int lex_y_dfs(int32_t nr, const int64_t *Gp, const int32_t *Gj, const int
       if (k < end) {
         out = lex_exit(w, Gp, Gj, cmatch, state);
         spent += Gp[w + 1] - Gp[w];
-        state[w] = s; ptr[w] = Gp[w]; list[nl++] = w; stack[++top] = w;
+        state[w] = s;
+        ptr[w] = Gp[w];
+        list[nl++] = w;
+        stack[++top] = w;
       } else if (--top >= 0) {
         ptr[stack[top]]++;
       }
@@ -178,8 +191,8 @@ static int32_t lex_pairs_graph(int32_t nr, const int64_t *Gp, const int32_t *Gj,
   for (int32_t i = 0; i < nr; i++) {
     if (rmatch[i] < 0 || rz[i] || ry[i]) continue;
     for (int64_t k = Gp[i]; k < Gp[i + 1]; k++) {
-      int32_t j = Gj[k], o = cmatch[j];  /* o: j's mate; matched, since i is not in Y */
-      if (j == rmatch[i] || o < 0 || rz[o]) continue;  /* a column in Z is in every cover */
+      int32_t j = Gj[k], o = cmatch[j]; /* o: j's mate; matched, since i is not in Y */
+      if (j == rmatch[i] || o < 0 || rz[o]) continue; /* a column in Z is in every cover */
       pid[i] = pid[o] = 0;
     }
   }
@@ -226,7 +239,7 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
   st = lex_reserve(ws, nr, nc, ne, &x);
   if (st != SHIRO_OK) return st;
   st = konig_run(nr, nc, Gp, Gj, rmatch, cmatch, size, x.queue, x.z, SHIRO_ERR_ARG, x.kcov, x.kcov + nr);
-  if (st != SHIRO_OK) return st;  /* the matching is not maximum */
+  if (st != SHIRO_OK) return st; /* the matching is not maximum */
   lex_find_y(nr, nc, Gp, Gj, rmatch, cmatch, &x, cover_search_budget(ws, nr, ne));
   int32_t n = lex_pairs_graph(nr, Gp, Gj, rmatch, cmatch, &x);
   /* The pairs left to choose: W + rh, W + ch, W above their sum of hops. */
@@ -273,7 +286,10 @@ shiro_status cover_lex_matched(int32_t nr, int32_t nc, const int64_t *Gp, const 
     w += rcov[i] ? rh[i] : 0;
     count += rcov[i];
   }
-  for (int32_t j = 0; j < nc; j++) { w += ccov[j] ? ch[j] : 0; count += ccov[j]; }
+  for (int32_t j = 0; j < nc; j++) {
+    w += ccov[j] ? ch[j] : 0;
+    count += ccov[j];
+  }
   if (count != size || w != low)
     return shiro_fail(NULL, SHIRO_ERR_INTERNAL, "cover: %lld vertices for %lld pairs, weight %lld, bound %lld",
                       (long long)count, (long long)size, (long long)w, (long long)low);

@@ -16,14 +16,14 @@
 
 /* One growable array of bytes. */
 typedef struct cover_buf {
-  void *p;    /* [cap] bytes; NULL until first use */
+  void *p; /* [cap] bytes; NULL until first use */
   size_t cap; /* bytes allocated */
 } cover_buf;
 
 struct cover_ws {
-  cover_buf i32;   /* int32 scratch: queues, stacks, layers, transposed row ids */
-  cover_buf i64;   /* int64 scratch: current arcs, residual capacities, flows, transpose */
-  cover_buf u8;    /* byte scratch: visited marks (König) */
+  cover_buf i32; /* int32 scratch: queues, stacks, layers, transposed row ids */
+  cover_buf i64; /* int64 scratch: current arcs, residual capacities, flows, transpose */
+  cover_buf u8; /* byte scratch: visited marks (König) */
   cover_buf match; /* int32 [nr+nc]: rmatch|cmatch that cover_min_vertex_cover keeps
                       between its two steps (the others use only the scratch above) */
   cover_buf lex64, lex32, lex8; /* cover_lex's own scratch, kept while it calls cover_weighted

@@ -44,7 +44,11 @@ static void part_links(int32_t N, int32_t H, int32_t y, int32_t G, int32_t R, in
 
 /* A thread's scratch for merge_lists: a bitmap (zero between calls) and the
  * index of each value, over the widest value range seen. */
-typedef struct stamp { uint64_t *bits; int32_t *at; int64_t cap; } stamp;
+typedef struct stamp {
+  uint64_t *bits;
+  int32_t *at;
+  int64_t cap;
+} stamp;
 
 /* Merges the nl sorted lists (lists[y], n[y]) into out (sorted, unique;
  * room for Σ n[y]) and returns its length; map[y][h] = the index in out of
@@ -65,9 +69,16 @@ static int64_t merge_lists(int32_t nl, const int32_t *const *lists, const int64_
     int64_t cap = hi - lo + 1;
     uint64_t *bits = calloc((size_t)(cap / 64 + 1), sizeof *bits);
     int32_t *at = malloc((size_t)cap * sizeof *at);
-    if (!bits || !at) { free(bits); free(at); return -1; }
-    free(st->bits); free(st->at);
-    st->bits = bits; st->at = at; st->cap = cap;
+    if (!bits || !at) {
+      free(bits);
+      free(at);
+      return -1;
+    }
+    free(st->bits);
+    free(st->at);
+    st->bits = bits;
+    st->at = at;
+    st->cap = cap;
   }
   uint64_t *bits = st->bits;
   int32_t *at = st->at;
@@ -84,18 +95,24 @@ static int64_t merge_lists(int32_t nl, const int32_t *const *lists, const int64_
 
 /* The rows/columns of one node pair, the combined graph and its weights. */
 typedef struct node_pair {
-  int32_t N, H;                  /* destination node (rows), source node (columns) */
-  int64_t *tlist; int64_t nt;    /* blocks (p in N, q in H) */
-  int64_t **rows; int64_t *nrows, *roff;   /* per p in N (index p - N*G): sorted rows, combined offset */
-  int64_t **cols; int64_t *ncols, *coff;   /* per q in H */
+  int32_t N, H; /* destination node (rows), source node (columns) */
+  int64_t *tlist;
+  int64_t nt; /* blocks (p in N, q in H) */
+  int64_t **rows;
+  int64_t *nrows, *roff; /* per p in N (index p - N*G): sorted rows, combined offset */
+  int64_t **cols;
+  int64_t *ncols, *coff; /* per q in H */
   int64_t nr, nc, ne;
-  int64_t *Gp; int32_t *Gj; int64_t *rw, *cw;  /* graph; hop counts g (rows) and f (columns) */
+  int64_t *Gp;
+  int32_t *Gj;
+  int64_t *rw, *cw; /* graph; hop counts g (rows) and f (columns) */
   uint8_t *rcov, *ccov;
-  int64_t ncert; int64_t *cert;  /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
-  int64_t *cert_at;              /* [G+1] the pairs of part x are [cert_at[x], cert_at[x+1]) */
-  int32_t **rmap, **cmap;        /* [nt] per block: combined id of each row / column within its rank's part */
-  int32_t *maps;                 /* the storage of rmap and cmap */
-  void *merge;                   /* merge_lists' arguments: G list heads, lengths, maps */
+  int64_t ncert;
+  int64_t *cert; /* [ncert × 2] global (i, j): a maximum matching, the cover's certificate */
+  int64_t *cert_at; /* [G+1] the pairs of part x are [cert_at[x], cert_at[x+1]) */
+  int32_t **rmap, **cmap; /* [nt] per block: combined id of each row / column within its rank's part */
+  int32_t *maps; /* the storage of rmap and cmap */
+  void *merge; /* merge_lists' arguments: G list heads, lengths, maps */
 } node_pair;
 
 static void np_free(node_pair *np, int32_t G) {
@@ -103,10 +120,25 @@ static void np_free(node_pair *np, int32_t G) {
     if (np->rows) free(np->rows[x]);
     if (np->cols) free(np->cols[x]);
   }
-  free(np->tlist); free(np->rows); free(np->nrows); free(np->roff); free(np->cols); free(np->ncols); free(np->coff);
-  free(np->Gp); free(np->Gj); free(np->rw); free(np->cw); free(np->rcov); free(np->ccov); free(np->cert);
+  free(np->tlist);
+  free(np->rows);
+  free(np->nrows);
+  free(np->roff);
+  free(np->cols);
+  free(np->ncols);
+  free(np->coff);
+  free(np->Gp);
+  free(np->Gj);
+  free(np->rw);
+  free(np->cw);
+  free(np->rcov);
+  free(np->ccov);
+  free(np->cert);
   free(np->cert_at);
-  free(np->rmap); free(np->cmap); free(np->maps); free(np->merge);
+  free(np->rmap);
+  free(np->cmap);
+  free(np->maps);
+  free(np->merge);
 }
 
 /* Fills err with "group: node pair N <- H: " and what failed, returns st. */
@@ -154,13 +186,15 @@ static shiro_status np_cover(node_pair *np, int32_t G, cover_ws *ws, shiro_error
                          np->rcov, np->ccov, &weight, &bound);
   if (st != SHIRO_OK) {
     st = np_fail(np, err, st, "fewest-hop cover (cover_lex) failed: %s (%lld rows, %lld columns, %lld edges, "
-                 "matching of %lld pairs)", shiro_strerror(st), (long long)np->nr, (long long)np->nc,
+                              "matching of %lld pairs)",
+                 shiro_strerror(st), (long long)np->nr, (long long)np->nc,
                  (long long)np->ne, (long long)size);
     goto done;
   }
   if (weight != bound) {
     st = np_fail(np, err, SHIRO_ERR_INTERNAL, "the cover's hop weight %lld is not the bound %lld its matching "
-                 "and flow prove", (long long)weight, (long long)bound);
+                                              "and flow prove",
+                 (long long)weight, (long long)bound);
     goto done;
   }
   np->cert = malloc((size_t)(size ? size : 1) * 2 * sizeof *np->cert);
@@ -191,24 +225,32 @@ done:
 static shiro_status np_graph(const sc_blocks *B, int32_t G, const int64_t *price, node_pair *np, stamp *st) {
   int32_t R = B->parts;
   int32_t N = np->N, H = np->H;
-  np->rows = calloc((size_t)G, sizeof *np->rows); np->nrows = calloc((size_t)G, sizeof *np->nrows);
+  np->rows = calloc((size_t)G, sizeof *np->rows);
+  np->nrows = calloc((size_t)G, sizeof *np->nrows);
   np->roff = calloc((size_t)G + 1, sizeof *np->roff);
-  np->cols = calloc((size_t)G, sizeof *np->cols); np->ncols = calloc((size_t)G, sizeof *np->ncols);
+  np->cols = calloc((size_t)G, sizeof *np->cols);
+  np->ncols = calloc((size_t)G, sizeof *np->ncols);
   np->coff = calloc((size_t)G + 1, sizeof *np->coff);
   np->tlist = malloc((size_t)G * G * sizeof *np->tlist);
   if (!np->rows || !np->nrows || !np->roff || !np->cols || !np->ncols || !np->coff || !np->tlist) return SHIRO_ERR_NOMEM;
   int64_t nmap = 0;
   for (int32_t p = N * G; p < (N + 1) * G && p < R; p++)
     for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
-      if (B->b[t].q / G == H) { np->tlist[np->nt++] = t; nmap += B->b[t].nr + B->b[t].nc; np->ne += B->b[t].ne; }
+      if (B->b[t].q / G == H) {
+        np->tlist[np->nt++] = t;
+        nmap += B->b[t].nr + B->b[t].nc;
+        np->ne += B->b[t].ne;
+      }
   np->rmap = malloc((size_t)(np->nt ? np->nt : 1) * sizeof *np->rmap);
   np->cmap = malloc((size_t)(np->nt ? np->nt : 1) * sizeof *np->cmap);
   np->maps = malloc((size_t)(nmap ? nmap : 1) * sizeof *np->maps);
   if (!np->rmap || !np->cmap || !np->maps) return SHIRO_ERR_NOMEM;
   for (int64_t y = 0, at = 0; y < np->nt; y++) {
     const sc_block *b = &B->b[np->tlist[y]];
-    np->rmap[y] = np->maps + at; at += b->nr;
-    np->cmap[y] = np->maps + at; at += b->nc;
+    np->rmap[y] = np->maps + at;
+    at += b->nr;
+    np->cmap[y] = np->maps + at;
+    at += b->nc;
   }
   /* per part x: the union of the rows of p = N*G + x, of the columns of q = H*G + x */
   np->merge = malloc((size_t)G * (sizeof(int32_t *) + sizeof(int64_t) + sizeof(int32_t *)));
@@ -221,14 +263,24 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, const int64_t *price
     int64_t nr = 0, nc = 0;
     for (int64_t y = 0; y < np->nt; y++) {
       const sc_block *b = &B->b[np->tlist[y]];
-      if (b->p == N * G + x) { lists[k] = b->rows; nl[k] = b->nr; maps[k++] = np->rmap[y]; nr += b->nr; }
+      if (b->p == N * G + x) {
+        lists[k] = b->rows;
+        nl[k] = b->nr;
+        maps[k++] = np->rmap[y];
+        nr += b->nr;
+      }
     }
     np->rows[x] = malloc((size_t)(nr ? nr : 1) * sizeof **np->rows);
     if (!np->rows[x]) return SHIRO_ERR_NOMEM;
     np->nrows[x] = merge_lists(k, lists, nl, np->rows[x], maps, st);
     for (int64_t y = 0; y < np->nt; y++) {
       const sc_block *b = &B->b[np->tlist[y]];
-      if (b->q == H * G + x) { lists[c] = b->cols; nl[c] = b->nc; maps[c++] = np->cmap[y]; nc += b->nc; }
+      if (b->q == H * G + x) {
+        lists[c] = b->cols;
+        nl[c] = b->nc;
+        maps[c++] = np->cmap[y];
+        nc += b->nc;
+      }
     }
     np->cols[x] = malloc((size_t)(nc ? nc : 1) * sizeof **np->cols);
     if (!np->cols[x]) return SHIRO_ERR_NOMEM;
@@ -259,7 +311,7 @@ static shiro_status np_graph(const sc_blocks *B, int32_t G, const int64_t *price
     }
     for (int32_t j = 0; j < b->nc; j++) np->cw[np->coff[xq] + np->cmap[y][j]] += f_hop;
   }
-  if (price)  /* each vertex also pays for the NIC links it loads (part_links) */
+  if (price) /* each vertex also pays for the NIC links it loads (part_links) */
     for (int32_t x = 0; x < G; x++) {
       int64_t l[4];
       part_links(N, H, x, G, R, l);
@@ -291,7 +343,8 @@ static shiro_status np_build(const sc_blocks *B, int32_t G, const int64_t *price
   shiro_status s = np_graph(B, G, price, np, st);
   if (s == SHIRO_ERR_UNSUPPORTED)
     return np_fail(np, err, s, "%lld rows and %lld columns, more than the 2^31-1 a cover problem takes; plan for "
-                   "more ranks or fewer per node", (long long)np->nr, (long long)np->nc);
+                               "more ranks or fewer per node",
+                   (long long)np->nr, (long long)np->nc);
   if (s != SHIRO_OK)
     return np_fail(np, err, s, "%s while building its graph (%lld blocks, %lld edges)", shiro_strerror(s),
                    (long long)np->nt, (long long)np->ne);
@@ -309,20 +362,20 @@ static void np_apply(sc_blocks *B, int32_t G, const node_pair *np) {
     const int32_t *rmap = np->rmap[y];
     uint8_t *rc = b->rsel, *cc = b->csel;
     memset(cc, 0, (size_t)b->nc);
-    for (int32_t i = 0; i < b->nr; i++)  /* a column is needed only for nonzeros of unselected rows */
+    for (int32_t i = 0; i < b->nr; i++) /* a column is needed only for nonzeros of unselected rows */
       if (!rcov[rmap[i]])
         for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) cc[b->Gj[e]] = 1;
     int64_t partial = 0, remote = 0;
-    for (int32_t i = 0; i < b->nr; i++) {  /* a row is computed here only if it keeps a nonzero here */
+    for (int32_t i = 0; i < b->nr; i++) { /* a row is computed here only if it keeps a nonzero here */
       int64_t sent = 0, n = b->Gp[i + 1] - b->Gp[i];
       for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sent += cc[b->Gj[e]];
       rc[i] = sent < n;
       remote += sent;
-      partial += n - sent;  /* 0 for a row not kept */
+      partial += n - sent; /* 0 for a row not kept */
     }
     b->ent_partial = partial;
     b->ent_remote = remote;
-    b->mu = -1;  /* the certificate is the node pair's matching, not a per-block one */
+    b->mu = -1; /* the certificate is the node pair's matching, not a per-block one */
     free(b->rmatch);
     b->rmatch = NULL;
   }
@@ -370,7 +423,7 @@ static void np_counts(const node_pair *np, int32_t G, int64_t *c) {
  * columns selected of each part of H, then the rows of each part of N. */
 static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int64_t *linked, int64_t nlinked,
                                const int64_t *price, int64_t *cnt, shiro_error *err) {
-  int64_t fail_at = (int64_t)nodes * nodes;  /* the failing node pair of lowest index; err holds its message */
+  int64_t fail_at = (int64_t)nodes * nodes; /* the failing node pair of lowest index; err holds its message */
   shiro_status fail_st = SHIRO_OK;
 #pragma omp parallel
   {
@@ -388,12 +441,12 @@ static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int
       np.H = (int32_t)(pair % nodes);
 #pragma omp atomic read
       first_fail = fail_at;
-      if (np.N == np.H || pair > first_fail) continue;  /* pairs before a failure still run: the first one is reported */
+      if (np.N == np.H || pair > first_fail) continue; /* pairs before a failure still run: the first one is reported */
       if (!ws) pst = np_fail(&np, &perr, SHIRO_ERR_NOMEM, "out of memory for a cover workspace");
       else if ((pst = np_build(B, G, price, &np, &st, &perr)) == SHIRO_OK) pst = np_cover(&np, G, ws, &perr);
       if (pst != SHIRO_OK) {
 #pragma omp critical(group_fail)
-        if (pair < fail_at) {  /* the lowest failing pair, whatever the threads' timing */
+        if (pair < fail_at) { /* the lowest failing pair, whatever the threads' timing */
 #pragma omp atomic write
           fail_at = pair;
           fail_st = pst;
@@ -405,7 +458,7 @@ static shiro_status group_pass(sc_blocks *B, int32_t G, int32_t nodes, const int
         free(B->cert[pair]);
         B->cert[pair] = NULL;
         memset(B->cert_at + pair * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
-        if (np.ncert) {  /* kept: taken out of np before np_free */
+        if (np.ncert) { /* kept: taken out of np before np_free */
           B->cert[pair] = np.cert;
           memcpy(B->cert_at + pair * (G + 1), np.cert_at, ((size_t)G + 1) * sizeof *np.cert_at);
           np.cert = NULL;
@@ -450,8 +503,14 @@ static void pair_load(int64_t *L, const int64_t *c, int64_t pair, int32_t G, int
   for (int32_t y = 0; y < G; y++) {
     int64_t l[4];
     part_links(N, H, y, G, R, l);
-    if (l[0] >= 0) { L[l[0]] += sign * c[y]; L[l[1]] += sign * c[y]; }
-    if (l[2] >= 0) { L[l[2]] += sign * c[G + y]; L[l[3]] += sign * c[G + y]; }
+    if (l[0] >= 0) {
+      L[l[0]] += sign * c[y];
+      L[l[1]] += sign * c[y];
+    }
+    if (l[2] >= 0) {
+      L[l[2]] += sign * c[G + y];
+      L[l[3]] += sign * c[G + y];
+    }
   }
 }
 
@@ -525,17 +584,24 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
   int64_t took = 0;
   for (int t = 0; t < rounds; t++) {
     int64_t took0 = took;
-    for (int64_t x = 0; x < nlinked; x++) {  /* in pair order: deterministic */
+    for (int64_t x = 0; x < nlinked; x++) { /* in pair order: deterministic */
       int32_t N = (int32_t)(linked[x] / nodes), H = (int32_t)(linked[x] % nodes);
       int64_t *c = cnt + x * 2 * G;
       pair_load(L, c, linked[x], G, nodes, R, -1);
-      if (!pair_price(L, c, N, H, G, R, m0, m1, price)) { pair_load(L, c, linked[x], G, nodes, R, 1); continue; }
+      if (!pair_price(L, c, N, H, G, R, m0, m1, price)) {
+        pair_load(L, c, linked[x], G, nodes, R, 1);
+        continue;
+      }
       node_pair np;
       memset(&np, 0, sizeof np);
-      np.N = N; np.H = H;
+      np.N = N;
+      np.H = H;
       st = np_build(B, G, price, &np, &sp, err);
       if (st == SHIRO_OK) st = np_cover(&np, G, ws, err);
-      if (st != SHIRO_OK) { np_free(&np, G); goto done; }
+      if (st != SHIRO_OK) {
+        np_free(&np, G);
+        goto done;
+      }
       np_counts(&np, G, c2);
       pair_load(L, c2, linked[x], G, nodes, R, 1);
       int64_t n0, n1;
@@ -544,7 +610,10 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
       if (n0 + n1 < m0 + m1 || (n0 + n1 == m0 + m1 && q1 < sq)) {
         np_apply(B, G, &np);
         memcpy(c, c2, (size_t)2 * G * sizeof *c2);
-        m0 = n0; m1 = n1; sq = q1; took++;
+        m0 = n0;
+        m1 = n1;
+        sq = q1;
+        took++;
       } else {
         pair_load(L, c2, linked[x], G, nodes, R, -1);
         pair_load(L, c, linked[x], G, nodes, R, 1);
@@ -555,7 +624,12 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
   }
 done:
   cover_ws_free(ws);
-  free(sp.bits); free(sp.at);
-  free(linked); free(cnt); free(L); free(price); free(c2);
+  free(sp.bits);
+  free(sp.at);
+  free(linked);
+  free(cnt);
+  free(L);
+  free(price);
+  free(c2);
   return st;
 }

@@ -56,7 +56,9 @@
 #include "sorted.h"
 #include "strategy.h"
 
-enum { CLASSES = 10, STAGES = 2, NCAND = 2 * ROUTE_MODES };
+enum { CLASSES = 10,
+       STAGES = 2,
+       NCAND = 2 * ROUTE_MODES };
 /* A mixed routing (a greedy candidate) is kept only when priced at least this fraction below the
  * best of the three pure ones (joint's, group's and hier's plans): the cost model's error against
  * the simulator on mixed plans is of that order (tsubame4, R = 32: R-MAT s19's mixed plan priced
@@ -68,10 +70,10 @@ enum { BALANCE_ROUNDS = 4 };
 
 /* What a block moves under each choice. */
 typedef struct hblock {
-  int64_t joint;    /* joint's rows (columns + rows selected), direct */
-  int64_t gcols;    /* group's selected columns (forwarded rep -> p unless rep = p) */
-  int64_t grows;    /* group's selected rows (partials q -> agg unless agg = q) */
-  int64_t jcols, jrows;  /* joint's selected columns and rows (relayed joint: hier's way) */
+  int64_t joint; /* joint's rows (columns + rows selected), direct */
+  int64_t gcols; /* group's selected columns (forwarded rep -> p unless rep = p) */
+  int64_t grows; /* group's selected rows (partials q -> agg unless agg = q) */
+  int64_t jcols, jrows; /* joint's selected columns and rows (relayed joint: hier's way) */
 } hblock;
 
 /* The links' state. */
@@ -79,16 +81,16 @@ typedef struct hmodel {
   const sc_blocks *B;
   sc_links L;
   int32_t R, G, nodes;
-  int64_t nlinks, P;  /* links; leaves of each stage's tree (a power of two >= nlinks) */
-  int64_t np;         /* node pairs with blocks (rt->pair) */
-  double *load;       /* [STAGES * nlinks] bytes paid */
-  double *mx, *sm;    /* [STAGES * 2P] per stage the tree: node i's slowest link and summed time */
-  int32_t *cls;       /* [STAGES * nlinks * CLASSES] messages per latency class */
-  double lat_of[2][CLASSES];  /* [inter][class] the latency of a message of that class */
-  hblock *hb;         /* [B->n] */
+  int64_t nlinks, P; /* links; leaves of each stage's tree (a power of two >= nlinks) */
+  int64_t np; /* node pairs with blocks (rt->pair) */
+  double *load; /* [STAGES * nlinks] bytes paid */
+  double *mx, *sm; /* [STAGES * 2P] per stage the tree: node i's slowest link and summed time */
+  int32_t *cls; /* [STAGES * nlinks * CLASSES] messages per latency class */
+  double lat_of[2][CLASSES]; /* [inter][class] the latency of a message of that class */
+  hblock *hb; /* [B->n] */
   int64_t *nUj, *nVj; /* the same under joint's selection */
-  int64_t *nU, *nV;   /* [np * G] at pair y = (N, H): |U(q, N)| of q in H, |V(p, H)| of p in N (slot rank - node's first) */
-  int64_t *fwd, *part;/* [R * G] rows of the intra-node message src -> node's rank x: forwards (stage 1), partials (stage 0) */
+  int64_t *nU, *nV; /* [np * G] at pair y = (N, H): |U(q, N)| of q in H, |V(p, H)| of p in N (slot rank - node's first) */
+  int64_t *fwd, *part; /* [R * G] rows of the intra-node message src -> node's rank x: forwards (stage 1), partials (stage 0) */
   sc_route *rt;
 } hmodel;
 
@@ -246,7 +248,11 @@ static int64_t sweep(hmodel *h, double *t, double *s) {
       *d = alt;
       pair_msgs(h, y, 1);
       double s1, t1 = estimate(h, &s1);
-      if (better(t1, s1, bt, bs)) { bt = t1; bs = s1; best = alt; }
+      if (better(t1, s1, bt, bs)) {
+        bt = t1;
+        bs = s1;
+        best = alt;
+      }
       pair_msgs(h, y, -1);
       *d = m0;
       pair_msgs(h, y, 1);
@@ -255,7 +261,9 @@ static int64_t sweep(hmodel *h, double *t, double *s) {
       pair_msgs(h, y, -1);
       *d = best;
       pair_msgs(h, y, 1);
-      *t = bt; *s = bs; moved++;
+      *t = bt;
+      *s = bs;
+      moved++;
     }
   }
   return moved;
@@ -264,9 +272,11 @@ static int64_t sweep(hmodel *h, double *t, double *s) {
 /* Moves relay slot x of pair y (side 0: the rep of q = r in N; 1: the agg of p = r in H) to rank c. */
 static void move_relay(hmodel *h, int64_t y, int side, int32_t r, int32_t c) {
   int64_t x = y * h->G + (r - first_of(h, node_of(h, r)));
-  if (side) agg_msgs(h, y, r, -1); else rep_msgs(h, y, r, -1);
+  if (side) agg_msgs(h, y, r, -1);
+  else rep_msgs(h, y, r, -1);
   (side ? h->rt->agg : h->rt->rep)[x] = c;
-  if (side) agg_msgs(h, y, r, 1); else rep_msgs(h, y, r, 1);
+  if (side) agg_msgs(h, y, r, 1);
+  else rep_msgs(h, y, r, 1);
 }
 
 /* Step 3: each relay of a relayed pair moved to the rank of its node with the lowest estimate. */
@@ -274,7 +284,7 @@ static void place_relays(hmodel *h, double *t, double *s) {
   for (int64_t y = 0; y < h->np; y++) {
     if (h->rt->direct[y] == ROUTE_DIRECT) continue;
     int32_t N = pair_N(h, y), H = pair_H(h, y);
-    for (int side = 0; side < 2; side++) {  /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
+    for (int side = 0; side < 2; side++) { /* 0: reps of H's ranks in N; 1: aggs of N's ranks in H */
       int32_t from = side ? N : H, in = side ? H : N;
       for (int32_t r = first_of(h, from); r < end_of(h, from); r++) {
         int64_t x = y * h->G + (r - first_of(h, from));
@@ -284,7 +294,12 @@ static void place_relays(hmodel *h, double *t, double *s) {
           if (c == best) continue;
           move_relay(h, y, side, r, c);
           double s1, t1 = estimate(h, &s1);
-          if (better(t1, s1, *t, *s)) { *t = t1; *s = s1; best = c; continue; }
+          if (better(t1, s1, *t, *s)) {
+            *t = t1;
+            *s = s1;
+            best = c;
+            continue;
+          }
           move_relay(h, y, side, r, best);
         }
       }
@@ -373,7 +388,7 @@ static void rebuild(hmodel *h) {
   memset(h->sm, 0, (size_t)STAGES * 2 * h->P * sizeof *h->sm);
   memset(h->fwd, 0, (size_t)h->R * h->G * sizeof *h->fwd);
   memset(h->part, 0, (size_t)h->R * h->G * sizeof *h->part);
-  for (int64_t b = 0; b < h->B->n; b++) {  /* pairs inside a node: joint's rows over NVLink */
+  for (int64_t b = 0; b < h->B->n; b++) { /* pairs inside a node: joint's rows over NVLink */
     const sc_block *k = &h->B->b[b];
     if (node_of(h, k->p) == node_of(h, k->q)) msg(h, 0, k->q, k->p, h->hb[b].joint, 1);
   }
@@ -395,12 +410,19 @@ static void unpack_sel(uint8_t *sel, const uint8_t *bits, int32_t n) {
 
 /* The joint selection of a block, kept while group's is made (selections as bitmaps). */
 typedef struct saved {
-  uint8_t *rsel, *csel; int32_t *rmatch; int64_t mu, ent_partial, ent_remote;  /* joint's */
-  uint8_t *grsel, *gcsel; int64_t gent_partial, gent_remote;                   /* group's */
+  uint8_t *rsel, *csel;
+  int32_t *rmatch;
+  int64_t mu, ent_partial, ent_remote; /* joint's */
+  uint8_t *grsel, *gcsel;
+  int64_t gent_partial, gent_remote; /* group's */
 } saved;
 
 /* One routing: the node pairs' sides and the relays. */
-typedef struct cand { uint8_t *direct; int32_t *rep, *agg; double est; } cand;
+typedef struct cand {
+  uint8_t *direct;
+  int32_t *rep, *agg;
+  double est;
+} cand;
 
 /* Rail-aligned relays everywhere. */
 static void rail_relays(hmodel *h) {
@@ -416,8 +438,15 @@ static void rail_relays(hmodel *h) {
 /* Copies the route's tables into c (save 1) or c's into the route (save 0). */
 static void cand_copy(hmodel *h, cand *c, int save) {
   size_t np = (size_t)h->np, rn = (size_t)h->np * h->G * sizeof(int32_t);
-  if (save) { memcpy(c->direct, h->rt->direct, np); memcpy(c->rep, h->rt->rep, rn); memcpy(c->agg, h->rt->agg, rn); }
-  else { memcpy(h->rt->direct, c->direct, np); memcpy(h->rt->rep, c->rep, rn); memcpy(h->rt->agg, c->agg, rn); }
+  if (save) {
+    memcpy(c->direct, h->rt->direct, np);
+    memcpy(c->rep, h->rt->rep, rn);
+    memcpy(c->agg, h->rt->agg, rn);
+  } else {
+    memcpy(h->rt->direct, c->direct, np);
+    memcpy(h->rt->rep, c->rep, rn);
+    memcpy(h->rt->agg, c->agg, rn);
+  }
 }
 
 /* 1 if a and b route the same way. */
@@ -458,7 +487,7 @@ static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, 
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G) continue;
     int64_t y = route_pair(rt, k->p / G, k->q / G);
-    int d = rt->direct[y] != ROUTE_RELAYED_GROUP;  /* joint's covers, direct or relayed */
+    int d = rt->direct[y] != ROUTE_RELAYED_GROUP; /* joint's covers, direct or relayed */
     unpack_sel(k->rsel, d ? sv[b].rsel : sv[b].grsel, k->nr);
     unpack_sel(k->csel, d ? sv[b].csel : sv[b].gcsel, k->nc);
     k->ent_partial = d ? sv[b].ent_partial : sv[b].gent_partial;
@@ -488,7 +517,7 @@ static shiro_status group_covers(hmodel *h, sc_blocks *B, int32_t G, shiro_error
   if (st == SHIRO_OK) st = strategy_select_group(B, G, err);
   if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_s, err);
   if (st != SHIRO_OK) return st;
-  rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s;  /* must win clearly */
+  rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s; /* must win clearly */
   return rt->group_balanced ? strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err) : SHIRO_OK;
 }
 
@@ -499,11 +528,11 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   if (!B->route && !(B->route = calloc(1, sizeof *B->route)))
     return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory");
   sc_route *rt = B->route;
-  if (!rt->have_links)  /* tsubame4's links (tools/sim/machines/tsubame4.json), N = 64 float rows */
+  if (!rt->have_links) /* tsubame4's links (tools/sim/machines/tsubame4.json), N = 64 float rows */
     rt->links = (sc_links){G, G, 450e9, 1e-6, 25e9, 2e-6, 1e-6, 0, 256};
   hmodel hm = {.B = B, .L = rt->links, .R = R, .G = G, .nodes = nodes, .rt = rt};
   hmodel *h = &hm;
-  h->L.gpus_per_node = G;  /* the plan's tiers decide the routes; the links are the machine's */
+  h->L.gpus_per_node = G; /* the plan's tiers decide the routes; the links are the machine's */
   if (h->L.nics_per_node < 1) h->L.nics_per_node = 1;
   h->nlinks = 2 * (int64_t)R + 2 * (int64_t)nodes * h->L.nics_per_node;
   for (h->P = 1; h->P < h->nlinks; h->P *= 2) {}
@@ -562,12 +591,12 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
       goto done;
     }
     sv[b].rmatch = k->rmatch;
-    k->rmatch = NULL;  /* group frees a block's certificate: joint's is kept here */
+    k->rmatch = NULL; /* group frees a block's certificate: joint's is kept here */
     sv[b].mu = k->mu;
     sv[b].ent_partial = k->ent_partial;
     sv[b].ent_remote = k->ent_remote;
   }
-  if (!unions(h, h->nUj, h->nVj)) {  /* joint's unions, for its covers relayed */
+  if (!unions(h, h->nUj, h->nVj)) { /* joint's unions, for its covers relayed */
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
     goto done;
   }
@@ -603,7 +632,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   decide(h, cd);
   int pick = 0, pick_pure = 0;
   double best = 0, best_pure = 0;
-  for (int k = 0; k < NCAND; k++) {  /* the first of equals: the three starts, then the greedy ones */
+  for (int k = 0; k < NCAND; k++) { /* the first of equals: the three starts, then the greedy ones */
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= cand_same(h, &cd[k], &cd[j]);
     if (dup) continue;
@@ -614,10 +643,16 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
       st = rt->price(rt->price_arg, B, &v, err);
       if (st != SHIRO_OK) goto done;
     }
-    if (k == 0 || v < best) { best = v; pick = k; }
-    if (k < ROUTE_MODES && (k == 0 || v < best_pure)) { best_pure = v; pick_pure = k; }
+    if (k == 0 || v < best) {
+      best = v;
+      pick = k;
+    }
+    if (k < ROUTE_MODES && (k == 0 || v < best_pure)) {
+      best_pure = v;
+      pick_pure = k;
+    }
   }
-  if (pick >= ROUTE_MODES && !(best < (1 - MIXED_MARGIN) * best_pure)) {  /* a mixed routing must win clearly */
+  if (pick >= ROUTE_MODES && !(best < (1 - MIXED_MARGIN) * best_pure)) { /* a mixed routing must win clearly */
     pick = pick_pure;
     best = best_pure;
   }
@@ -626,7 +661,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->est_s = cd[pick].est;
   rt->price_s = rt->price ? best : 0;
   rt->candidate = pick;
-  for (int64_t b = 0; b < B->n; b++) {  /* joint's certificates back where its covers are used */
+  for (int64_t b = 0; b < B->n; b++) { /* joint's certificates back where its covers are used */
     sc_block *k = &B->b[b];
     if (k->p / G == k->q / G || rt->direct[route_pair(rt, k->p / G, k->q / G)] == ROUTE_RELAYED_GROUP) continue;
     free(k->rmatch);
@@ -638,8 +673,8 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     if (rt->direct[y] != ROUTE_RELAYED_GROUP) {
       if (rt->direct[y] == ROUTE_DIRECT) rt->pairs_direct++;
-      if (B->cert) {  /* its certificate is its blocks' matchings */
-        int64_t c = rt->pair[y];  /* group's certificates are per N * nodes + H */
+      if (B->cert) { /* its certificate is its blocks' matchings */
+        int64_t c = rt->pair[y]; /* group's certificates are per N * nodes + H */
         free(B->cert[c]);
         B->cert[c] = NULL;
         memset(B->cert_at + c * (G + 1), 0, ((size_t)G + 1) * sizeof *B->cert_at);
@@ -652,16 +687,34 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
       int64_t x = y * G + i;
       int32_t q = first_of(h, H) + i, p = first_of(h, N) + i;
       rt->relays_moved += (q < end_of(h, H) && unions_of(h, y, 0)[x] > 0 && rt->rep[x] != rail(h, N, q)) +
-                          (p < end_of(h, N) && unions_of(h, y, 1)[x] > 0 && rt->agg[x] != rail(h, H, p));
+          (p < end_of(h, N) && unions_of(h, y, 1)[x] > 0 && rt->agg[x] != rail(h, H, p));
     }
   }
 done:
   for (size_t b = 0; sv && b < nb && b < (size_t)B->n; b++) {
-    free(sv[b].rsel); free(sv[b].csel); free(sv[b].rmatch); free(sv[b].grsel); free(sv[b].gcsel);
+    free(sv[b].rsel);
+    free(sv[b].csel);
+    free(sv[b].rmatch);
+    free(sv[b].grsel);
+    free(sv[b].gcsel);
   }
-  for (int k = 0; k < NCAND; k++) { free(cd[k].direct); free(cd[k].rep); free(cd[k].agg); }
+  for (int k = 0; k < NCAND; k++) {
+    free(cd[k].direct);
+    free(cd[k].rep);
+    free(cd[k].agg);
+  }
   free(sv);
-  free(h->load); free(h->mx); free(h->sm); free(h->cls); free(h->hb); free(h->nU); free(h->nV); free(h->nUj); free(h->nVj); free(h->fwd); free(h->part);
+  free(h->load);
+  free(h->mx);
+  free(h->sm);
+  free(h->cls);
+  free(h->hb);
+  free(h->nU);
+  free(h->nV);
+  free(h->nUj);
+  free(h->nVj);
+  free(h->fwd);
+  free(h->part);
   if (st != SHIRO_OK) route_drop_tables(rt);
   return st;
 }

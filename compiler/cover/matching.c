@@ -142,7 +142,10 @@ static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_
                         int64_t budget, int64_t *found) {
   int64_t spent = 0;
   int32_t search = 0;
-  for (int32_t i = 0; i < nr; i++) { stamp[i] = 0; look[i] = Gp[i]; }
+  for (int32_t i = 0; i < nr; i++) {
+    stamp[i] = 0;
+    look[i] = Gp[i];
+  }
   for (int32_t r = 0; r < nr; r++) {
     if (rmatch[r] >= 0 || stamp[r] == HK_DEAD) continue;
     if (spent >= budget || search == INT32_MAX) {
@@ -150,14 +153,17 @@ static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_
       return 0;
     }
     int32_t s = ++search, top = 0, nl = 0;
-    stamp[r] = s; ptr[r] = Gp[r]; list[nl++] = r; stack[0] = r;
+    stamp[r] = s;
+    ptr[r] = Gp[r];
+    list[nl++] = r;
+    stack[0] = r;
     while (top >= 0) {
       int32_t u = stack[top];
       int64_t k = look[u], end = Gp[u + 1];
       while (k < end && cmatch[Gj[k]] >= 0) k++;
       spent += k - look[u];
       look[u] = k;
-      if (k < end) {  /* a free column: u takes it, each row below takes the column under its arc */
+      if (k < end) { /* a free column: u takes it, each row below takes the column under its arc */
         int32_t j = Gj[k];
         for (int32_t t = top; t >= 0; t--) {
           int32_t v = stack[t];
@@ -169,14 +175,17 @@ static int hk_dead_pass(int32_t nr, const int64_t *Gp, const int32_t *Gj, int32_
         break;
       }
       int32_t w = -1;
-      for (k = ptr[u]; k < end; k++) {  /* every column of u is matched */
+      for (k = ptr[u]; k < end; k++) { /* every column of u is matched */
         w = cmatch[Gj[k]];
         if (stamp[w] != s && stamp[w] != HK_DEAD) break;
       }
       spent += k - ptr[u];
       ptr[u] = k;
       if (k < end) {
-        stamp[w] = s; ptr[w] = Gp[w]; list[nl++] = w; stack[++top] = w;
+        stamp[w] = s;
+        ptr[w] = Gp[w];
+        list[nl++] = w;
+        stack[++top] = w;
       } else if (--top >= 0) {
         ptr[stack[top]]++;
       }

@@ -11,7 +11,8 @@ int64_t route_pair(const sc_route *r, int32_t N, int32_t H) {
   int64_t key = (int64_t)N * r->nodes + H, lo = 0, hi = r->npairs;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (r->pair[mid] < key) lo = mid + 1; else hi = mid;
+    if (r->pair[mid] < key) lo = mid + 1;
+    else hi = mid;
   }
   return lo < r->npairs && r->pair[lo] == key ? lo : -1;
 }

@@ -8,7 +8,8 @@
 
 static const char *const names[STRAT_COUNT] = {"block", "col", "row", "joint", "hier", "group", "cola", "hybrid"};
 
-int strategy_is_two_tier(sc_strategy s) { return s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA || s == STRAT_HYBRID;
+int strategy_is_two_tier(sc_strategy s) {
+  return s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA || s == STRAT_HYBRID;
 }
 
 const char *strategy_name(sc_strategy s) {
@@ -17,7 +18,10 @@ const char *strategy_name(sc_strategy s) {
 
 shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) {
   for (int i = 0; i < STRAT_COUNT; i++)
-    if (name && strcmp(name, names[i]) == 0) { *s = (sc_strategy)i; return SHIRO_OK; }
+    if (name && strcmp(name, names[i]) == 0) {
+      *s = (sc_strategy)i;
+      return SHIRO_OK;
+    }
   return shiro_fail(err, SHIRO_ERR_ARG,
                     "unknown strategy '%s' (expected one of block, col, row, joint, hier, group, cola, hybrid)",
                     name ? name : "(null)");
@@ -28,12 +32,13 @@ shiro_status strategy_parse(const char *name, sc_strategy *s, shiro_error *err) 
 static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progress, void *arg, shiro_error *err) {
   int failed = 0;
   int64_t done_count = 0;
-#pragma omp parallel reduction(| : failed)
+#pragma omp parallel reduction(| \
+                               : failed)
   {
     cover_ws *ws = cover_ws_new();
-    int32_t *cm = NULL;  /* column mates, reused: grown to the largest block seen */
+    int32_t *cm = NULL; /* column mates, reused: grown to the largest block seen */
     int64_t cm_cap = 0;
-    int64_t *gp = NULL;  /* the block's Gp widened to the solvers' 64 bits, reused likewise */
+    int64_t *gp = NULL; /* the block's Gp widened to the solvers' 64 bits, reused likewise */
     int64_t gp_cap = 0;
     if (!ws) failed = 1;
 #pragma omp for schedule(dynamic, 1)
@@ -62,7 +67,7 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
           failed = 1;
           continue;
         }
-        b->mu = size;  /* rmatch is kept: the plan stores it as the cover's certificate */
+        b->mu = size; /* rmatch is kept: the plan stores it as the cover's certificate */
         block_count_entries(b);
       }
       if (progress) {
@@ -85,8 +90,8 @@ static shiro_status select_joint(sc_blocks *B, int32_t gpn, sc_progress_fn progr
 
 shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn progress,
                              void *arg, shiro_error *err) {
-  blocks_drop_cert(B);  /* node-level certificates belong to group and hybrid only */
-  if (B->route) route_drop_tables(B->route);  /* hybrid's routing, made anew by hybrid */
+  blocks_drop_cert(B); /* node-level certificates belong to group and hybrid only */
+  if (B->route) route_drop_tables(B->route); /* hybrid's routing, made anew by hybrid */
   if (s == STRAT_HYBRID) {
     /* joint's covers everywhere; hybrid then runs group's and keeps one of the two per node pair */
     shiro_status st = select_joint(B, 0, progress, arg, err);
@@ -100,8 +105,8 @@ shiro_status strategy_select(sc_blocks *B, sc_strategy s, int32_t gpn, sc_progre
   }
   for (int64_t t = 0; t < B->n; t++) {
     sc_block *b = &B->b[t];
-    int col_side = (s != STRAT_ROW);  /* block, col, cola: every column */
-    free(b->rmatch);  /* no optimality claimed: no certificate */
+    int col_side = (s != STRAT_ROW); /* block, col, cola: every column */
+    free(b->rmatch); /* no optimality claimed: no certificate */
     b->rmatch = NULL;
     b->mu = -1;
     memset(b->csel, col_side, (size_t)b->nc);

@@ -9,13 +9,13 @@
 #include "shiro_status.h"
 
 typedef enum sc_strategy {
-  STRAT_BLOCK = 0,  /* all of B(q,:) to every other rank */
-  STRAT_COL = 1,    /* B rows for Cols(A(p,q)) */
-  STRAT_ROW = 2,    /* partial C rows for Rows(A(p,q)) */
-  STRAT_JOINT = 3,  /* minimum vertex cover of A(p,q) */
-  STRAT_HIER = 4,   /* joint covers, routed in two tiers (paper §6) */
-  STRAT_GROUP = 5,  /* one weighted cover per node pair A(N,H), routed in two tiers */
-  STRAT_COLA = 6,   /* col's B rows, routed in two tiers: once per (source rank, destination node) (CoLa) */
+  STRAT_BLOCK = 0, /* all of B(q,:) to every other rank */
+  STRAT_COL = 1, /* B rows for Cols(A(p,q)) */
+  STRAT_ROW = 2, /* partial C rows for Rows(A(p,q)) */
+  STRAT_JOINT = 3, /* minimum vertex cover of A(p,q) */
+  STRAT_HIER = 4, /* joint covers, routed in two tiers (paper §6) */
+  STRAT_GROUP = 5, /* one weighted cover per node pair A(N,H), routed in two tiers */
+  STRAT_COLA = 6, /* col's B rows, routed in two tiers: once per (source rank, destination node) (CoLa) */
   STRAT_HYBRID = 7, /* per node pair joint's direct covers or group's relayed one, whichever the cost model prefers */
   STRAT_COUNT = 8
 } sc_strategy;
@@ -79,9 +79,9 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
 /* The links hybrid decides by (a machine's, as compiler/cost/ reads it, and
  * the bytes of one row): bandwidths in bytes/s, latencies in seconds. */
 typedef struct sc_links {
-  int32_t gpus_per_node, nics_per_node;  /* GPU i of a node uses NIC i mod nics_per_node */
+  int32_t gpus_per_node, nics_per_node; /* GPU i of a node uses NIC i mod nics_per_node */
   double nvlink_Bps, nvlink_lat_s, nic_Bps, nic_lat_s, core_lat_s;
-  int ideal;                             /* 1: no SMPI message-size factors */
+  int ideal; /* 1: no SMPI message-size factors */
   double row_bytes;
 } sc_links;
 
@@ -90,7 +90,10 @@ typedef struct sc_links {
  * relays; O(pairs · G), never nodes² or R · nodes (read it through
  * route_direct / route_rep / route_agg). links is set by
  * strategy_route_links (else tsubame4's numbers). */
-enum { ROUTE_RELAYED_GROUP = 0, ROUTE_DIRECT = 1, ROUTE_RELAYED_JOINT = 2, ROUTE_MODES = 3 };
+enum { ROUTE_RELAYED_GROUP = 0,
+       ROUTE_DIRECT = 1,
+       ROUTE_RELAYED_JOINT = 2,
+       ROUTE_MODES = 3 };
 
 typedef struct sc_route {
   int have_links;
@@ -102,21 +105,21 @@ typedef struct sc_route {
   shiro_status (*price)(void *arg, const struct sc_blocks *B, double *time_s, shiro_error *err);
   void *price_arg;
   int32_t nodes, gpn, ranks;
-  int64_t npairs;    /* inter-node node pairs (N, H) with blocks */
-  int64_t *pair;     /* [npairs] N * nodes + H, increasing: pair y */
-  uint8_t *direct;   /* [npairs] ROUTE_DIRECT (joint's covers, stage 0), ROUTE_RELAYED_GROUP (group's
+  int64_t npairs; /* inter-node node pairs (N, H) with blocks */
+  int64_t *pair; /* [npairs] N * nodes + H, increasing: pair y */
+  uint8_t *direct; /* [npairs] ROUTE_DIRECT (joint's covers, stage 0), ROUTE_RELAYED_GROUP (group's
                         cover through the relays), ROUTE_RELAYED_JOINT (joint's covers through them, hier's way) */
-  int32_t *rep;      /* [npairs * gpn] rep[y * gpn + q - H * gpn]: the rank of N that receives U(q, N) */
-  int32_t *agg;      /* [npairs * gpn] agg[y * gpn + p - N * gpn]: the rank of H that sums V(p, H) */
-  int64_t pairs_direct, pairs_relayed;   /* inter-node node pairs with blocks, by how they go (relayed: both modes) */
-  int64_t pairs_relayed_joint;           /* of pairs_relayed, those relayed with joint's covers */
-  int64_t relays_moved;                  /* reps and aggs not the rail-aligned rank */
-  double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s;  /* the decision's estimate: chosen, all direct,
+  int32_t *rep; /* [npairs * gpn] rep[y * gpn + q - H * gpn]: the rank of N that receives U(q, N) */
+  int32_t *agg; /* [npairs * gpn] agg[y * gpn + p - N * gpn]: the rank of H that sums V(p, H) */
+  int64_t pairs_direct, pairs_relayed; /* inter-node node pairs with blocks, by how they go (relayed: both modes) */
+  int64_t pairs_relayed_joint; /* of pairs_relayed, those relayed with joint's covers */
+  int64_t relays_moved; /* reps and aggs not the rail-aligned rank */
+  double est_s, est_direct_s, est_relayed_s, est_relayed_joint_s; /* the decision's estimate: chosen, all direct,
                                                                        all relayed (group's covers, joint's) */
-  double price_s;                        /* the chosen one's price (0 without price) */
-  int group_balanced;                    /* 1: the relayed mode used group's NIC-balanced covers, 0: its own */
-  double price_group_s, price_group_balanced_s;  /* all relayed, rail-aligned, with each (0 without price) */
-  int candidate;                         /* which: 0 all direct, 1 all relayed (group's covers), 2 all
+  double price_s; /* the chosen one's price (0 without price) */
+  int group_balanced; /* 1: the relayed mode used group's NIC-balanced covers, 0: its own */
+  double price_group_s, price_group_balanced_s; /* all relayed, rail-aligned, with each (0 without price) */
+  int candidate; /* which: 0 all direct, 1 all relayed (group's covers), 2 all
                                             relayed (joint's covers), 3 / 4 / 5 greedy from 0 / 1 / 2 */
 } sc_route;
 
@@ -153,9 +156,9 @@ void route_drop_tables(sc_route *r);
 
 /* Rows moved per call (DESIGN.md counting), total and split by tier. */
 typedef struct sc_volumes {
-  int64_t total_rows;       /* rows crossing between two distinct ranks, once per hop */
-  int64_t inter_node_rows;  /* hops between ranks of different nodes */
-  int64_t intra_node_rows;  /* hops between ranks of the same node */
+  int64_t total_rows; /* rows crossing between two distinct ranks, once per hop */
+  int64_t inter_node_rows; /* hops between ranks of different nodes */
+  int64_t intra_node_rows; /* hops between ranks of the same node */
 } sc_volumes;
 
 /* Volumes of flat strategy s (block, col, row, joint) from the blocks'

@@ -16,7 +16,7 @@ void work_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B
   for (int32_t r = 0; r < Prow->parts; r++) w[r] = A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]];
   for (int64_t t = 0; t < B->n; t++) {
     const sc_block *b = &B->b[t];
-    w[b->p] -= b->ne;  /* the block's nonzeros are computed by q (partial rows) or by p (REMOTE_B) */
+    w[b->p] -= b->ne; /* the block's nonzeros are computed by q (partial rows) or by p (REMOTE_B) */
     w[b->q] += b->ent_partial;
     w[b->p] += b->ent_remote;
   }
@@ -29,11 +29,14 @@ void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_part
   const int32_t R = Prow->parts;
   work_per_rank(A, Prow, B, w);
   for (int32_t r = 0; r < R; r++) {
-    int64_t rows = 0;  /* the local multiply's: rows with an entry in r's own columns */
+    int64_t rows = 0; /* the local multiply's: rows with an entry in r's own columns */
     const int64_t lo = Pcol->first[r], hi = Pcol->first[r + 1];
     for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
       for (int64_t e = A->Ap[i]; e < A->Ap[i + 1]; e++)
-        if (A->Aj[e] >= lo && A->Aj[e] < hi) { rows++; break; }
+        if (A->Aj[e] >= lo && A->Aj[e] < hi) {
+          rows++;
+          break;
+        }
     cost[r] = (double)w[r] + row_entries * (double)rows;
   }
   for (int64_t t = 0; t < B->n; t++) {
@@ -42,8 +45,11 @@ void work_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc_part
     for (int32_t i = 0; i < b->nr; i++) {
       int64_t sel = 0;
       for (int32_t e = b->Gp[i]; e < b->Gp[i + 1]; e++) sel += b->csel[b->Gj[e]];
-      partial += b->rsel[i] && sel < b->Gp[i + 1] - b->Gp[i];  /* q's partial row for p */
-      if (sel && !mark[b->rows[i]]) { mark[b->rows[i]] = 1; remote++; }  /* p's remote multiply visits it once */
+      partial += b->rsel[i] && sel < b->Gp[i + 1] - b->Gp[i]; /* q's partial row for p */
+      if (sel && !mark[b->rows[i]]) {
+        mark[b->rows[i]] = 1;
+        remote++;
+      } /* p's remote multiply visits it once */
     }
     cost[b->p] += row_entries * (double)remote;
     cost[b->q] += row_entries * (double)partial;
@@ -60,7 +66,10 @@ static int64_t most_of(const int64_t *w, int32_t R) {
 
 double work_imbalance(const sc_csr *A, const sc_partition *Prow, const sc_blocks *B) {
   int64_t *w = malloc((size_t)Prow->parts * sizeof *w);
-  if (!w || !A->nnz) { free(w); return 1.0; }
+  if (!w || !A->nnz) {
+    free(w);
+    return 1.0;
+  }
   work_per_rank(A, Prow, B, w);
   const double most = (double)most_of(w, Prow->parts);
   free(w);
@@ -96,10 +105,10 @@ shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_shorten shor
   blocks_free(B);
   rep->start = rep->best = obj;
   rep->rounds = 1;
-  double step = 1.0;  /* a full step, halved after each step that does not help */
+  double step = 1.0; /* a full step, halved after each step that does not help */
   for (int k = 0; k < rounds && st == SHIRO_OK && R > 1; k++) {
     const double e = shorten == BALANCE_SHORTEN_EXPONENT ? step : 1.0;
-    for (int32_t r = 0; r < R; r++) {  /* a row brings its rank's load per nonzero it owns */
+    for (int32_t r = 0; r < R; r++) { /* a row brings its rank's load per nonzero it owns */
       const int64_t own = A->Ap[Prow->first[r + 1]] - A->Ap[Prow->first[r]];
       scale[r] = own > 0 && wbest[r] > 0 ? pow(wbest[r] / (double)own, e) : 1.0;
     }
@@ -111,9 +120,11 @@ shiro_status balance_rounds(const sc_csr *A, int rounds, sc_balance_shorten shor
     if (st == SHIRO_OK) st = eval(arg, &next, nc, B, w, &obj, err);
     blocks_free(B);
     rep->rounds++;
-    if (st == SHIRO_OK && obj < rep->best) {  /* the best so far: the next step starts from it */
+    if (st == SHIRO_OK && obj < rep->best) { /* the best so far: the next step starts from it */
       rep->best = obj;
-      double *t = wbest; wbest = w; w = t;
+      double *t = wbest;
+      wbest = w;
+      w = t;
       part_free(Prow);
       *Prow = next;
       next = (sc_partition){0};
@@ -146,12 +157,12 @@ typedef struct work_eval {
   sc_strategy s;
   int32_t gpn;
   double row_entries;
-  int64_t *w;      /* [R] entries per rank */
-  uint8_t *mark;   /* [m] zero between calls */
-  double best;     /* least objective so far */
-  int64_t most;    /* its most entries */
-  double balance;  /* its most cost / the mean */
-  int64_t first;   /* the most entries of the search's start (its first evaluation) */
+  int64_t *w; /* [R] entries per rank */
+  uint8_t *mark; /* [m] zero between calls */
+  double best; /* least objective so far */
+  int64_t most; /* its most entries */
+  double balance; /* its most cost / the mean */
+  int64_t first; /* the most entries of the search's start (its first evaluation) */
   int evals;
 } work_eval;
 
@@ -197,12 +208,16 @@ shiro_status work_balance(const sc_csr *A, sc_strategy s, int32_t gpn, int round
   int64_t most = we.most;
   double balance = we.balance;
   we.best = INFINITY;
-  blocks_free(B);  /* one partition's blocks at a time: the winner's are built again if it is the first */
+  blocks_free(B); /* one partition's blocks at a time: the winner's are built again if it is the first */
   *B = (sc_blocks){0};
   if (st == SHIRO_OK) st = balance_rounds(A, rounds, BALANCE_SHORTEN_MOVE, eval_work, &we, &row2, &col2, &B2, &b2, err);
   if (st == SHIRO_OK && b2.best < b.best) {
-    sc_partition t = *Prow; *Prow = row2; row2 = t;
-    t = *Pcol; *Pcol = col2; col2 = t;
+    sc_partition t = *Prow;
+    *Prow = row2;
+    row2 = t;
+    t = *Pcol;
+    *Pcol = col2;
+    col2 = t;
     *B = B2;
     B2 = (sc_blocks){0};
     b.best = b2.best;

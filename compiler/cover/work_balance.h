@@ -58,7 +58,10 @@ typedef shiro_status (*sc_balance_eval)(void *arg, const sc_partition *Prow, con
 
 /* What balance_rounds did: the objective of the partition it started from and of the one it
  * kept, and the partitions it evaluated (the start included). */
-typedef struct sc_balance { double start, best; int rounds; } sc_balance;
+typedef struct sc_balance {
+  double start, best;
+  int rounds;
+} sc_balance;
 
 /* How balance_rounds shortens its step after a step that does not lower the objective:
  * BALANCE_SHORTEN_EXPONENT halves the exponent e of the scales, which gives the rescale's own
@@ -70,7 +73,8 @@ typedef struct sc_balance { double start, best; int rounds; } sc_balance;
  * (1.19x against 1.37x) and soc-Slashdot0902 (1.16x against 1.39x). The work partition runs
  * both (work_balance); the time partition halves the exponent (the move, at R = 32 with 4 per
  * node, was predicted faster on 5 of 12 shared matrices and slower on 3, by as much). */
-typedef enum sc_balance_shorten { BALANCE_SHORTEN_EXPONENT, BALANCE_SHORTEN_MOVE } sc_balance_shorten;
+typedef enum sc_balance_shorten { BALANCE_SHORTEN_EXPONENT,
+                                  BALANCE_SHORTEN_MOVE } sc_balance_shorten;
 
 /* From *Prow and *Pcol (for a square A the same partition; a rectangular A's Pcol is kept),
  * `rounds` steps of: a new contiguous partition of the rows of the best one so far, each

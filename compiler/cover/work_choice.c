@@ -57,14 +57,18 @@ shiro_status work_choose(const sc_csr *A, int32_t gpn, int balance, int rounds, 
     st = candidate(A, cand[WORK_CHOICE_JOINT], gpn, balance, rounds, row_entries, move_entries, Prow, Pcol, B,
                    &rep->work[WORK_CHOICE_JOINT], &rep->cost[WORK_CHOICE_JOINT], err);
   if (st == SHIRO_OK) {
-    blocks_free(B);  /* one candidate's blocks at a time: joint's are built again if it is kept */
+    blocks_free(B); /* one candidate's blocks at a time: joint's are built again if it is kept */
     *B = (sc_blocks){0};
     st = candidate(A, cand[WORK_CHOICE_COL], gpn, balance, rounds, row_entries, move_entries, &row2, &col2, &B2,
                    &rep->work[WORK_CHOICE_COL], &rep->cost[WORK_CHOICE_COL], err);
   }
   if (st == SHIRO_OK && rep->cost[WORK_CHOICE_COL] <= WORK_CHOICE_GAIN * rep->cost[WORK_CHOICE_JOINT]) {
-    sc_partition t = *Prow; *Prow = row2; row2 = t;
-    t = *Pcol; *Pcol = col2; col2 = t;
+    sc_partition t = *Prow;
+    *Prow = row2;
+    row2 = t;
+    t = *Pcol;
+    *Pcol = col2;
+    col2 = t;
     *B = B2;
     B2 = (sc_blocks){0};
     rep->chosen = STRAT_COL;

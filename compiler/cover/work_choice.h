@@ -36,7 +36,9 @@ void work_call_cost_per_rank(const sc_csr *A, const sc_partition *Prow, const sc
                              double row_entries, double move_entries, uint8_t *mark, int64_t *w, double *cost);
 
 /* The candidates' places in sc_work_choice (joint is kept unless col wins by WORK_CHOICE_GAIN). */
-enum { WORK_CHOICE_JOINT = 0, WORK_CHOICE_COL = 1, WORK_CHOICES = 2 };
+enum { WORK_CHOICE_JOINT = 0,
+       WORK_CHOICE_COL = 1,
+       WORK_CHOICES = 2 };
 
 /* What work_choose did: the strategy kept, and per candidate the busiest rank's call cost
  * (work_call_cost_per_rank) and, when it balanced, what its work partition did. */

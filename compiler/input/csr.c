@@ -61,12 +61,17 @@ int sc_csr_compact_values(sc_csr *A) {
   uint64_t *bit = calloc((size_t)words, sizeof *bit);
   int64_t *rank = malloc((size_t)words * sizeof *rank);
   double *xv = malloc((size_t)(flagged ? flagged : 1) * sizeof *xv);
-  if (!bit || !rank || !xv) { free(bit); free(rank); free(xv); return 0; }
+  if (!bit || !rank || !xv) {
+    free(bit);
+    free(rank);
+    free(xv);
+    return 0;
+  }
   int64_t n = 0;
   for (int64_t w = 0; w < words; w++) {
     rank[w] = n;
     for (int64_t t = w * 64, end = t + 64 < nnz ? t + 64 : nnz; t < end; t++)
-      if (A->Ax[t] != 1.0) {  /* -0.0, NaN and every other value kept as they are */
+      if (A->Ax[t] != 1.0) { /* -0.0, NaN and every other value kept as they are */
         bit[w] |= (uint64_t)1 << (t & 63);
         xv[n++] = A->Ax[t];
       }
@@ -211,34 +216,34 @@ static size_t bytes_of(int64_t n, size_t size) {
 #define SC_PAR_TRIPLETS ((int64_t)1 << 16)
 
 typedef struct sc_build {
-  int64_t m, k;               /* matrix size */
-  int64_t nseg;               /* runs of triplets */
-  const sc_coo_seg *segs;     /* [nseg] borrowed */
-  const int64_t *seg0;        /* [nseg+1] number of the first triplet of each run */
-  int64_t n;                  /* triplets in all */
-  sc_coo_mirror mirror;       /* how off-diagonal triplets are mirrored */
-  int parts;                  /* T: triplet parts and threads, 1..SC_MAX_PARTS */
-  int sh;                     /* bucket b holds rows [b << sh, (b+1) << sh) */
-  int64_t nb;                 /* buckets */
-  int64_t *cnt;               /* [T][nb] entries per (part, bucket), then next slots */
-  int64_t *bs;                /* [nb+1] first slot of each bucket (before summing) */
-  int64_t *len;               /* [nb] entries of each bucket after summing, -1: no memory */
-  bool packed;                /* rows within buckets in Aj's high 32 bits (k <= 2^32) */
-  uint32_t *Rb;               /* [nz] row within its bucket of each slot, unless packed */
-  int64_t bad[SC_MAX_PARTS];  /* first out-of-range triplet of each part, or -1 */
-  int64_t run;                /* entries of the matrix, once packed */
-  int64_t nomem;              /* 1 + entries of a bucket whose workspace failed, or 0 */
-  sc_csr *A;                  /* the matrix being built */
-  int64_t *Aj;                /* [nz] its columns while it is built (64 bits: the packed rows);
+  int64_t m, k; /* matrix size */
+  int64_t nseg; /* runs of triplets */
+  const sc_coo_seg *segs; /* [nseg] borrowed */
+  const int64_t *seg0; /* [nseg+1] number of the first triplet of each run */
+  int64_t n; /* triplets in all */
+  sc_coo_mirror mirror; /* how off-diagonal triplets are mirrored */
+  int parts; /* T: triplet parts and threads, 1..SC_MAX_PARTS */
+  int sh; /* bucket b holds rows [b << sh, (b+1) << sh) */
+  int64_t nb; /* buckets */
+  int64_t *cnt; /* [T][nb] entries per (part, bucket), then next slots */
+  int64_t *bs; /* [nb+1] first slot of each bucket (before summing) */
+  int64_t *len; /* [nb] entries of each bucket after summing, -1: no memory */
+  bool packed; /* rows within buckets in Aj's high 32 bits (k <= 2^32) */
+  uint32_t *Rb; /* [nz] row within its bucket of each slot, unless packed */
+  int64_t bad[SC_MAX_PARTS]; /* first out-of-range triplet of each part, or -1 */
+  int64_t run; /* entries of the matrix, once packed */
+  int64_t nomem; /* 1 + entries of a bucket whose workspace failed, or 0 */
+  sc_csr *A; /* the matrix being built */
+  int64_t *Aj; /* [nz] its columns while it is built (64 bits: the packed rows);
                                  narrowed into A->Aj at the end */
 } sc_build;
 
 /* A thread's workspace for finishing buckets, grown to the largest bucket. */
 typedef struct sc_ws {
-  int64_t cap;        /* entries of wj, wx, sj, sx */
-  int64_t *wj, *sj;   /* [cap] bucket columns sorted by row; sort_row's workspace */
-  double *wx, *sx;    /* [cap] their values; sort_row's workspace */
-  int64_t *rc;        /* [min(2^sh, m) + 1] row counters of a bucket */
+  int64_t cap; /* entries of wj, wx, sj, sx */
+  int64_t *wj, *sj; /* [cap] bucket columns sorted by row; sort_row's workspace */
+  double *wx, *sx; /* [cap] their values; sort_row's workspace */
+  int64_t *rc; /* [min(2^sh, m) + 1] row counters of a bucket */
 } sc_ws;
 
 /* First triplet of part t of T over n. */
@@ -344,10 +349,12 @@ static void scatter_part(sc_build *B, int t) {
     int64_t o = g - B->seg0[s], e = S->n - o < b - g ? S->n : o + (b - g);
     int kind = (((!S->Ti) * 3 + (int)B->mirror) * 2 + (S->Tx != NULL)) * 2 + B->packed;
     switch (kind) {
+/* clang-format off */
 #define SC_CASE(w, y, v, k) \
   case (((w) * 3 + (y)) * 2 + (v)) * 2 + (k): scatter_run_as(B, S, o, e, C, w, y, v, k); break;
 #define SC_CASES(w, y) \
   SC_CASE(w, y, 0, 0) SC_CASE(w, y, 0, 1) SC_CASE(w, y, 1, 0) SC_CASE(w, y, 1, 1)
+      /* clang-format on */
       SC_CASES(0, SC_COO_AS_IS)
       SC_CASES(0, SC_COO_SYMMETRIC)
       SC_CASES(0, SC_COO_SKEW)
@@ -393,8 +400,8 @@ static int64_t bucket_rows(const sc_build *B, int64_t b) {
  * no copy back); W->rc[r] becomes the packed end of the bucket's row r.
  * Returns the packed entries, or -1 when out of memory for the workspace. */
 static inline __attribute__((always_inline)) int64_t bucket_sort_as(sc_build *B, int64_t b,
-                                                                     sc_ws *W,
-                                                                     const bool packed) {
+                                                                    sc_ws *W,
+                                                                    const bool packed) {
   const int64_t s0 = B->bs[b], s1 = B->bs[b + 1], n = s1 - s0;
   const int64_t nr = bucket_rows(B, b);
   if (n == 0) { /* nothing to sort, and maybe no workspace arrays at all */
@@ -543,10 +550,9 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
   if (!out) return shiro_fail(err, SHIRO_ERR_ARG, "sc_csr_from_coo: out is NULL");
   *out = NULL;
   args_ok = m >= 0 && k >= 0 && nseg >= 0 && (nseg == 0 || segs) && !(mir && m != k) &&
-            (mirror == SC_COO_AS_IS || mir);
+      (mirror == SC_COO_AS_IS || mir);
   for (int64_t s = 0; args_ok && s < nseg; s++)
-    args_ok = segs[s].n >= 0 && (segs[s].n == 0 || (segs[s].Ti && segs[s].Tj) ||
-                                 (!segs[s].Ti && !segs[s].Tj && segs[s].Ti32 && segs[s].Tj32));
+    args_ok = segs[s].n >= 0 && (segs[s].n == 0 || (segs[s].Ti && segs[s].Tj) || (!segs[s].Ti && !segs[s].Tj && segs[s].Ti32 && segs[s].Tj32));
   if (args_ok && k > SC_CSR_MAX_COLS) {
     st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
                     "the matrix has %lld columns; at most %lld are supported (32-bit column indices)",
@@ -639,7 +645,7 @@ shiro_status sc_csr_from_coo_segs(int64_t m, int64_t k, int64_t nseg, const sc_c
     goto done;
   }
   A->nnz = B->run;
-  A->Aj = sc_csr_narrow_cols(B->Aj, A->nnz);  /* k <= SC_CSR_MAX_COLS: every column fits */
+  A->Aj = sc_csr_narrow_cols(B->Aj, A->nnz); /* k <= SC_CSR_MAX_COLS: every column fits */
   B->Aj = NULL;
   if (A->nnz < nz) { /* give back what summing duplicates freed; keep the arrays if that fails */
     double *x2 = realloc(A->Ax, bytes_of(A->nnz, sizeof *x2));

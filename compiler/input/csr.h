@@ -8,18 +8,18 @@
 #include "shiro_status.h"
 
 typedef struct sc_csr {
-  int64_t m;    /* rows */
-  int64_t k;    /* columns, at most SC_CSR_MAX_COLS */
-  int64_t nnz;  /* stored entries (after symmetric expansion and summing duplicates) */
-  int64_t *Ap;  /* [m+1] row pointers, Ap[0] = 0, Ap[m] = nnz */
-  int32_t *Aj;  /* [nnz] column indices in [0,k), strictly increasing within a row */
-  double *Ax;   /* [nnz] values (1.0 for pattern matrices), or NULL when compacted (below) */
+  int64_t m; /* rows */
+  int64_t k; /* columns, at most SC_CSR_MAX_COLS */
+  int64_t nnz; /* stored entries (after symmetric expansion and summing duplicates) */
+  int64_t *Ap; /* [m+1] row pointers, Ap[0] = 0, Ap[m] = nnz */
+  int32_t *Aj; /* [nnz] column indices in [0,k), strictly increasing within a row */
+  double *Ax; /* [nnz] values (1.0 for pattern matrices), or NULL when compacted (below) */
   /* Compacted values (sc_csr_compact_values), set only when Ax is NULL: most
    * entries are 1.0 (a pattern file's, but for summed duplicates), so only
    * the others are stored. Read every value through sc_csr_val. */
-  uint64_t *Xbit;  /* [nnz/64 + 1] bit t: entry t's value is not 1.0 */
-  int64_t *Xrank;  /* [nnz/64 + 1] flagged entries in the words before word w */
-  double *Xv;      /* [flagged] the flagged entries' values, in entry order */
+  uint64_t *Xbit; /* [nnz/64 + 1] bit t: entry t's value is not 1.0 */
+  int64_t *Xrank; /* [nnz/64 + 1] flagged entries in the words before word w */
+  double *Xv; /* [flagged] the flagged entries' values, in entry order */
 } sc_csr;
 
 /* The value of A's entry t (0 <= t < nnz), whether A's values are an array
@@ -54,9 +54,9 @@ void sc_csr_free(sc_csr *A);
 
 /* How sc_csr_from_coo mirrors off-diagonal triplets. */
 typedef enum sc_coo_mirror {
-  SC_COO_AS_IS = 0,     /* every triplet once */
+  SC_COO_AS_IS = 0, /* every triplet once */
   SC_COO_SYMMETRIC = 1, /* (i,j,v) with i != j also gives (j,i,v) */
-  SC_COO_SKEW = 2       /* (i,j,v) with i != j also gives (j,i,-v) */
+  SC_COO_SKEW = 2 /* (i,j,v) with i != j also gives (j,i,-v) */
 } sc_coo_mirror;
 
 /* Builds a new m × k CSR matrix *out from n triplets (Ti[t], Tj[t], Tx[t]),
@@ -78,12 +78,12 @@ shiro_status sc_csr_from_coo(int64_t m, int64_t k, int64_t n, const int64_t *Ti,
  * (Ti, Tj) or 32-bit ones (Ti32, Tj32, used when Ti is NULL: half the
  * bandwidth where the matrix allows); Tx == NULL means 1.0. */
 typedef struct sc_coo_seg {
-  int64_t n;             /* triplets in the run */
-  const int64_t *Ti;     /* [n] 0-based rows, or NULL (borrowed) */
-  const int64_t *Tj;     /* [n] 0-based columns, or NULL (borrowed) */
-  const int32_t *Ti32;   /* [n] 0-based rows when Ti is NULL (borrowed) */
-  const int32_t *Tj32;   /* [n] 0-based columns when Tj is NULL (borrowed) */
-  const double *Tx;      /* [n] values, or NULL for all 1.0 (borrowed) */
+  int64_t n; /* triplets in the run */
+  const int64_t *Ti; /* [n] 0-based rows, or NULL (borrowed) */
+  const int64_t *Tj; /* [n] 0-based columns, or NULL (borrowed) */
+  const int32_t *Ti32; /* [n] 0-based rows when Ti is NULL (borrowed) */
+  const int32_t *Tj32; /* [n] 0-based columns when Tj is NULL (borrowed) */
+  const double *Tx; /* [n] values, or NULL for all 1.0 (borrowed) */
 } sc_coo_seg;
 
 /* sc_csr_from_coo over the concatenation of nseg runs (triplet numbers in

@@ -24,7 +24,8 @@ static shiro_status open_1d(const char *path, hid_t f, const char *name, bool wa
   if (there <= 0) {
     if (optional && there == 0) return SHIRO_OK;
     return shiro_fail(err, SHIRO_ERR_PARSE, "%s: no dataset %s (expected an HDF5 CSR file: /indptr, /indices, "
-                      "optional /data)", path, name);
+                                            "optional /data)",
+                      path, name);
   }
   hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
   if (ds < 0) return shiro_fail(err, SHIRO_ERR_PARSE, "%s: %s is not a dataset", path, name);
@@ -71,7 +72,7 @@ static shiro_status read_shape(const char *path, hid_t f, int64_t shape[2], bool
   hid_t ty = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
   hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
   bool ok = ty >= 0 && H5Tget_class(ty) == H5T_INTEGER && n == 2 &&
-            H5Aread(a, H5T_NATIVE_INT64, shape) >= 0;
+      H5Aread(a, H5T_NATIVE_INT64, shape) >= 0;
   if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);
   if (a >= 0) H5Aclose(a);
@@ -92,11 +93,13 @@ static shiro_status check_indptr(const char *path, const int64_t *Ap, int64_t m,
   for (int64_t i = 0; i < m; i++)
     if (Ap[i + 1] < Ap[i])
       return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr[%lld] = %lld is below /indptr[%lld] = %lld (expected "
-                        "nondecreasing row pointers)", path, (long long)(i + 1), (long long)Ap[i + 1],
+                                              "nondecreasing row pointers)",
+                        path, (long long)(i + 1), (long long)Ap[i + 1],
                         (long long)i, (long long)Ap[i]);
   if (Ap[m] != nnz)
     return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indptr[%lld] = %lld but /indices has %lld entries (expected "
-                      "equal)", path, (long long)m, (long long)Ap[m], (long long)nnz);
+                                            "equal)",
+                      path, (long long)m, (long long)Ap[m], (long long)nnz);
   return SHIRO_OK;
 }
 
@@ -109,7 +112,8 @@ static shiro_status check_entries(const char *path, const int64_t *Ap, int64_t m
     for (int64_t t = Ap[i]; t < Ap[i + 1]; t++) {
       if (Aj[t] < 0 || (k >= 0 && Aj[t] >= k))
         return shiro_fail(err, SHIRO_ERR_PARSE, "%s: /indices[%lld] = %lld (row %lld) out of range (expected "
-                          "0..%lld)", path, (long long)t, (long long)Aj[t], (long long)i,
+                                                "0..%lld)",
+                          path, (long long)t, (long long)Aj[t], (long long)i,
                           (long long)(k >= 0 ? k - 1 : INT64_MAX));
       if (Aj[t] > big) big = Aj[t];
       if (Ax && !isfinite(Ax[t]))
@@ -120,7 +124,9 @@ static shiro_status check_entries(const char *path, const int64_t *Ap, int64_t m
   return SHIRO_OK;
 }
 
-typedef struct ent { int64_t j, t; } ent;  /* a column and its place in the file */
+typedef struct ent {
+  int64_t j, t;
+} ent; /* a column and its place in the file */
 
 /* Sorts the n keys of a (unique: column << lb | place) with an LSD radix
  * sort of 8-bit digits over the `bits` low bits, using tmp[n]. */
@@ -147,7 +153,7 @@ static int ent_cmp(const void *a, const void *b) {
  * *nnz becomes the entries kept. Rows already strictly increasing only
  * move. Returns SHIRO_ERR_NOMEM if a row's scratch cannot be had. */
 static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t k, int64_t *Aj, double *Ax, int64_t *nnz,
-                             shiro_error *err) {
+                              shiro_error *err) {
   ent *s = NULL;
   double *x = NULL;
   int64_t cap = 0, w = 0;
@@ -215,7 +221,7 @@ static shiro_status pack_rows(int64_t *Ap, int64_t m, int64_t k, int64_t *Aj, do
 static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h, shiro_error *err) {
   hid_t dp = -1, di = -1, dx = -1;
   int64_t np = 0, ni = 0, nx = 0, shape[2] = {0, 0}, most = -1;
-  int64_t *Aj = NULL;  /* [ni] the columns as read, 64-bit until checked and packed; then A->Aj */
+  int64_t *Aj = NULL; /* [ni] the columns as read, 64-bit until checked and packed; then A->Aj */
   bool given = false;
   shiro_status st = SHIRO_OK;
   SHIRO_CHECK_GOTO(open_1d(path, f, "/indptr", false, false, &dp, &np, err), st);
@@ -233,7 +239,8 @@ static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h
   }
   if (given && shape[0] != np - 1) {
     st = shiro_fail(err, SHIRO_ERR_PARSE, "%s: attribute shape says %lld rows but /indptr has %lld entries "
-                    "(expected rows + 1)", path, (long long)shape[0], (long long)np);
+                                          "(expected rows + 1)",
+                    path, (long long)shape[0], (long long)np);
     goto done;
   }
   A->m = np - 1;
@@ -249,17 +256,19 @@ static shiro_status read_file(const char *path, hid_t f, sc_csr *A, mm_header *h
   if (ni) SHIRO_CHECK_GOTO(read_all(path, "/indices", di, H5T_NATIVE_INT64, Aj, err), st);
   if (dx >= 0 && ni) SHIRO_CHECK_GOTO(read_all(path, "/data", dx, H5T_NATIVE_DOUBLE, A->Ax, err), st);
   SHIRO_CHECK_GOTO(check_entries(path, A->Ap, A->m, Aj, dx >= 0 ? A->Ax : NULL, given ? shape[1] : -1, &most,
-                                 err), st);
+                                 err),
+                   st);
   if (dx < 0)
     for (int64_t t = 0; t < ni; t++) A->Ax[t] = 1.0;
   A->k = given ? shape[1] : (most + 1 > A->m ? most + 1 : A->m);
   if (A->k > SC_CSR_MAX_COLS) {
     st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "%s: the matrix has %lld columns; at most %lld are supported "
-                    "(32-bit column indices)", path, (long long)A->k, (long long)SC_CSR_MAX_COLS);
+                                                "(32-bit column indices)",
+                    path, (long long)A->k, (long long)SC_CSR_MAX_COLS);
     goto done;
   }
   SHIRO_CHECK_GOTO(pack_rows(A->Ap, A->m, A->k, Aj, A->Ax, &A->nnz, err), st);
-  A->Aj = sc_csr_narrow_cols(Aj, A->nnz);  /* sized exactly: what the duplicates took is given back */
+  A->Aj = sc_csr_narrow_cols(Aj, A->nnz); /* sized exactly: what the duplicates took is given back */
   Aj = NULL;
   if (A->nnz < ni && A->nnz > 0) {
     double *ax = realloc(A->Ax, (size_t)A->nnz * sizeof *ax);
@@ -298,7 +307,8 @@ shiro_status csr_h5_read(const char *path, sc_csr **out, mm_header *hdr, shiro_e
   }
   if (H5Fis_hdf5(path) <= 0 || (f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
     st = shiro_fail(err, SHIRO_ERR_IO, "%s: not an HDF5 file (expected an HDF5 CSR file: /indptr, /indices, "
-                    "optional /data)", path);
+                                       "optional /data)",
+                    path);
     goto done;
   }
   st = read_file(path, f, A, &h, err);

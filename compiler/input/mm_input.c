@@ -17,14 +17,14 @@
 #include "mm_input.h"
 
 struct mm_input {
-  const char *path;   /* borrowed: names the file in messages */
-  int fd;             /* plain input: the open file; -1 once gzip owns it */
-  gzFile gz;          /* gzip input, or NULL for a plain file */
+  const char *path; /* borrowed: names the file in messages */
+  int fd; /* plain input: the open file; -1 once gzip owns it */
+  gzFile gz; /* gzip input, or NULL for a plain file */
   unsigned char peek[2]; /* plain input: the magic bytes read to detect gzip */
-  int npeek;          /* bytes of peek[] not yet handed out */
-  bool gz_truncated;  /* gzip: the stream ended early; reported by the next read */
-  char *map;          /* mm_input_map: the whole file mapped read-only, or NULL */
-  size_t map_size;    /* bytes of map */
+  int npeek; /* bytes of peek[] not yet handed out */
+  bool gz_truncated; /* gzip: the stream ended early; reported by the next read */
+  char *map; /* mm_input_map: the whole file mapped read-only, or NULL */
+  size_t map_size; /* bytes of map */
 };
 
 /* Thread-safe strerror (GNU strerror_r returns the message, maybe not in buf). */
@@ -224,7 +224,7 @@ static bool pages_of(const mm_input *in, size_t off, size_t len, bool outer, cha
   if (len > in->map_size - off) len = in->map_size - off;
   lo = outer ? (b + off) & ~(pg - 1) : (b + off + pg - 1) & ~(pg - 1);
   hi = (outer || off + len == in->map_size) ? (b + off + len + pg - 1) & ~(pg - 1)
-                                             : (b + off + len) & ~(pg - 1);
+                                            : (b + off + len) & ~(pg - 1);
   if (hi <= lo) return false;
   *a = (char *)lo;
   *n = (size_t)(hi - lo);
@@ -321,7 +321,7 @@ typedef unsigned __int128 u128;
 
 typedef struct pow5_entry {
   uint64_t hi, lo; /* T_q = hi * 2^64 + lo, hi >= 2^63 */
-  int32_t b;       /* 5^q ~ T_q * 2^b */
+  int32_t b; /* 5^q ~ T_q * 2^b */
 } pow5_entry;
 
 static pow5_entry pow5_table[MM_Q_MAX - MM_Q_MIN + 1];
@@ -367,7 +367,7 @@ static void pow5_init(void) {
    * the ceiling, since 2^N / 5^n is never an integer. */
   memset(x, 0, sizeof x);
   x[MM_BIG_BITS / 64] = UINT64_C(1) << (MM_BIG_BITS % 64);
-  for (int n = 1; -n >= MM_Q_MIN; n++) {
+  for (int n = 1; - n >= MM_Q_MIN; n++) {
     pow5_entry *t = &pow5_table[-n - MM_Q_MIN];
     uint64_t rem = 0;
     for (int k = MM_BIG_WORDS - 1; k >= 0; k--) {
@@ -403,9 +403,9 @@ bool mm_decimal_to_double(uint64_t w, int64_t q, double *v) {
   mid = (a >> 64) + (uint64_t)b;
   p1 = (uint64_t)mid;
   p2 = (uint64_t)(b >> 64) + (uint64_t)(mid >> 64);
-  top = (int)(p2 >> 63);           /* 1: P >= 2^191 */
-  rb = 10 + top;                   /* bits of p2 below the 53-bit mantissa */
-  m = p2 >> rb;                    /* in [2^52, 2^53) */
+  top = (int)(p2 >> 63); /* 1: P >= 2^191 */
+  rb = 10 + top; /* bits of p2 below the 53-bit mantissa */
+  m = p2 >> rb; /* in [2^52, 2^53) */
   low = p2 & ((UINT64_C(1) << rb) - 1);
   half = UINT64_C(1) << (rb - 1);
   /* value = P * 2^(b + q - l) = (m + dropped) * 2^(e2 - 52) */
@@ -426,10 +426,10 @@ bool mm_decimal_to_double(uint64_t w, int64_t q, double *v) {
 
 mm_scan mm_scan_real(const char *p, const char **endp, double *v) {
   const char *s = p;
-  uint64_t mant = 0;       /* the first up to 19 significant digits */
-  int nsig = 0;            /* significant digits kept in mant */
-  int64_t dexp = 0;        /* decimal exponent of mant's last digit */
-  int64_t e = 0;           /* the written exponent (saturated) */
+  uint64_t mant = 0; /* the first up to 19 significant digits */
+  int nsig = 0; /* significant digits kept in mant */
+  int64_t dexp = 0; /* decimal exponent of mant's last digit */
+  int64_t e = 0; /* the written exponent (saturated) */
   bool neg = false, any = false, dropped = false;
   mm_scan r = MM_SCAN_BAD;
   double x;
@@ -484,7 +484,8 @@ mm_scan mm_scan_real(const char *p, const char **endp, double *v) {
     x = strtod(p, &q);
     /* The syntax was checked above, so strtod must stop exactly at the
      * token end; it does not in a locale whose decimal point is not '.'. */
-    r = q != s ? MM_SCAN_BAD : (isinf(x) || isnan(x)) ? MM_SCAN_RANGE : MM_SCAN_OK;
+    r = q != s ? MM_SCAN_BAD : (isinf(x) || isnan(x)) ? MM_SCAN_RANGE
+                                                      : MM_SCAN_OK;
     neg = false; /* strtod read the sign */
   }
   if (r == MM_SCAN_OK) *v = neg ? -x : x;

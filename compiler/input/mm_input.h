@@ -72,9 +72,9 @@ void mm_input_close(mm_input **in);
 
 /* Result of a number scanner. */
 typedef enum mm_scan {
-  MM_SCAN_OK = 0,    /* a valid number, stored */
-  MM_SCAN_BAD = 1,   /* the token is not a number of the expected kind (or is empty) */
-  MM_SCAN_RANGE = 2  /* a valid number that does not fit (int64, or a finite double) */
+  MM_SCAN_OK = 0, /* a valid number, stored */
+  MM_SCAN_BAD = 1, /* the token is not a number of the expected kind (or is empty) */
+  MM_SCAN_RANGE = 2 /* a valid number that does not fit (int64, or a finite double) */
 } mm_scan;
 
 /* True for the bytes that end a token: space, tab, CR, LF. */
@@ -106,8 +106,8 @@ bool mm_decimal_to_double(uint64_t w, int64_t q, double *v);
 static inline bool mm_is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 
 /* Exact powers of ten as doubles (10^22 is the largest exact one). */
-static const double mm_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                          1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+static const double mm_pow10_exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                          1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* The scanners below are inlined into the reader's loop whatever the
@@ -176,14 +176,14 @@ MM_HOT int mm_digit_run(const char **s, const char *lim, uint64_t *w) {
 #endif
   while (mm_is_digit(*p)) x = x * 10 + (uint64_t)(*p++ - '0');
 #if MM_SWAR
-done:
+done :
 #endif
-  {
-    int d = (int)(p - *s);
-    *s = p;
-    *w = x;
-    return d;
-  }
+{
+  int d = (int)(p - *s);
+  *s = p;
+  *w = x;
+  return d;
+}
 }
 
 /* mm_scan_int64 for the common token (1 to 18 digits, no sign) inline;

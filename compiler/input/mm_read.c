@@ -53,46 +53,48 @@
 /* Bytes of a part's message (without "PATH:LINE: "). */
 #define MM_MSG 400
 
-typedef enum mm_state { MM_AT_BANNER, MM_AT_SIZE, MM_AT_ENTRIES } mm_state;
+typedef enum mm_state { MM_AT_BANNER,
+                        MM_AT_SIZE,
+                        MM_AT_ENTRIES } mm_state;
 
 /* Entries in file order. Indices are 32-bit when the matrix allows (m and
  * k below 2^31): half the memory and bandwidth of the triplets. */
 typedef struct mm_ents {
-  int64_t n;          /* entries stored */
-  int64_t cap;        /* capacity of Ti, Tj, Tx */
-  void *Ti, *Tj;      /* [cap] 0-based row and column of each entry: int32_t or int64_t */
-  double *Tx;         /* [cap] value of each entry; NULL for pattern files */
+  int64_t n; /* entries stored */
+  int64_t cap; /* capacity of Ti, Tj, Tx */
+  void *Ti, *Tj; /* [cap] 0-based row and column of each entry: int32_t or int64_t */
+  double *Tx; /* [cap] value of each entry; NULL for pattern files */
 } mm_ents;
 
 /* A range of whole lines parsed on its own. */
 typedef struct mm_part {
   const char *p, *end; /* borrowed bytes; end is just past a '\n' */
-  const char *lim;     /* end of the readable bytes, >= end (scanners load 8 at a time) */
-  size_t off;          /* mapped parts: offset of p in the file (page hints); else SIZE_MAX */
-  int sink;            /* mapped parts: the entry arrays (thread) it appended to */
-  int64_t base;        /* its first entry in those arrays */
-  int64_t n;           /* its entries */
-  int64_t lines;       /* lines parsed, all of them unless st says otherwise */
-  shiro_status st;     /* the part's first error, or SHIRO_OK */
-  int64_t err_line;    /* lines of the part before the failing one */
+  const char *lim; /* end of the readable bytes, >= end (scanners load 8 at a time) */
+  size_t off; /* mapped parts: offset of p in the file (page hints); else SIZE_MAX */
+  int sink; /* mapped parts: the entry arrays (thread) it appended to */
+  int64_t base; /* its first entry in those arrays */
+  int64_t n; /* its entries */
+  int64_t lines; /* lines parsed, all of them unless st says otherwise */
+  shiro_status st; /* the part's first error, or SHIRO_OK */
+  int64_t err_line; /* lines of the part before the failing one */
   int64_t max_i, max_j; /* edge lists: the largest 0-based row / column stored, -1 if none */
-  char msg[MM_MSG];    /* the error, without "PATH:LINE: " */
+  char msg[MM_MSG]; /* the error, without "PATH:LINE: " */
 } mm_part;
 
 typedef struct mm_parser {
-  const char *path;   /* borrowed: names the file in messages */
-  shiro_error *err;   /* the caller's, may be NULL */
-  mm_state state;     /* which line is expected next */
-  mm_header h;        /* what the banner and size line said */
-  bool idx32;         /* entries hold 32-bit indices (h.m, h.k <= INT32_MAX) */
-  int64_t line;       /* 1-based number of the first line not yet parsed */
-  mm_ents E;          /* stream input: the entries so far */
-  bool el;            /* an edge list (mm_read_options.format), not Matrix Market */
-  bool el_pending;    /* edge list: the header line just seen is the first edge, not yet parsed */
-  int el_base;        /* edge list: ids are 0- or 1-based */
+  const char *path; /* borrowed: names the file in messages */
+  shiro_error *err; /* the caller's, may be NULL */
+  mm_state state; /* which line is expected next */
+  mm_header h; /* what the banner and size line said */
+  bool idx32; /* entries hold 32-bit indices (h.m, h.k <= INT32_MAX) */
+  int64_t line; /* 1-based number of the first line not yet parsed */
+  mm_ents E; /* stream input: the entries so far */
+  bool el; /* an edge list (mm_read_options.format), not Matrix Market */
+  bool el_pending; /* edge list: the header line just seen is the first edge, not yet parsed */
+  int el_base; /* edge list: ids are 0- or 1-based */
   int64_t el_rows, el_cols; /* edge list: rows and columns given, or 0 (max id + 1) */
-  int64_t lim_i, lim_j;     /* edge list: 0-based rows / columns must be below these */
-  int64_t max_i, max_j;     /* edge list: largest 0-based row / column seen, -1 if none */
+  int64_t lim_i, lim_j; /* edge list: 0-based rows / columns must be below these */
+  int64_t max_i, max_j; /* edge list: largest 0-based row / column seen, -1 if none */
 } mm_parser;
 
 /* Fills the error with "PATH:LINE: <message>" and returns s. */
@@ -201,7 +203,8 @@ static shiro_status parse_banner(mm_parser *P, const char *s) {
   w = skip_blank(s);
   if (!at_eol(w))
     return fail_at(P, 1, SHIRO_ERR_PARSE, "trailing garbage on the banner (expected end of line, "
-                   "found %s)", show(w, q));
+                                          "found %s)",
+                   show(w, q));
   P->h.field = (mm_field)f;
   P->h.symmetry = (mm_symmetry)y;
   return SHIRO_OK;
@@ -587,7 +590,7 @@ static void parse_mm(const mm_header *h, bool idx32, mm_ents *E, int64_t limit, 
   const bool skew = h->symmetry == MM_SKEW;
   switch ((h->field * 2 + skew) * 2 + idx32) {
 #define MM_CASE(f, y, w) \
-  case ((f) * 2 + (y)) * 2 + (w): parse_part_as(h, E, limit, C, f, y, w); break;
+  case ((f)*2 + (y)) * 2 + (w): parse_part_as(h, E, limit, C, f, y, w); break;
     MM_CASE(MM_REAL, 0, 0)
     MM_CASE(MM_REAL, 0, 1)
     MM_CASE(MM_REAL, 1, 0)
@@ -742,17 +745,17 @@ done:
 /* A mapped file being read: the whole lines data[0 .. whole), then the last
  * line if it has no '\n' (tail, a copy with one added). */
 typedef struct mm_mapped {
-  const char *data;   /* the mapping (borrowed from the mm_input) */
-  size_t size;        /* bytes of the mapping */
-  size_t whole;       /* bytes up to and including the last '\n' */
-  char *tail;         /* [tail_len + 1] the unterminated last line + '\n', or NULL */
-  size_t tail_len;    /* bytes of that line (tail is NULL if it is too long to copy) */
-  int64_t nparts;     /* parts of the entry lines */
-  mm_part *parts;     /* [nparts] */
-  double density;     /* entry lines per byte, estimated from a sample */
-  int nsinks;         /* entry arrays: one per thread */
-  mm_ents *sinks;     /* [nsinks] */
-  char **bufs;        /* [nsinks] each thread's MM_CHUNK bytes for read_part, or NULL */
+  const char *data; /* the mapping (borrowed from the mm_input) */
+  size_t size; /* bytes of the mapping */
+  size_t whole; /* bytes up to and including the last '\n' */
+  char *tail; /* [tail_len + 1] the unterminated last line + '\n', or NULL */
+  size_t tail_len; /* bytes of that line (tail is NULL if it is too long to copy) */
+  int64_t nparts; /* parts of the entry lines */
+  mm_part *parts; /* [nparts] */
+  double density; /* entry lines per byte, estimated from a sample */
+  int nsinks; /* entry arrays: one per thread */
+  mm_ents *sinks; /* [nsinks] */
+  char **bufs; /* [nsinks] each thread's MM_CHUNK bytes for read_part, or NULL */
 } mm_mapped;
 
 static void mapped_free(mm_mapped *M) {

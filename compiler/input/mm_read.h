@@ -8,15 +8,20 @@
 #include "csr.h"
 #include "shiro_status.h"
 
-typedef enum mm_field { MM_REAL = 0, MM_INTEGER = 1, MM_PATTERN = 2 } mm_field;
-typedef enum mm_symmetry { MM_GENERAL = 0, MM_SYMMETRIC = 1, MM_SKEW = 2, MM_HERMITIAN = 3 } mm_symmetry;
+typedef enum mm_field { MM_REAL = 0,
+                        MM_INTEGER = 1,
+                        MM_PATTERN = 2 } mm_field;
+typedef enum mm_symmetry { MM_GENERAL = 0,
+                           MM_SYMMETRIC = 1,
+                           MM_SKEW = 2,
+                           MM_HERMITIAN = 3 } mm_symmetry;
 
 /* What the banner and size line of a Matrix Market file said. */
 typedef struct mm_header {
   mm_field field;
   mm_symmetry symmetry;
-  int64_t m, k;        /* rows, columns from the size line */
-  int64_t entries;     /* entries stored in the file (size line's third number) */
+  int64_t m, k; /* rows, columns from the size line */
+  int64_t entries; /* entries stored in the file (size line's third number) */
 } mm_header;
 
 /* Reads the Matrix Market file at `path` (plain or .gz, detected by content)
@@ -28,8 +33,8 @@ shiro_status mm_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error
 
 /* What the input file is. */
 typedef enum mm_format {
-  MM_FORMAT_MTX = 0,      /* Matrix Market coordinate */
-  MM_FORMAT_EDGELIST = 1  /* SNAP-style edge list: one edge "u v" (pattern) or "u v value" per
+  MM_FORMAT_MTX = 0, /* Matrix Market coordinate */
+  MM_FORMAT_EDGELIST = 1 /* SNAP-style edge list: one edge "u v" (pattern) or "u v value" per
                              line, the first edge line deciding which for all; fields separated
                              by spaces or tabs; lines starting with '#' or '%' and blank lines
                              skipped anywhere; edge (u, v) is entry A(u, v), duplicates summed
@@ -38,15 +43,15 @@ typedef enum mm_format {
 
 /* How mm_read_ex reads. Zero-initialise, then set what matters. */
 typedef struct mm_read_options {
-  int threads;        /* threads that parse and build; <= 0: OpenMP's current number, and
+  int threads; /* threads that parse and build; <= 0: OpenMP's current number, and
                          one thread for inputs too small to gain from more */
   size_t chunk_bytes; /* bytes of file per parallel part; 0: automatic (tests make it
                          small so that small files have many parts) */
-  mm_format format;   /* MM_FORMAT_MTX (0, the default) or MM_FORMAT_EDGELIST */
-  int el_base;        /* edge list: the first id, 0 (default) or 1 */
-  int64_t el_rows;    /* edge list: rows, or 0: max id + 1 (ids of both ends, so square);
+  mm_format format; /* MM_FORMAT_MTX (0, the default) or MM_FORMAT_EDGELIST */
+  int el_base; /* edge list: the first id, 0 (default) or 1 */
+  int64_t el_rows; /* edge list: rows, or 0: max id + 1 (ids of both ends, so square);
                          ids must be below the size given, and without one below 2^31 - 1 */
-  int64_t el_cols;    /* edge list: columns, or 0: the same max id + 1 */
+  int64_t el_cols; /* edge list: columns, or 0: the same max id + 1 */
 } mm_read_options;
 
 /* mm_read with options (opt may be NULL: the defaults, as mm_read); with

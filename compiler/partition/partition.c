@@ -10,7 +10,7 @@ shiro_status part_block(int64_t n, int32_t parts, sc_partition *out, shiro_error
   if (n < 0 || parts < 1) return shiro_fail(err, SHIRO_ERR_ARG, "partition: %lld rows over %d parts", (long long)n, parts);
   int64_t *first = malloc(((size_t)parts + 1) * sizeof *first);
   if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
-  for (int32_t p = 0; p <= parts; p++)  /* 128-bit product: p·n can pass 2^63 */
+  for (int32_t p = 0; p <= parts; p++) /* 128-bit product: p·n can pass 2^63 */
     first[p] = (int64_t)(((__int128)p * n) / parts);
   out->parts = parts;
   out->n = n;
@@ -19,10 +19,11 @@ shiro_status part_block(int64_t n, int32_t parts, sc_partition *out, shiro_error
 }
 
 int32_t part_owner(const sc_partition *P, int64_t i) {
-  int32_t lo = 0, hi = P->parts - 1;  /* find the last p with first[p] <= i and a non-empty range */
+  int32_t lo = 0, hi = P->parts - 1; /* find the last p with first[p] <= i and a non-empty range */
   while (lo < hi) {
     int32_t mid = lo + (hi - lo + 1) / 2;
-    if (P->first[mid] <= i) lo = mid; else hi = mid - 1;
+    if (P->first[mid] <= i) lo = mid;
+    else hi = mid - 1;
   }
   return lo;
 }
@@ -41,7 +42,7 @@ shiro_status part_owner_index(const sc_partition *P, sc_owner_index *ix, shiro_e
   ix->bucket = malloc((size_t)nb * sizeof *ix->bucket);
   if (!ix->bucket) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
   int32_t q = 0;
-  for (int64_t b = 0; b < nb; b++) {  /* the last part whose start is at or before row b << shift */
+  for (int64_t b = 0; b < nb; b++) { /* the last part whose start is at or before row b << shift */
     int64_t i = b << shift;
     while (q + 1 < P->parts && P->first[q + 1] <= i) q++;
     ix->bucket[b] = q;
@@ -95,7 +96,7 @@ shiro_status part_nnz(const sc_csr *A, int32_t parts, sc_partition *out, shiro_e
   int64_t i = 0;
   for (int32_t p = 1; p < parts; p++) {
     int64_t target = (int64_t)(((__int128)p * A->nnz + parts - 1) / parts);
-    while (i < A->m && A->Ap[i] < target) i++;  /* first row whose prefix reaches the target */
+    while (i < A->m && A->Ap[i] < target) i++; /* first row whose prefix reaches the target */
     first[p] = i;
   }
   return set_partition(out, parts, A->m, first);
@@ -109,7 +110,7 @@ shiro_status part_scaled(const sc_csr *A, const sc_partition *P, const double *s
   if (!first) return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
   double total = 0;
   for (int32_t p = 0; p < parts; p++) total += scale[p] * (double)(A->Ap[P->first[p + 1]] - A->Ap[P->first[p]]);
-  double sum = 0;  /* weight of rows [0, i) */
+  double sum = 0; /* weight of rows [0, i) */
   int64_t i = 0;
   int32_t owner = 0;
   for (int32_t p = 1; p < parts; p++) {
@@ -117,7 +118,7 @@ shiro_status part_scaled(const sc_csr *A, const sc_partition *P, const double *s
     while (i < A->m) {
       while (P->first[owner + 1] <= i) owner++;
       const double w = scale[owner] * (double)(A->Ap[i + 1] - A->Ap[i]);
-      if (sum + 0.5 * w >= target) break;  /* row i goes to the part whose share its middle falls in */
+      if (sum + 0.5 * w >= target) break; /* row i goes to the part whose share its middle falls in */
       sum += w;
       i++;
     }

@@ -8,9 +8,9 @@
 
 /* A contiguous partition: part p owns [first[p], first[p+1]). */
 typedef struct sc_partition {
-  int32_t parts;   /* R */
-  int64_t n;       /* rows partitioned */
-  int64_t *first;  /* [parts+1], first[0] = 0, first[parts] = n */
+  int32_t parts; /* R */
+  int64_t n; /* rows partitioned */
+  int64_t *first; /* [parts+1], first[0] = 0, first[parts] = n */
 } sc_partition;
 
 /* The `block` partition of DESIGN.md: part p owns [floor(p·n/R), floor((p+1)·n/R)),
@@ -67,9 +67,9 @@ void part_owner_table(const sc_partition *P, int32_t *owner);
  * part), then a forward step past the starts inside the bucket. A table of
  * owners over all rows would be read at random, out of cache. */
 typedef struct sc_owner_index {
-  const int64_t *first;  /* [parts+1] the partition's starts (borrowed) */
-  int32_t *bucket;       /* [(n >> shift) + 1] owner of row b << shift */
-  int shift;             /* bucket width 2^shift rows */
+  const int64_t *first; /* [parts+1] the partition's starts (borrowed) */
+  int32_t *bucket; /* [(n >> shift) + 1] owner of row b << shift */
+  int shift; /* bucket width 2^shift rows */
 } sc_owner_index;
 
 /* Builds the index of P (which must outlive it). */

@@ -74,13 +74,15 @@ shiro_status part_from_labels(const int32_t *part, int64_t n, int32_t parts, int
   int64_t *first = calloc((size_t)parts + 2, sizeof *first), *next = malloc(((size_t)parts + 1) * sizeof *next);
   int64_t *map = malloc(((size_t)n + 1) * sizeof *map);
   if (!first || !next || !map) {
-    free(first); free(next); free(map);
+    free(first);
+    free(next);
+    free(map);
     return shiro_fail(err, SHIRO_ERR_NOMEM, "partition: out of memory");
   }
   for (int64_t i = 0; i < n; i++) first[part[i] + 1]++;
   for (int32_t p = 0; p < parts; p++) first[p + 1] += first[p];
   memcpy(next, first, ((size_t)parts + 1) * sizeof *next);
-  for (int64_t i = 0; i < n; i++) map[i] = next[part[i]]++;  /* stable: increasing old id within a part */
+  for (int64_t i = 0; i < n; i++) map[i] = next[part[i]]++; /* stable: increasing old id within a part */
   free(next);
   out->parts = parts;
   out->n = n;

@@ -9,7 +9,9 @@
 
 #if !SHIRO_HAVE_METIS
 shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out, shiro_error *err) {
-  (void)A; (void)parts; (void)out;
+  (void)A;
+  (void)parts;
+  (void)out;
   *newof = NULL;
   return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: this shiro was built without METIS (install libmetis-dev)");
 }
@@ -50,7 +52,11 @@ static shiro_status sym_graph(const sc_csr *A, idx_t **xadj, idx_t **adj, shiro_
   n = 0;
   for (int64_t i = 0; st == SHIRO_OK && i < A->m; i++)
     for (int64_t t = A->Ap[i]; t < A->Ap[i + 1]; t++)
-      if (A->Aj[t] != i) { Ti[n] = i; Tj[n] = A->Aj[t]; n++; }
+      if (A->Aj[t] != i) {
+        Ti[n] = i;
+        Tj[n] = A->Aj[t];
+        n++;
+      }
   if (st == SHIRO_OK) st = sc_csr_from_coo(A->m, A->m, n, Ti, Tj, NULL, SC_COO_SYMMETRIC, &S, err);
   free(Ti);
   free(Tj);
@@ -62,7 +68,10 @@ static shiro_status sym_graph(const sc_csr *A, idx_t **xadj, idx_t **adj, shiro_
   }
   *xadj = malloc(((size_t)A->m + 1) * sizeof **xadj);
   *adj = malloc((size_t)(S->nnz ? S->nnz : 1) * sizeof **adj);
-  if (!*xadj || !*adj) { sc_csr_free(S); return shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); }
+  if (!*xadj || !*adj) {
+    sc_csr_free(S);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory");
+  }
   for (int64_t i = 0; i <= A->m; i++) (*xadj)[i] = (idx_t)S->Ap[i];
   for (int64_t t = 0; t < S->nnz; t++) (*adj)[t] = (idx_t)S->Aj[t];
   sc_csr_free(S);
@@ -82,27 +91,36 @@ shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_part
   part = calloc((size_t)A->m + 1, sizeof *part);
   first = calloc((size_t)parts + 1, sizeof *first);
   map = malloc(((size_t)A->m + 1) * sizeof *map);
-  if (!vwgt || !part || !first || !map) { st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); goto done; }
+  if (!vwgt || !part || !first || !map) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory");
+    goto done;
+  }
   for (int64_t i = 0; i < A->m; i++) vwgt[i] = (idx_t)(A->Ap[i + 1] - A->Ap[i] + 1 > INT32_MAX / parts ? INT32_MAX / parts : A->Ap[i + 1] - A->Ap[i] + 1);
-  if (parts >= A->m) {  /* no more rows than parts: one row each (METIS refuses, and prints) */
+  if (parts >= A->m) { /* no more rows than parts: one row each (METIS refuses, and prints) */
     for (int64_t i = 0; i < A->m; i++) part[i] = (idx_t)i;
   } else if (parts > 1) {
     idx_t nv = (idx_t)A->m, ncon = 1, np = parts, objval = 0;
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = 1;  /* fixed seed: the same partition every run */
+    options[METIS_OPTION_SEED] = 1; /* fixed seed: the same partition every run */
     options[METIS_OPTION_NUMBERING] = 0;
     const int saved = stdout_mute();
     int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, vwgt, NULL, NULL, &np, NULL, NULL, options, &objval, part);
     stdout_restore(saved);
-    if (rc != METIS_OK) { st = shiro_fail(err, SHIRO_ERR_INTERNAL, "metis: METIS_PartGraphKway failed (%d)", rc); goto done; }
+    if (rc != METIS_OK) {
+      st = shiro_fail(err, SHIRO_ERR_INTERNAL, "metis: METIS_PartGraphKway failed (%d)", rc);
+      goto done;
+    }
   }
   for (int64_t i = 0; i < A->m; i++) first[part[i] + 1]++;
   for (int32_t p = 0; p < parts; p++) first[p + 1] += first[p];
   int64_t *next = malloc(((size_t)parts + 1) * sizeof *next);
-  if (!next) { st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory"); goto done; }
+  if (!next) {
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "metis: out of memory");
+    goto done;
+  }
   memcpy(next, first, ((size_t)parts + 1) * sizeof *next);
-  for (int64_t i = 0; i < A->m; i++) map[i] = next[part[i]]++;  /* stable: increasing old id within a part */
+  for (int64_t i = 0; i < A->m; i++) map[i] = next[part[i]]++; /* stable: increasing old id within a part */
   free(next);
   out->parts = parts;
   out->n = A->m;
@@ -111,7 +129,12 @@ shiro_status part_metis(const sc_csr *A, int32_t parts, int64_t **newof, sc_part
   *newof = map;
   map = NULL;
 done:
-  free(xadj); free(adj); free(vwgt); free(part); free(first); free(map);
+  free(xadj);
+  free(adj);
+  free(vwgt);
+  free(part);
+  free(first);
+  free(map);
   return st;
 }
 #endif

@@ -46,9 +46,9 @@ shiro_status coll_emit(collector *c, prog_builder *pb, int all_rows) {
   memset(start, 0, ((size_t)c->nkeys + 1) * sizeof *start);
   for (int64_t e = 0; e < c->n; e++) start[c->key[e] + 1]++;
   for (int64_t k = 0; k < c->nkeys; k++) start[k + 1] += start[k];
-  for (int64_t e = 0; e < c->n; e++) order[start[c->key[e]]++] = e;  /* stable */
+  for (int64_t e = 0; e < c->n; e++) order[start[c->key[e]]++] = e; /* stable */
   int64_t lo = 0;
-  for (int64_t k = 0; k < c->nkeys; k++) {  /* start[k] is now the end of row k */
+  for (int64_t k = 0; k < c->nkeys; k++) { /* start[k] is now the end of row k */
     int64_t hi = start[k];
     if (all_rows || hi > lo) {
       pb_row(pb, (int32_t)k);

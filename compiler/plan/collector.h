@@ -13,14 +13,14 @@
 #include "prog_builder.h"
 
 typedef struct collector {
-  int64_t nkeys;   /* destination rows are 0 .. nkeys-1 */
-  int64_t n, cap;  /* entries */
-  int64_t *key;    /* [cap] destination row */
-  int32_t *src;    /* [cap] source row */
-  int64_t *start;  /* [start_cap] coll_emit's counting sort: row starts */
-  int64_t *order;  /* [cap] and the entries in row order */
+  int64_t nkeys; /* destination rows are 0 .. nkeys-1 */
+  int64_t n, cap; /* entries */
+  int64_t *key; /* [cap] destination row */
+  int32_t *src; /* [cap] source row */
+  int64_t *start; /* [start_cap] coll_emit's counting sort: row starts */
+  int64_t *order; /* [cap] and the entries in row order */
   int64_t start_cap;
-  int failed;      /* an allocation failed */
+  int failed; /* an allocation failed */
 } collector;
 
 /* Zeroes a collector (no arrays yet). */

@@ -35,7 +35,7 @@ static int64_t lower_col(const int32_t *Aj, int64_t lo, int64_t hi, int64_t col)
 
 /* The row of A that holds nonzero t (0 <= t < nnz). */
 static int64_t row_of(const sc_csr *A, int64_t t) {
-  int64_t lo = 0, hi = A->m;  /* the last row i with Ap[i] <= t */
+  int64_t lo = 0, hi = A->m; /* the last row i with Ap[i] <= t */
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
     if (A->Ap[mid] <= t) lo = mid;

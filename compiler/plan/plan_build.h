@@ -10,8 +10,8 @@
 
 /* A whole plan in memory: what the format writes. */
 typedef struct sc_plan {
-  prog_meta meta;     /* root facts */
-  prog_rank *ranks;   /* [meta.ranks] programs */
+  prog_meta meta; /* root facts */
+  prog_rank *ranks; /* [meta.ranks] programs */
 } sc_plan;
 
 /* Receives each finished program of plan_build_each, in rank order (0 ..

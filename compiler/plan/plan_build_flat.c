@@ -24,10 +24,10 @@
 /* Where the rows of one block sit in the S buffer of its source and the R
  * buffer of its destination. */
 typedef struct seg {
-  int64_t nb;     /* B rows moved */
-  int64_t nc;     /* partial C rows moved */
-  int64_t s_off;  /* first row in the source's S */
-  int64_t r_off;  /* first row in the destination's R */
+  int64_t nb; /* B rows moved */
+  int64_t nc; /* partial C rows moved */
+  int64_t s_off; /* first row in the source's S */
+  int64_t r_off; /* first row in the destination's R */
 } seg;
 
 typedef struct flat_ctx {
@@ -36,14 +36,14 @@ typedef struct flat_ctx {
   const sc_blocks *B;
   sc_strategy s;
   int32_t R, gpn;
-  seg *sg;        /* [n blocks] segment of block t's pair (p,q) (p destination, q source); the block
+  seg *sg; /* [n blocks] segment of block t's pair (p,q) (p destination, q source); the block
                      strategy's segments are computed (seg_at), every pair moving all of q's B rows */
   int64_t *qfirst, *qblk; /* [R+1], [n blocks]: the blocks of source q, p increasing, are
                      qblk[qfirst[q] .. qfirst[q+1]) (the transpose of B->first_p) */
   int32_t **cpos; /* [n blocks] position of each selected column within its B part, or -1 (into cpool) */
   int32_t *cpool; /* [Σ nc] the storage of cpos */
   sc_owner_index own; /* owners of B rows (Pcol) */
-  int64_t *nent;  /* [2R] per rank r: entries of its partial rows (nent[r]) and of its
+  int64_t *nent; /* [2R] per rank r: entries of its partial rows (nent[r]) and of its
                      REMOTE_B op (nent[R + r]): the program's size, known before it is built */
 } flat_ctx;
 
@@ -81,20 +81,20 @@ static shiro_status layout(flat_ctx *f) {
     }
     for (int32_t i = 0; i < b->nr; i++) g->nc += b->rsel[i] && f->s != STRAT_BLOCK;
   }
-  prog_emit_block_entries(f->B, f->nent);  /* the block strategy's counts: every edge is a REMOTE_B entry */
+  prog_emit_block_entries(f->B, f->nent); /* the block strategy's counts: every edge is a REMOTE_B entry */
   for (int64_t t = 0; t < f->B->n; t++) f->qfirst[f->B->b[t].q + 1]++;
   for (int32_t q = 0; q < R; q++) f->qfirst[q + 1] += f->qfirst[q];
-  for (int64_t t = 0; t < f->B->n; t++) f->qblk[f->qfirst[f->B->b[t].q]++] = t;  /* t in (p, q) order: p increasing */
+  for (int64_t t = 0; t < f->B->n; t++) f->qblk[f->qfirst[f->B->b[t].q]++] = t; /* t in (p, q) order: p increasing */
   for (int32_t q = R; q > 0; q--) f->qfirst[q] = f->qfirst[q - 1];
   f->qfirst[0] = 0;
-  for (int32_t r = 0; r < R; r++) {  /* pairs without a block move nothing: their offsets are never read */
+  for (int32_t r = 0; r < R; r++) { /* pairs without a block move nothing: their offsets are never read */
     int64_t s_off = 0, r_off = 0;
-    for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1]; x++) {  /* r sends to o = p, increasing */
+    for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1]; x++) { /* r sends to o = p, increasing */
       seg *out = &f->sg[f->qblk[x]];
       out->s_off = s_off;
       s_off += out->nb + out->nc;
     }
-    for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) {  /* r receives from o = q, increasing */
+    for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) { /* r receives from o = q, increasing */
       seg *in = &f->sg[t];
       in->r_off = r_off;
       r_off += in->nb + in->nc;
@@ -110,9 +110,12 @@ static void emit_sends(const flat_ctx *f, int32_t r, prog_builder *pb) {
   for (int32_t p = 0; p < f->R && f->s == STRAT_BLOCK; p++) {
     if (p == r) continue;
     seg g = seg_at(f, p, r, -1);
-    for (int64_t j = 0; j < g.nb; j++) { pb_row(pb, (int32_t)(g.s_off + j)); pb_entry(pb, (int32_t)j, 1.0); }
+    for (int64_t j = 0; j < g.nb; j++) {
+      pb_row(pb, (int32_t)(g.s_off + j));
+      pb_entry(pb, (int32_t)j, 1.0);
+    }
   }
-  for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1] && f->s != STRAT_BLOCK; x++) {  /* blocks (p, r), p increasing */
+  for (int64_t x = f->qfirst[r]; x < f->qfirst[r + 1] && f->s != STRAT_BLOCK; x++) { /* blocks (p, r), p increasing */
     int64_t t = f->qblk[x];
     const sc_block *b = &f->B->b[t];
     const seg *g = &f->sg[t];
@@ -160,11 +163,11 @@ static void emit_exchange(const flat_ctx *f, int32_t r, prog_builder *pb) {
 
 /* Per-thread state of emit_remote, for the blocks (r, q) of one rank. */
 typedef struct walk {
-  int64_t *blk;     /* [R] per source q: the block (r, q), -1 if none (set for one rank at a time) */
-  int64_t *at;      /* [R] per source q: the block row reached (index into rows) */
-  int64_t *edge;    /* [R] per source q: the next edge of the block */
-  int64_t *slot;    /* [R] per source q: the R row of the next partial row */
-  int32_t *add_li;  /* [cap] ADD_C entries in op order: destination row */
+  int64_t *blk; /* [R] per source q: the block (r, q), -1 if none (set for one rank at a time) */
+  int64_t *at; /* [R] per source q: the block row reached (index into rows) */
+  int64_t *edge; /* [R] per source q: the next edge of the block */
+  int64_t *slot; /* [R] per source q: the R row of the next partial row */
+  int32_t *add_li; /* [cap] ADD_C entries in op order: destination row */
   int32_t *add_pos; /* [cap] and source row in R */
   int64_t cap;
 } walk;
@@ -197,11 +200,15 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
     nadd += f->B->b[t].nr;
   }
   if (nadd > w->cap) {
-    free(w->add_li); free(w->add_pos);
+    free(w->add_li);
+    free(w->add_pos);
     w->cap = nadd;
     w->add_li = malloc((size_t)nadd * sizeof *w->add_li);
     w->add_pos = malloc((size_t)nadd * sizeof *w->add_pos);
-    if (!w->add_li || !w->add_pos) { w->cap = 0; return SHIRO_ERR_NOMEM; }
+    if (!w->add_li || !w->add_pos) {
+      w->cap = 0;
+      return SHIRO_ERR_NOMEM;
+    }
   }
   nadd = 0;
   int rows_b = receives_b(f, r);
@@ -209,7 +216,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
   for (int64_t li = 0; li < c_rows; li++) {
     int64_t i = c_first + li;
     if (rows_b) pb_row(pb, 0);
-    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) {  /* one run per source q: a block row */
+    for (int64_t t = A->Ap[i], end = A->Ap[i + 1]; t < end;) { /* one run per source q: a block row */
       int32_t q = part_owner_at(&f->own, A->Aj[t]);
       int64_t lim = f->Pcol->first[q + 1];
       if (q == r) {
@@ -217,7 +224,7 @@ static shiro_status emit_remote(const flat_ctx *f, int32_t r, prog_builder *pb, 
         continue;
       }
       const sc_block *b = &f->B->b[blk[q]];
-      if (b->rsel[w->at[q]++] && f->s != STRAT_BLOCK) {  /* its partial row, then its edges */
+      if (b->rsel[w->at[q]++] && f->s != STRAT_BLOCK) { /* its partial row, then its edges */
         w->add_li[nadd] = (int32_t)li;
         w->add_pos[nadd++] = (int32_t)w->slot[q]++;
       }
@@ -243,7 +250,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
   /* the exact entries: gathered rows, partial rows, the local op (r's
    * nonzeros outside its blocks), REMOTE_B, one per partial row received */
   int64_t gather = 0, sent_c = 0, recv_c = 0, local = f->A->Ap[pr->c_first + pr->c_rows] - f->A->Ap[pr->c_first];
-  if (f->s == STRAT_BLOCK) {  /* all of r's B rows to every peer, all of every peer's from them */
+  if (f->s == STRAT_BLOCK) { /* all of r's B rows to every peer, all of every peer's from them */
     int64_t bq = brows_of(f, r), all = f->Pcol->first[f->R] - f->Pcol->first[0];
     pr->s_rows = gather = (int64_t)(f->R - 1) * bq;
     pr->r_rows = all - bq;
@@ -266,7 +273,7 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
              gather + f->nent[r] + local + f->nent[f->R + r] + recv_c, gather + sent_c + recv_c, 1);
   emit_sends(f, r, &pb);
   pb_sync(&pb, PROG_OP_START, 0);
-  prog_emit_local(f->A, f->Prow, f->Pcol, r, &pb);  /* overlaps the exchange */
+  prog_emit_local(f->A, f->Prow, f->Pcol, r, &pb); /* overlaps the exchange */
   pb_sync(&pb, PROG_OP_WAIT, 0);
   shiro_status st = emit_remote(f, r, &pb, w);
   for (int64_t t = f->B->first_p[r]; t < f->B->first_p[r + 1]; t++) w->blk[f->B->b[t].q] = -1;
@@ -289,7 +296,10 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
   f.qblk = malloc(nb * sizeof *f.qblk);
   f.cpos = calloc(nb, sizeof *f.cpos);
   f.nent = calloc((size_t)R * 2, sizeof *f.nent);
-  if (!f.sg || !f.qfirst || !f.qblk || !f.cpos || !f.nent) { st = SHIRO_ERR_NOMEM; goto done; }
+  if (!f.sg || !f.qfirst || !f.qblk || !f.cpos || !f.nent) {
+    st = SHIRO_ERR_NOMEM;
+    goto done;
+  }
   SHIRO_CHECK_GOTO(part_owner_index(Pcol, &f.own, NULL), st);
   SHIRO_CHECK_GOTO(layout(&f), st);
 #pragma omp parallel
@@ -300,7 +310,7 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
     w.slot = w.at ? w.at + 2 * R : NULL;
     w.blk = w.at ? w.at + 3 * R : NULL;
     for (int32_t q = 0; w.blk && q < R; q++) w.blk[q] = -1;
-#pragma omp for schedule(dynamic, 1)  /* increasing order: plan_deliver_rank's queue */
+#pragma omp for schedule(dynamic, 1) /* increasing order: plan_deliver_rank's queue */
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
@@ -308,19 +318,26 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
         rst = build_rank(&f, r, &pr, &w);
         if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
-plan_deliver_rank(dv, r, &pr, rst);
+      plan_deliver_rank(dv, r, &pr, rst);
     }
-    free(w.at); free(w.add_li); free(w.add_pos);
+    free(w.at);
+    free(w.add_li);
+    free(w.add_pos);
   }
 done:
-  free(f.cpool); free(f.cpos); free(f.nent); free(f.sg); free(f.qfirst); free(f.qblk);
+  free(f.cpool);
+  free(f.cpos);
+  free(f.nent);
+  free(f.sg);
+  free(f.qfirst);
+  free(f.qblk);
   part_owner_index_free(&f.own);
   if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
   return st;
 }
 
 uint64_t plan_pair_table_bytes(int32_t R, int32_t gpn, sc_strategy s) {
-  if (!strategy_is_two_tier(s)) return (uint64_t)R * 64;  /* nent, qfirst, per thread walk */
+  if (!strategy_is_two_tier(s)) return (uint64_t)R * 64; /* nent, qfirst, per thread walk */
   int32_t G = gpn < R ? gpn : R;
   uint64_t nodes = (uint64_t)((R + G - 1) / G);
   /* tier: first-index arrays, rows, nent, recv_map per thread; group: cert, cert_at per node pair */
@@ -338,6 +355,7 @@ shiro_status plan_pair_table_fail(int32_t R, int32_t gpn, sc_strategy s, const c
   while (v >= 1000 && u < 6) v /= 1000, u++;
   int two = strategy_is_two_tier(s);
   return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: R = %d needs %.3g %s for the per-rank%s tables of a %s plan, more than %s; "
-                    "plan for fewer ranks%s", R, v, unit[u], two ? " and node-pair" : "", two ? "two-tier" : "flat",
+                                          "plan for fewer ranks%s",
+                    R, v, unit[u], two ? " and node-pair" : "", two ? "two-tier" : "flat",
                     than ? than : "could be allocated", two ? " or more per node" : "");
 }

@@ -45,9 +45,9 @@ static const int kind_stage[K] = {0, 0, 0, 1, 1}; /* DIRECT, INTER_B, AGG_PART: 
  * union makes exist; a pair without one moves nothing). */
 typedef struct tmsg {
   int32_t src, dst, k;
-  int64_t cnt;          /* rows */
+  int64_t cnt; /* rows */
   int64_t off_s, off_r; /* its first row in the sender's S / the receiver's R */
-  int64_t fwd;          /* FWD_B: the R row it is sent from when its rows are one contiguous run of what
+  int64_t fwd; /* FWD_B: the R row it is sent from when its rows are one contiguous run of what
                            src received (no copy), else -1 */
 } tmsg;
 
@@ -55,10 +55,10 @@ typedef struct tmsg {
  * (sorted global C rows p receives aggregated from node H), for the nodes
  * some block links the rank to. */
 typedef struct tunion {
-  int32_t node;   /* N or H */
-  int32_t rank;   /* q or p */
-  int64_t n;      /* ids */
-  int64_t *ids;   /* [n + 1] */
+  int32_t node; /* N or H */
+  int32_t rank; /* q or p */
+  int64_t n; /* ids */
+  int64_t *ids; /* [n + 1] */
   int64_t lo, hi; /* its blocks: U: qblk[lo .. hi), V: B->b[lo .. hi) */
 } tunion;
 
@@ -67,51 +67,51 @@ typedef struct tier {
   const sc_partition *Prow, *Pcol;
   const sc_blocks *B;
   int32_t R, G, nodes;
-  int32_t widest;            /* the most rows or columns of any block: a rank's scratch list (list_selected) */
-  int64_t *qfirst, *qblk;    /* [R+1], [n blocks]: the blocks of source q, p increasing, are
+  int32_t widest; /* the most rows or columns of any block: a rank's scratch list (list_selected) */
+  int64_t *qfirst, *qblk; /* [R+1], [n blocks]: the blocks of source q, p increasing, are
                                 qblk[qfirst[q] .. qfirst[q+1]) */
-  int64_t *ncsel, *nrsel;    /* per block: selected columns / rows (a selected one's slot in a message:
+  int64_t *ncsel, *nrsel; /* per block: selected columns / rows (a selected one's slot in a message:
                                 how many selected come before it, counted as the block is walked) */
-  tunion *U, *V;             /* [nU], [nV]: rank r's unions are U[ufirst[r] .. ufirst[r+1]), node increasing */
-  int64_t *ufirst, *vfirst;  /* [R+1] each */
-  int64_t *vnfirst, *vnidx;  /* [nodes+1], [nV]: the unions V(p, H) of node H, p increasing, are
+  tunion *U, *V; /* [nU], [nV]: rank r's unions are U[ufirst[r] .. ufirst[r+1]), node increasing */
+  int64_t *ufirst, *vfirst; /* [R+1] each */
+  int64_t *vnfirst, *vnidx; /* [nodes+1], [nV]: the unions V(p, H) of node H, p increasing, are
                                 V[vnidx[vnfirst[H] .. vnfirst[H+1])]: whom H's aggregators sum for */
   int64_t nU, nV;
-  tmsg *msg;                 /* [nmsg] the messages (cap: 3 per block + 1 per union) */
+  tmsg *msg; /* [nmsg] the messages (cap: 3 per block + 1 per union) */
   int64_t nmsg;
-  uint64_t *hkey;            /* [hcap] open-addressing index (k, src, dst) -> msg: key + 1, 0 empty */
+  uint64_t *hkey; /* [hcap] open-addressing index (k, src, dst) -> msg: key + 1, 0 empty */
   int64_t *hval, hcap;
-  int64_t *sfirst, *sidx;    /* [R+1], [nmsg]: rank r's sends, (kind, dst) increasing: sidx[sfirst[r] ..) */
-  int64_t *rfirst, *ridx;    /* [R+1], [nmsg]: its receives, (kind, src) increasing */
-  int64_t *secA, *secF;      /* per block: its section in the AGG_PART / FWD_B message */
-  int64_t *s_rows, *r_rows;  /* [R] */
-  sc_owner_index own;        /* owners of B rows (Pcol) */
-  int64_t *nent;             /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
-  const sc_route *route;     /* hybrid: which node pairs go direct, the relays (strategy.h); NULL: all relayed, rail-aligned */
+  int64_t *sfirst, *sidx; /* [R+1], [nmsg]: rank r's sends, (kind, dst) increasing: sidx[sfirst[r] ..) */
+  int64_t *rfirst, *ridx; /* [R+1], [nmsg]: its receives, (kind, src) increasing */
+  int64_t *secA, *secF; /* per block: its section in the AGG_PART / FWD_B message */
+  int64_t *s_rows, *r_rows; /* [R] */
+  sc_owner_index own; /* owners of B rows (Pcol) */
+  int64_t *nent; /* [2R] each rank's partial-row / REMOTE_B entries (prog_emit_block_entries) */
+  const sc_route *route; /* hybrid: which node pairs go direct, the relays (strategy.h); NULL: all relayed, rail-aligned */
 } tier;
 
 /* Rank r's view of the B rows it receives, for REMOTE_B: per source q, the
  * R row each column of block (r, q) arrives in (-1: not sent) and the stage
  * that delivers it. */
 typedef struct recv_map {
-  int32_t *pool;   /* [Σ nc of r's blocks] storage of col */
-  int32_t **col;   /* [R] per source q: R row of each block column (set for r's blocks only) */
-  int8_t *stage;   /* [R] per source q: 0 or 1 (r's blocks only) */
-  int64_t *edge;   /* [R] per source q: the block's next edge (emit_remote_b's cursor) */
-  int64_t *blk;    /* [R] per source q: the block (r, q) (r's blocks only) */
-  int any[2];      /* per stage: some B row arrives (REMOTE_B is emitted) */
+  int32_t *pool; /* [Σ nc of r's blocks] storage of col */
+  int32_t **col; /* [R] per source q: R row of each block column (set for r's blocks only) */
+  int8_t *stage; /* [R] per source q: 0 or 1 (r's blocks only) */
+  int64_t *edge; /* [R] per source q: the block's next edge (emit_remote_b's cursor) */
+  int64_t *blk; /* [R] per source q: the block (r, q) (r's blocks only) */
+  int any[2]; /* per stage: some B row arrives (REMOTE_B is emitted) */
 } recv_map;
 
 /* One thread's scratch, reused for every rank it builds. */
 typedef struct rank_scratch {
-  collector c;        /* ADD_C and AGGREGATE_C entries by destination row */
-  int32_t *idx;       /* [widest + 1] list_selected's output */
-  int32_t *later_n;   /* [rows_cap] per C row: its REMOTE_B entries of stage 1, held by the walk of stage 0 */
+  collector c; /* ADD_C and AGGREGATE_C entries by destination row */
+  int32_t *idx; /* [widest + 1] list_selected's output */
+  int32_t *later_n; /* [rows_cap] per C row: its REMOTE_B entries of stage 1, held by the walk of stage 0 */
   int32_t *later_col; /* [cap] their sources (R rows), row after row */
-  double *later_val;  /* [cap] their values */
+  double *later_val; /* [cap] their values */
   int64_t *later_src; /* [cap] their positions in A (val_src) */
   int64_t rows_cap, cap;
-  void *per_q;        /* [R] x (col, edge, blk, stage) of recv_map, one allocation, reused */
+  void *per_q; /* [R] x (col, edge, blk, stage) of recv_map, one allocation, reused */
 } rank_scratch;
 
 static uint64_t msg_key(const tier *t, int k, int32_t src, int32_t dst) {
@@ -119,7 +119,7 @@ static uint64_t msg_key(const tier *t, int k, int32_t src, int32_t dst) {
 }
 
 static int64_t msg_slot(const tier *t, uint64_t key) {
-  uint64_t h = key + 0x9E3779B97F4A7C15ull;  /* splitmix64's finalizer */
+  uint64_t h = key + 0x9E3779B97F4A7C15ull; /* splitmix64's finalizer */
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
   h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   return (int64_t)((h ^ (h >> 31)) & (uint64_t)(t->hcap - 1));
@@ -176,7 +176,8 @@ static const tunion *union_of(const tunion *u, const int64_t *first, int32_t r, 
   int64_t lo = first[r], hi = first[r + 1];
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (u[mid].node < N) lo = mid + 1; else hi = mid;
+    if (u[mid].node < N) lo = mid + 1;
+    else hi = mid;
   }
   return lo < first[r + 1] && u[lo].node == N ? &u[lo] : NULL;
 }
@@ -250,7 +251,7 @@ static int64_t list_unions(const tier *t, int32_t r, int64_t lo, int64_t hi, con
       if (node_of(t, peer_is_p ? k2->p : k2->q) != N) break;
       y++;
     }
-    if (peer_is_p ? relayed(t, N, node_of(t, r)) : relayed(t, node_of(t, r), N)) {  /* U(r, N) / V(r, N) */
+    if (peer_is_p ? relayed(t, N, node_of(t, r)) : relayed(t, node_of(t, r), N)) { /* U(r, N) / V(r, N) */
       if (u) u[n] = (tunion){.node = N, .rank = r, .lo = x, .hi = y};
       n++;
     }
@@ -279,7 +280,7 @@ static shiro_status selections(tier *t) {
     t->qfirst[k->q + 1]++;
   }
   for (int32_t q = 0; q < t->R; q++) t->qfirst[q + 1] += t->qfirst[q];
-  for (int64_t b = 0; b < B->n; b++) t->qblk[t->qfirst[B->b[b].q]++] = b;  /* b in (p, q) order: p increasing */
+  for (int64_t b = 0; b < B->n; b++) t->qblk[t->qfirst[B->b[b].q]++] = b; /* b in (p, q) order: p increasing */
   for (int32_t q = t->R; q > 0; q--) t->qfirst[q] = t->qfirst[q - 1];
   t->qfirst[0] = 0;
   for (int32_t r = 0; r < t->R; r++) {
@@ -300,29 +301,33 @@ static shiro_status selections(tier *t) {
   if (!t->vnfirst || !t->vnidx) return SHIRO_ERR_NOMEM;
   for (int64_t e = 0; e < t->nV; e++) t->vnfirst[t->V[e].node + 1]++;
   for (int32_t N = 0; N < t->nodes; N++) t->vnfirst[N + 1] += t->vnfirst[N];
-  for (int64_t e = 0; e < t->nV; e++) t->vnidx[t->vnfirst[t->V[e].node]++] = e;  /* e in (p, H) order: p increasing */
+  for (int64_t e = 0; e < t->nV; e++) t->vnidx[t->vnfirst[t->V[e].node]++] = e; /* e in (p, H) order: p increasing */
   for (int32_t N = t->nodes; N > 0; N--) t->vnfirst[N] = t->vnfirst[N - 1];
   t->vnfirst[0] = 0;
-  int64_t width = 1;  /* the widest part of rows or columns: the range of a U or V */
+  int64_t width = 1; /* the widest part of rows or columns: the range of a U or V */
   for (int32_t r = 0; r < t->R; r++) {
     int64_t wc = t->Pcol->first[r + 1] - t->Pcol->first[r], wr = t->Prow->first[r + 1] - t->Prow->first[r];
     if (wc > width) width = wc;
     if (wr > width) width = wr;
   }
   int failed = 0;
-#pragma omp parallel reduction(| : failed)
+#pragma omp parallel reduction(| \
+                               : failed)
   {
     uint64_t *bits = calloc((size_t)(width / 64 + 1), sizeof *bits);
     failed = !bits;
 #pragma omp for schedule(dynamic, 16)
     for (int32_t r = 0; r < t->R; r++) {
       int64_t c0 = t->Pcol->first[r], r0 = t->Prow->first[r];
-      for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1] && !failed; e++) {  /* U(r, N): r's columns node N needs */
+      for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1] && !failed; e++) { /* U(r, N): r's columns node N needs */
         tunion *u = &t->U[e];
         int64_t nu = 0;
         for (int64_t x = u->lo; x < u->hi; x++) nu += t->ncsel[t->qblk[x]];
-        u->ids = malloc((size_t)(nu + 1) * sizeof *u->ids);  /* + 1: gather_selected */
-        if (!u->ids) { failed = 1; break; }
+        u->ids = malloc((size_t)(nu + 1) * sizeof *u->ids); /* + 1: gather_selected */
+        if (!u->ids) {
+          failed = 1;
+          break;
+        }
         nu = 0;
         for (int64_t x = u->lo; x < u->hi; x++) {
           const sc_block *k = &B->b[t->qblk[x]];
@@ -331,12 +336,15 @@ static shiro_status selections(tier *t) {
         u->n = sc_sort_unique_range(u->ids, nu, c0, t->Pcol->first[r + 1] - c0, bits);
         shrink_ids(&u->ids, u->n);
       }
-      for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && !failed; e++) {  /* V(r, H): r's rows node H sums */
+      for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && !failed; e++) { /* V(r, H): r's rows node H sums */
         tunion *v = &t->V[e];
         int64_t nv = 0;
         for (int64_t x = v->lo; x < v->hi; x++) nv += t->nrsel[x];
         v->ids = malloc((size_t)(nv + 1) * sizeof *v->ids);
-        if (!v->ids) { failed = 1; break; }
+        if (!v->ids) {
+          failed = 1;
+          break;
+        }
         nv = 0;
         for (int64_t x = v->lo; x < v->hi; x++) nv += gather_selected(B->b[x].rows, B->b[x].rsel, B->b[x].nr, v->ids + nv);
         v->n = sc_sort_unique_range(v->ids, nv, r0, t->Prow->first[r + 1] - r0, bits);
@@ -352,27 +360,33 @@ static shiro_status selections(tier *t) {
  * until fn returns 0. */
 static void for_each_forward(const tier *t, int32_t rep, int32_t p, int (*fn)(void *, int64_t, int64_t), void *arg) {
   int32_t me = node_of(t, rep);
-  for (int64_t b = t->B->first_p[p]; b < t->B->first_p[p + 1]; b++) {  /* sources q increasing */
+  for (int64_t b = t->B->first_p[p]; b < t->B->first_p[p + 1]; b++) { /* sources q increasing */
     const sc_block *k = &t->B->b[b];
     int32_t q = k->q;
     if (!routed(t, p, q) || rep_of(t, me, q) != rep) continue;
     int64_t src = msg_off_r(t, PROG_MSG_INTER_B, q, rep), y = 0;
-    const int64_t *U = union_of(t->U, t->ufirst, q, me)->ids;  /* block (p, q) is one of U(q, me)'s */
+    const int64_t *U = union_of(t->U, t->ufirst, q, me)->ids; /* block (p, q) is one of U(q, me)'s */
     for (int32_t j = 0, pos = 0; j < k->nc; j++)
-      if (k->csel[j]) {  /* U(q, me) holds every selected column, both increasing */
+      if (k->csel[j]) { /* U(q, me) holds every selected column, both increasing */
         y = sc_seek(U, y, k->cols[j]);
         if (!fn(arg, t->secF[b] + pos++, src + y)) return;
       }
   }
 }
 
-typedef struct run_state { int64_t first; int started, ok; } run_state;
+typedef struct run_state {
+  int64_t first;
+  int started, ok;
+} run_state;
 
 static int run_step(void *arg, int64_t slot, int64_t src) {
   run_state *st = arg;
-  if (!st->started) { st->first = src - slot; st->started = 1; }
+  if (!st->started) {
+    st->first = src - slot;
+    st->started = 1;
+  }
   st->ok &= st->first >= 0 && src == st->first + slot;
-  return st->ok;  /* one row out of line settles it */
+  return st->ok; /* one row out of line settles it */
 }
 
 /* The R row the FWD_B message rep → p starts at if it is one contiguous run there, else -1. */
@@ -384,7 +398,10 @@ static int64_t forward_run(const tier *t, int32_t rep, int32_t p) {
 }
 
 /* A message's place in one rank's list: by (rank, kind, peer). */
-typedef struct msg_order { int32_t rank, k, peer; int64_t m; } msg_order;
+typedef struct msg_order {
+  int32_t rank, k, peer;
+  int64_t m;
+} msg_order;
 
 static int msg_order_cmp(const void *a, const void *b) {
   const msg_order *x = a, *y = b;
@@ -424,7 +441,7 @@ static shiro_status layout(tier *t) {
   t->sidx = malloc((size_t)cap * sizeof *t->sidx);
   t->ridx = malloc((size_t)cap * sizeof *t->ridx);
   if (!t->msg || !t->hkey || !t->hval || !t->sidx || !t->ridx) return SHIRO_ERR_NOMEM;
-  for (int64_t b = 0; b < B->n; b++) {  /* blocks in (p, q) order: sections ordered by p (AGG_PART) and q (FWD_B) */
+  for (int64_t b = 0; b < B->n; b++) { /* blocks in (p, q) order: sections ordered by p (AGG_PART) and q (FWD_B) */
     const sc_block *k = &B->b[b];
     int32_t p = k->p, q = k->q;
     if (!routed(t, p, q)) {
@@ -432,19 +449,27 @@ static shiro_status layout(tier *t) {
       continue;
     }
     int32_t agg = agg_of(t, node_of(t, q), p), rep = rep_of(t, node_of(t, p), q);
-    if (agg != q) { tmsg *m = msg_add(t, PROG_MSG_AGG_PART, q, agg); t->secA[b] = m->cnt; m->cnt += t->nrsel[b]; }
-    if (rep != p) { tmsg *m = msg_add(t, PROG_MSG_FWD_B, rep, p); t->secF[b] = m->cnt; m->cnt += t->ncsel[b]; }
+    if (agg != q) {
+      tmsg *m = msg_add(t, PROG_MSG_AGG_PART, q, agg);
+      t->secA[b] = m->cnt;
+      m->cnt += t->nrsel[b];
+    }
+    if (rep != p) {
+      tmsg *m = msg_add(t, PROG_MSG_FWD_B, rep, p);
+      t->secF[b] = m->cnt;
+      m->cnt += t->ncsel[b];
+    }
   }
   for (int32_t r = 0; r < t->R; r++) {
-    for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++)  /* r sends U(r, N) */
+    for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++) /* r sends U(r, N) */
       msg_add(t, PROG_MSG_INTER_B, r, rep_of(t, t->U[e].node, r))->cnt = t->U[e].n;
-    for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1]; e++)  /* r receives V(r, N) */
+    for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1]; e++) /* r receives V(r, N) */
       msg_add(t, PROG_MSG_AGG_C, agg_of(t, t->V[e].node, r), r)->cnt = t->V[e].n;
   }
   shiro_status st = order_messages(t, 1, t->sfirst, t->sidx);
   if (st == SHIRO_OK) st = order_messages(t, 0, t->rfirst, t->ridx);
   if (st != SHIRO_OK) return st;
-  for (int32_t r = 0; r < t->R; r++) {  /* receive buffers first: forwarding reads them */
+  for (int32_t r = 0; r < t->R; r++) { /* receive buffers first: forwarding reads them */
     int64_t q = 0;
     for (int64_t x = t->rfirst[r]; x < t->rfirst[r + 1]; x++) {
       tmsg *m = &t->msg[t->ridx[x]];
@@ -472,7 +497,10 @@ static shiro_status layout(tier *t) {
 static const tunion *next_aggregated(const tier *t, int32_t me, int32_t r, int64_t *x) {
   for (; *x < t->vnfirst[me + 1]; (*x)++) {
     const tunion *v = &t->V[t->vnidx[*x]];
-    if (agg_of(t, me, v->rank) == r) { (*x)++; return v; }
+    if (agg_of(t, me, v->rank) == r) {
+      (*x)++;
+      return v;
+    }
   }
   return NULL;
 }
@@ -483,7 +511,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   int64_t b_first = t->Pcol->first[r];
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_GATHER_B, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 0, 0);
-  for (int64_t x = t->qfirst[r]; x < t->qfirst[r + 1]; x++) {  /* r's blocks, p increasing: the direct ones */
+  for (int64_t x = t->qfirst[r]; x < t->qfirst[r + 1]; x++) { /* r's blocks, p increasing: the direct ones */
     int64_t b = t->qblk[x];
     int32_t p = B->b[b].p;
     if (p == r || routed(t, p, r)) continue;
@@ -493,10 +521,13 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
       pb_entry(pb, (int32_t)(B->b[b].cols[idx[y]] - b_first), 1.0);
     }
   }
-  for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++) {  /* nodes N != me, increasing */
+  for (int64_t e = t->ufirst[r]; e < t->ufirst[r + 1]; e++) { /* nodes N != me, increasing */
     const tunion *u = &t->U[e];
     int64_t base = msg_off_s(t, PROG_MSG_INTER_B, r, rep_of(t, u->node, r));
-    for (int64_t y = 0; y < u->n; y++) { pb_row(pb, (int32_t)(base + y)); pb_entry(pb, (int32_t)(u->ids[y] - b_first), 1.0); }
+    for (int64_t y = 0; y < u->n; y++) {
+      pb_row(pb, (int32_t)(base + y));
+      pb_entry(pb, (int32_t)(u->ids[y] - b_first), 1.0);
+    }
   }
   pb_mul_end(pb);
   pb_mul_begin(pb, PROG_TAG_PARTIAL_C, 0, PROG_BUF_S, 0, PROG_BUF_B, 0, 1, 1, 0);
@@ -513,7 +544,7 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
     if (v) vnext = next_aggregated(t, me, r, &xv);
     int inter = routed(t, p, r);
     int32_t agg = inter ? agg_of(t, me, p) : -1;
-    if (inter && agg == r) {  /* r sums V(p, me): every slot, own partial or zero */
+    if (inter && agg == r) { /* r sums V(p, me): every slot, own partial or zero */
       int64_t base = msg_off_s(t, PROG_MSG_AGG_C, r, p), nv = v ? v->n : 0;
       const sc_block *k = b >= 0 ? &B->b[b] : NULL;
       int32_t i = 0;
@@ -537,7 +568,10 @@ static void emit_sends(const tier *t, int32_t r, prog_builder *pb, int32_t *idx)
   pb_mul_end(pb);
 }
 
-typedef struct forward_gather { prog_builder *pb; int64_t base; } forward_gather;
+typedef struct forward_gather {
+  prog_builder *pb;
+  int64_t base;
+} forward_gather;
 
 static int gather_step(void *arg, int64_t slot, int64_t src) {
   forward_gather *fg = arg;
@@ -552,23 +586,23 @@ static shiro_status emit_relays(const tier *t, int32_t r, prog_builder *pb, coll
   int32_t me = node_of(t, r);
   pb_mul_begin(pb, PROG_TAG_FORWARD_B, 1, PROG_BUF_S, 0, PROG_BUF_R, 0, 1, 0, 0);
   for (int32_t p = me * t->G; p < (me + 1) * t->G && p < t->R; p++) {
-    if (p == r || fwd_from_r(t, r, p) >= 0) continue;  /* sent straight from R */
+    if (p == r || fwd_from_r(t, r, p) >= 0) continue; /* sent straight from R */
     forward_gather fg = {pb, msg_off_s(t, PROG_MSG_FWD_B, r, p)};
     for_each_forward(t, r, p, gather_step, &fg);
   }
   pb_mul_end(pb);
   coll_begin(c, t->s_rows[r]);
   int64_t xv = t->vnfirst[me];
-  for (const tunion *v; (v = next_aggregated(t, me, r, &xv));) {  /* p increasing, agg_of(me, p) = r */
+  for (const tunion *v; (v = next_aggregated(t, me, r, &xv));) { /* p increasing, agg_of(me, p) = r */
     int32_t p = v->rank;
     int64_t dst = msg_off_s(t, PROG_MSG_AGG_C, r, p);
-    for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) {  /* sources in rank order */
+    for (int32_t q = me * t->G; q < (me + 1) * t->G && q < t->R; q++) { /* sources in rank order */
       int64_t b = q == r ? -1 : blk_of(t, p, q);
       if (b < 0) continue;
       int64_t src = msg_off_r(t, PROG_MSG_AGG_PART, q, r) + t->secA[b], y = 0;
       const int64_t *V = v->ids;
       for (int32_t z = 0, n = list_selected(B->b[b].rsel, B->b[b].nr, idx); z < n; z++) {
-        y = sc_seek(V, y, B->b[b].rows[idx[z]]);  /* V(p, me) holds every selected row, both increasing */
+        y = sc_seek(V, y, B->b[b].rows[idx[z]]); /* V(p, me) holds every selected row, both increasing */
         coll_add(c, dst + y, (int32_t)(src + z));
       }
     }
@@ -591,7 +625,7 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M, rank_s
   M->pool = malloc((size_t)(total ? total : 1) * sizeof *M->pool);
   if (!ls->per_q) ls->per_q = malloc((size_t)t->R * (2 * sizeof(int64_t) + sizeof(int32_t *) + 1));
   if (!M->pool || !ls->per_q) return SHIRO_ERR_NOMEM;
-  M->col = ls->per_q;  /* entries of r's blocks only are set, and only they are read */
+  M->col = ls->per_q; /* entries of r's blocks only are set, and only they are read */
   M->edge = (int64_t *)(M->col + t->R);
   M->blk = M->edge + t->R;
   M->stage = (int8_t *)(M->blk + t->R);
@@ -601,7 +635,7 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M, rank_s
     int32_t q = k->q, *col = M->pool + total;
     int inter = routed(t, r, q);
     int32_t rep = inter ? rep_of(t, me, q) : r;
-    const tunion *U = inter && rep == r ? union_of(t->U, t->ufirst, q, me) : NULL;  /* block (r, q) is one of its */
+    const tunion *U = inter && rep == r ? union_of(t->U, t->ufirst, q, me) : NULL; /* block (r, q) is one of its */
     int64_t y = 0;
     total += k->nc;
     M->col[q] = col;
@@ -610,11 +644,14 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M, rank_s
     M->stage[q] = (int8_t)(inter && rep != r);
     M->any[M->stage[q]] |= t->ncsel[b] > 0;
     for (int32_t j = 0, pos = -1; j < k->nc; j++) {
-      if (!k->csel[j]) { col[j] = -1; continue; }
+      if (!k->csel[j]) {
+        col[j] = -1;
+        continue;
+      }
       pos++;
       if (!inter) {
         col[j] = (int32_t)(msg_off_r(t, PROG_MSG_DIRECT, q, r) + pos);
-      } else if (rep == r) {  /* U(q, me) holds every selected column, both increasing */
+      } else if (rep == r) { /* U(q, me) holds every selected column, both increasing */
         y = sc_seek(U->ids, y, k->cols[j]);
         col[j] = (int32_t)(msg_off_r(t, PROG_MSG_INTER_B, q, r) + y);
       } else {
@@ -626,7 +663,7 @@ static shiro_status recv_map_build(const tier *t, int32_t r, recv_map *M, rank_s
 }
 
 static void recv_map_free(recv_map *M) {
-  free(M->pool);  /* the per-source arrays are the thread's (rank_scratch) */
+  free(M->pool); /* the per-source arrays are the thread's (rank_scratch) */
 }
 
 /* Makes room in ls for rank r's REMOTE_B entries of stage 1: at most one per
@@ -670,7 +707,7 @@ static shiro_status emit_remote_b(const tier *t, int32_t r, recv_map *M, prog_bu
   for (int64_t li = 0; li < c_rows; li++) {
     if (now) pb_row(pb, (int32_t)li);
     int64_t row_held = held;
-    for (int64_t e = A->Ap[c_first + li], end = A->Ap[c_first + li + 1]; e < end;) {  /* one run per source q */
+    for (int64_t e = A->Ap[c_first + li], end = A->Ap[c_first + li + 1]; e < end;) { /* one run per source q */
       int32_t q = part_owner_at(&t->own, A->Aj[e]);
       int64_t lim = t->Pcol->first[q + 1], e0 = e;
       while (e < end && A->Aj[e] < lim) e++;
@@ -723,15 +760,15 @@ static shiro_status emit_receives(const tier *t, int32_t r, int stage, recv_map 
   }
   if (stage == 1 && M->any[1]) emit_remote_b_later(t, r, ls, pb);
   coll_begin(cc, c_rows);
-  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) {  /* sources in rank order */
+  for (int64_t b = B->first_p[r]; b < B->first_p[r + 1] && stage == 0; b++) { /* sources in rank order */
     const sc_block *k = &B->b[b];
     int32_t q = k->q;
     if (routed(t, r, q)) continue;
     int64_t src = msg_off_r(t, PROG_MSG_DIRECT, q, r) + t->ncsel[b];
-    for (int32_t i = 0; i < k->nr; i++)  /* partial rows straight from a rank of this node */
+    for (int32_t i = 0; i < k->nr; i++) /* partial rows straight from a rank of this node */
       if (k->rsel[i]) coll_add(cc, k->rows[i] - c_first, (int32_t)src++);
   }
-  for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && stage == 1; e++) {  /* aggregated rows, node order */
+  for (int64_t e = t->vfirst[r]; e < t->vfirst[r + 1] && stage == 1; e++) { /* aggregated rows, node order */
     const tunion *v = &t->V[e];
     int64_t src = msg_off_r(t, PROG_MSG_AGG_C, agg_of(t, v->node, r), r);
     for (int64_t y = 0; y < v->n; y++) coll_add(cc, v->ids[y] - c_first, (int32_t)(src + y));
@@ -755,7 +792,7 @@ static void emit_message(const tier *t, int32_t r, const tmsg *m, int dir, prog_
   int64_t off = dir == 0 ? m->off_s : m->off_r;
   int64_t buf = dir == 0 ? PROG_BUF_S : PROG_BUF_R;
   if (m->k == PROG_MSG_FWD_B && dir == 0 && m->fwd >= 0) {
-    off = m->fwd;  /* forwarded without a copy */
+    off = m->fwd; /* forwarded without a copy */
     buf = PROG_BUF_R;
   }
   int64_t brows = n;
@@ -805,10 +842,27 @@ static shiro_status build_rank(const tier *t, int32_t r, prog_rank *pr, rank_scr
 static void tier_free(tier *t) {
   for (int64_t x = 0; t->U && x < t->nU; x++) free(t->U[x].ids);
   for (int64_t x = 0; t->V && x < t->nV; x++) free(t->V[x].ids);
-  free(t->U); free(t->V); free(t->ufirst); free(t->vfirst); free(t->vnfirst); free(t->vnidx); free(t->qfirst); free(t->qblk);
-  free(t->ncsel); free(t->nrsel); free(t->msg); free(t->hkey); free(t->hval);
-  free(t->sfirst); free(t->sidx); free(t->rfirst); free(t->ridx);
-  free(t->secA); free(t->secF); free(t->s_rows); free(t->r_rows);
+  free(t->U);
+  free(t->V);
+  free(t->ufirst);
+  free(t->vfirst);
+  free(t->vnfirst);
+  free(t->vnidx);
+  free(t->qfirst);
+  free(t->qblk);
+  free(t->ncsel);
+  free(t->nrsel);
+  free(t->msg);
+  free(t->hkey);
+  free(t->hval);
+  free(t->sfirst);
+  free(t->sidx);
+  free(t->rfirst);
+  free(t->ridx);
+  free(t->secA);
+  free(t->secF);
+  free(t->s_rows);
+  free(t->r_rows);
   part_owner_index_free(&t->own);
   free(t->nent);
 }
@@ -820,14 +874,20 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   tier *t = &tt;
   shiro_status st = SHIRO_OK;
   const sc_route *rt = B->route;
-  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) t->route = rt;  /* hybrid's routing */
+  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) t->route = rt; /* hybrid's routing */
   size_t nb = (size_t)(B->n ? B->n : 1), r1 = (size_t)R + 1;
-  t->qfirst = calloc(r1, sizeof *t->qfirst); t->qblk = malloc(nb * sizeof *t->qblk);
-  t->ufirst = calloc(r1, sizeof *t->ufirst); t->vfirst = calloc(r1, sizeof *t->vfirst);
-  t->sfirst = calloc(r1, sizeof *t->sfirst); t->rfirst = calloc(r1, sizeof *t->rfirst);
-  t->ncsel = calloc(nb, sizeof *t->ncsel); t->nrsel = calloc(nb, sizeof *t->nrsel);
-  t->secA = calloc(nb, sizeof *t->secA); t->secF = calloc(nb, sizeof *t->secF);
-  t->s_rows = calloc((size_t)R, sizeof *t->s_rows); t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
+  t->qfirst = calloc(r1, sizeof *t->qfirst);
+  t->qblk = malloc(nb * sizeof *t->qblk);
+  t->ufirst = calloc(r1, sizeof *t->ufirst);
+  t->vfirst = calloc(r1, sizeof *t->vfirst);
+  t->sfirst = calloc(r1, sizeof *t->sfirst);
+  t->rfirst = calloc(r1, sizeof *t->rfirst);
+  t->ncsel = calloc(nb, sizeof *t->ncsel);
+  t->nrsel = calloc(nb, sizeof *t->nrsel);
+  t->secA = calloc(nb, sizeof *t->secA);
+  t->secF = calloc(nb, sizeof *t->secF);
+  t->s_rows = calloc((size_t)R, sizeof *t->s_rows);
+  t->r_rows = calloc((size_t)R, sizeof *t->r_rows);
   t->nent = calloc((size_t)R * 2, sizeof *t->nent);
   if (!t->qfirst || !t->qblk || !t->ufirst || !t->vfirst || !t->sfirst || !t->rfirst || !t->ncsel || !t->nrsel ||
       !t->secA || !t->secF || !t->s_rows || !t->r_rows || !t->nent) {
@@ -852,7 +912,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     rank_scratch ls = {0};
     coll_init(&ls.c);
     ls.idx = malloc(((size_t)t->widest + 1) * sizeof *ls.idx);
-#pragma omp for schedule(dynamic, 1)  /* increasing order: plan_deliver_rank's queue */
+#pragma omp for schedule(dynamic, 1) /* increasing order: plan_deliver_rank's queue */
     for (int32_t r = 0; r < R; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
@@ -860,10 +920,15 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
         rst = ls.idx ? build_rank(t, r, &pr, &ls) : SHIRO_ERR_NOMEM;
         if (rst == SHIRO_OK) rst = plan_deliver_finish(dv, &pr);
       }
-plan_deliver_rank(dv, r, &pr, rst);
+      plan_deliver_rank(dv, r, &pr, rst);
     }
     coll_free(&ls.c);
-    free(ls.idx); free(ls.later_n); free(ls.later_col); free(ls.later_val); free(ls.later_src); free(ls.per_q);
+    free(ls.idx);
+    free(ls.later_n);
+    free(ls.later_col);
+    free(ls.later_val);
+    free(ls.later_src);
+    free(ls.per_q);
   }
 done:
   tier_free(t);

@@ -75,7 +75,7 @@ shiro_status plan_deliver_finish(const plan_deliver *dv, prog_rank *pr) {
   for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++)
     if (B->b[t].rmatch) n += B->b[t].mu;
   const int64_t *const *cert = nodes ? (const int64_t *const *)B->cert + (int64_t)(p / G) * nodes : NULL;
-  for (int32_t H = 0; H < nodes; H++)  /* a pair without a matching has no cert (and zeros in cert_at) */
+  for (int32_t H = 0; H < nodes; H++) /* a pair without a matching has no cert (and zeros in cert_at) */
     if (cert[H]) n += at[H * (G + 1) + 1] - at[H * (G + 1)];
   if (!n) return SHIRO_OK;
   pr->cert = malloc((size_t)n * 2 * sizeof *pr->cert);
@@ -110,7 +110,7 @@ static void deliver_fail(plan_deliver *dv, shiro_status st) {
 
 /* Delivers or drops pr; the caller holds the turn. */
 static void deliver_one(plan_deliver *dv, prog_rank *pr, shiro_status st) {
-  if (dv->st == SHIRO_OK) {  /* the first failure names itself */
+  if (dv->st == SHIRO_OK) { /* the first failure names itself */
     if (st == SHIRO_ERR_NOMEM)
       st = shiro_fail(dv->err, st, "plan: out of memory");
     else if (st != SHIRO_OK)
@@ -118,19 +118,19 @@ static void deliver_one(plan_deliver *dv, prog_rank *pr, shiro_status st) {
     else if (pr->s_rows > INT32_MAX || pr->r_rows > INT32_MAX)
       st = shiro_fail(dv->err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", pr->rank);
   }
-  if (dv->st != SHIRO_OK || st != SHIRO_OK) {  /* dropped */
+  if (dv->st != SHIRO_OK || st != SHIRO_OK) { /* dropped */
     deliver_fail(dv, st);
     prog_rank_free(pr);
     return;
   }
-  deliver_fail(dv, dv->sink(dv->arg, &dv->meta, pr, dv->err));  /* the sink takes pr; it fills err on failure */
+  deliver_fail(dv, dv->sink(dv->arg, &dv->meta, pr, dv->err)); /* the sink takes pr; it fills err on failure */
 }
 
 void plan_deliver_rank(plan_deliver *dv, int32_t r, prog_rank *pr, shiro_status st) {
   pthread_mutex_lock(&dv->turn);
   while (dv->next != r) pthread_cond_wait(&dv->turn_cv, &dv->turn);
   pthread_mutex_unlock(&dv->turn);
-  deliver_one(dv, pr, st);  /* alone: every other thread waits for a later turn */
+  deliver_one(dv, pr, st); /* alone: every other thread waits for a later turn */
   pthread_mutex_lock(&dv->turn);
   dv->next = r + 1;
   pthread_cond_broadcast(&dv->turn_cv);

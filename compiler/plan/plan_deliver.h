@@ -14,14 +14,14 @@ typedef struct plan_deliver {
   const sc_csr *A;
   const sc_partition *Prow;
   const sc_blocks *B;
-  prog_meta meta;       /* complete before the first program is delivered */
-  uint64_t *digest;     /* [R] plan_rows_digest of each rank's rows */
+  prog_meta meta; /* complete before the first program is delivered */
+  uint64_t *digest; /* [R] plan_rows_digest of each rank's rows */
   plan_sink_fn sink;
   void *arg;
   shiro_error *err;
-  shiro_status st;      /* the first failure (a builder's, a rank's, or the sink's); later ranks are dropped */
-  int stop;             /* st != SHIRO_OK, read by every thread (atomic) */
-  int32_t next;         /* the rank whose turn it is to be delivered (under turn) */
+  shiro_status st; /* the first failure (a builder's, a rank's, or the sink's); later ranks are dropped */
+  int stop; /* st != SHIRO_OK, read by every thread (atomic) */
+  int32_t next; /* the rank whose turn it is to be delivered (under turn) */
   pthread_mutex_t turn; /* with turn_cv: the builders' queue for delivery in rank order; a thread
                            waiting for its turn sleeps (an OpenMP ordered region spins, and on a
                            busy machine the spinning takes the writer's core) */

@@ -4,8 +4,12 @@
 #include "plan_local_matrix.h"
 
 shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_t *list, int64_t first) {
-  free(pr->a_ptr); free(pr->a_col); free(pr->a_val);
-  pr->a_ptr = NULL; pr->a_col = NULL; pr->a_val = NULL;
+  free(pr->a_ptr);
+  free(pr->a_col);
+  free(pr->a_val);
+  pr->a_ptr = NULL;
+  pr->a_col = NULL;
+  pr->a_val = NULL;
   pr->naptr = pr->nacol = pr->naval = 0;
   int64_t n = 0;
   for (int64_t x = 0; x < pr->c_rows; x++) {

@@ -12,7 +12,10 @@ static int grow(prog_builder *b, void **arr, int64_t *cap, int64_t need, size_t 
   int64_t n = *cap ? *cap : 64;
   while (n < need) n *= 2;
   void *p = realloc(*arr, (size_t)n * size);
-  if (!p) { b->failed = 1; return 0; }
+  if (!p) {
+    b->failed = 1;
+    return 0;
+  }
   *arr = p;
   *cap = n;
   return 1;
@@ -30,7 +33,10 @@ static int reserve(prog_builder *b, void **arr, int64_t *cap, int64_t need, size
   if (b->failed) return 0;
   if (need <= *cap) return 1;
   void *p = realloc(*arr, (size_t)need * size);
-  if (!p) { b->failed = 1; return 0; }
+  if (!p) {
+    b->failed = 1;
+    return 0;
+  }
   if (map) sc_big_populate(p, (size_t)*cap * size, (size_t)(need - *cap) * size);
   *arr = p;
   *cap = need;
@@ -39,7 +45,7 @@ static int reserve(prog_builder *b, void **arr, int64_t *cap, int64_t need, size
 
 void pb_reserve(prog_builder *b, int64_t nptr, int64_t ncol, int64_t nrows, int map) {
   prog_rank *pr = b->pr;
-  int64_t cap = b->cap_col;  /* col, val and val_src grow together */
+  int64_t cap = b->cap_col; /* col, val and val_src grow together */
   if (!reserve(b, (void **)&pr->ptr, &b->cap_ptr, nptr, sizeof *pr->ptr, map) ||
       !reserve(b, (void **)&pr->rows, &b->cap_rows, nrows, sizeof *pr->rows, map) ||
       !reserve(b, (void **)&pr->col, &cap, ncol, sizeof *pr->col, map))
@@ -85,7 +91,7 @@ void pb_mul_begin(prog_builder *b, int64_t tag, int64_t stage, int64_t dst_buf, 
   op[OPF_HAS_VAL] = has_val;
   op[OPF_ACCUM] = accum;
   op[OPF_TAG] = tag;
-  pr->ptr[pr->nptr++] = pr->ncol;  /* ptr[PTR_OFF] = start of row 0 */
+  pr->ptr[pr->nptr++] = pr->ncol; /* ptr[PTR_OFF] = start of row 0 */
   b->cur = pr->nops - 1;
   b->with_rows = with_rowidx != 0;
 }
@@ -102,20 +108,23 @@ void pb_row_slow(prog_builder *b, int32_t dst_row) {
   if (b->failed || b->cur < 0) return;
   if (!grow(b, (void **)&pr->ptr, &b->cap_ptr, pr->nptr + 1, sizeof *pr->ptr)) return;
   if (b->with_rows && !grow(b, (void **)&pr->rows, &b->cap_rows, pr->nrowidx + 1, sizeof *pr->rows)) return;
-  pb_row(b, dst_row);  /* now with room: the inline path */
+  pb_row(b, dst_row); /* now with room: the inline path */
 }
 
 void pb_entry_slow(prog_builder *b, int32_t src_row, double val, int64_t src) {
   prog_rank *pr = b->pr;
   if (b->failed || b->cur < 0) return;
-  if (pr->ncol + 1 > b->cap_col) {  /* col, val and val_src grow together: aligned with col */
+  if (pr->ncol + 1 > b->cap_col) { /* col, val and val_src grow together: aligned with col */
     int64_t cap = b->cap_col;
     if (!grow(b, (void **)&pr->col, &cap, pr->ncol + 1, sizeof *pr->col)) return;
     double *v = realloc(pr->val, (size_t)cap * sizeof *v);
     if (v) pr->val = v;
     int64_t *o = v ? realloc(pr->val_src, (size_t)cap * sizeof *o) : NULL;
     if (o) pr->val_src = o;
-    if (!v || !o) { b->failed = 1; return; }
+    if (!v || !o) {
+      b->failed = 1;
+      return;
+    }
     b->cap_col = cap;
   }
   pr->col[pr->ncol] = src_row;
@@ -129,7 +138,7 @@ void pb_mul_end(prog_builder *b) {
   if (b->failed || b->cur < 0) return;
   int64_t *op = pr->ops + b->cur * PROG_OP_WIDTH;
   close_row(pr);
-  if (op[OPF_NROWS] == 0) {  /* drop an empty op and its single pointer */
+  if (op[OPF_NROWS] == 0) { /* drop an empty op and its single pointer */
     pr->nptr = op[OPF_PTR_OFF];
     pr->nops--;
   }
@@ -141,8 +150,14 @@ void pb_xchg(prog_builder *b, int64_t stage, int64_t peer, int64_t dir, int64_t 
   prog_rank *pr = b->pr;
   if (!grow(b, (void **)&pr->xchg, &b->cap_x, (pr->nx + 1) * PROG_X_WIDTH, sizeof *pr->xchg)) return;
   int64_t *x = pr->xchg + pr->nx * PROG_X_WIDTH;
-  x[XF_STAGE] = stage; x[XF_PEER] = peer; x[XF_DIR] = dir; x[XF_BUF] = buf;
-  x[XF_OFF] = off; x[XF_COUNT] = count; x[XF_TIER] = tier; x[XF_BROWS] = brows;
+  x[XF_STAGE] = stage;
+  x[XF_PEER] = peer;
+  x[XF_DIR] = dir;
+  x[XF_BUF] = buf;
+  x[XF_OFF] = off;
+  x[XF_COUNT] = count;
+  x[XF_TIER] = tier;
+  x[XF_BROWS] = brows;
   x[XF_KIND] = kind;
   pr->nx++;
 }

@@ -9,12 +9,12 @@
 
 /* Growable view of one rank's program under construction. */
 typedef struct prog_builder {
-  prog_rank *pr;                    /* the program being filled (owned by the caller) */
-  int64_t cap_ops, cap_x, cap_ptr;  /* capacities in records / entries */
+  prog_rank *pr; /* the program being filled (owned by the caller) */
+  int64_t cap_ops, cap_x, cap_ptr; /* capacities in records / entries */
   int64_t cap_col, cap_rows;
-  int64_t cur;                      /* index of the MUL op being filled, -1 if none */
-  int with_rows;                    /* the open op lists its destination rows */
-  int failed;                       /* set once an allocation failed; later calls do nothing */
+  int64_t cur; /* index of the MUL op being filled, -1 if none */
+  int with_rows; /* the open op lists its destination rows */
+  int failed; /* set once an allocation failed; later calls do nothing */
 } prog_builder;
 
 /* Starts filling *pr (which must be zeroed). */
@@ -50,9 +50,9 @@ static inline void pb_row(prog_builder *b, int32_t dst_row) {
   }
   if (b->with_rows) pr->rows[pr->nrowidx++] = dst_row;
   pr->ops[b->cur * PROG_OP_WIDTH + OPF_NROWS]++;
-  pr->ptr[pr->nptr - 1] = pr->ncol;  /* the open row ends here */
+  pr->ptr[pr->nptr - 1] = pr->ncol; /* the open row ends here */
   pr->nval = pr->nvalsrc = pr->ncol;
-  pr->ptr[pr->nptr++] = pr->ncol;    /* end of the new row, moved as entries come */
+  pr->ptr[pr->nptr++] = pr->ncol; /* end of the new row, moved as entries come */
 }
 
 /* pb_entry_src's path when col/val/val_src are full (or the builder failed, or no op is open). */
@@ -72,7 +72,7 @@ static inline void pb_entry_src(prog_builder *b, int32_t src_row, double val, in
   pr->col[pr->ncol] = src_row;
   pr->val[pr->ncol] = val;
   pr->val_src[pr->ncol] = src;
-  pr->ncol++;  /* the row's end pointer, nval and nvalsrc follow at the next pb_row or pb_mul_end */
+  pr->ncol++; /* the row's end pointer, nval and nvalsrc follow at the next pb_row or pb_mul_end */
 }
 
 /* pb_entry_src of an entry that is no nonzero of A (a selection or a sum: src -1). */

@@ -40,7 +40,7 @@ void prog_emit_local(const sc_csr *A, const sc_partition *Prow, const sc_partiti
 static int64_t block_row_base(const sc_csr *A, const sc_block *k, int32_t i) {
   const int64_t row = k->rows[i], col = k->cols[k->Gj[k->Gp[i]]];
   int64_t lo = A->Ap[row], hi = A->Ap[row + 1];
-  while (lo < hi) {  /* the first column >= col */
+  while (lo < hi) { /* the first column >= col */
     int64_t mid = lo + (hi - lo) / 2;
     if (A->Aj[mid] < col) lo = mid + 1;
     else hi = mid;
@@ -52,7 +52,7 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
   int64_t e0 = k->Gp[i], e1 = k->Gp[i + 1];
   if (e1 == e0) return;
   const int64_t base = block_row_base(A, k, i);
-  if (pb_has_room(pb, e1 - e0)) {  /* the common case: every edge stored, those kept counted */
+  if (pb_has_room(pb, e1 - e0)) { /* the common case: every edge stored, those kept counted */
     prog_rank *pr = pb->pr;
     int32_t *cd = pr->col + pr->ncol;
     double *vd = pr->val + pr->ncol;
@@ -74,7 +74,7 @@ void prog_emit_partial_row(prog_builder *pb, const sc_csr *A, const sc_block *k,
 
 void prog_emit_run(prog_builder *pb, const int32_t *gj, const int32_t *map, int32_t base, const sc_csr *A, int64_t t0,
                    int64_t n) {
-  if (pb_has_room(pb, n)) {  /* the common case: straight into the program */
+  if (pb_has_room(pb, n)) { /* the common case: straight into the program */
     prog_rank *pr = pb->pr;
     pr->ncol += prog_run_entries(gj, map, base, A, t0, n, pr->col + pr->ncol, pr->val + pr->ncol, pr->val_src + pr->ncol);
     return;

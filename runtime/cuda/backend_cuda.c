@@ -75,9 +75,10 @@ static shiro_status cuda_load(shiro_ctx *c, int d) {
   const int64_t *rows = c->rows;
   int prev = enter_device(s->device);
   SHIRO_CHECK_GOTO(cuda_ops_setup(&s->ops[d], c->prog[d].op, c->prog[d].nops, c->opts.dtype == SHIRO_FLOAT64, c->opts.n, rows,
-                                  s->sparse, 1, c->error), st);
+                                  s->sparse, 1, c->error),
+                   st);
   if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_load(c, s, d), st);
-  CUDACHECKGOTO(cudaDeviceSynchronize(), st, c->error);  /* uploads done before the first call */
+  CUDACHECKGOTO(cudaDeviceSynchronize(), st, c->error); /* uploads done before the first call */
 done:
   leave_device(prev, s->device);
   return st;
@@ -88,10 +89,10 @@ done:
 static shiro_status cuda_values(shiro_ctx *c, int d) {
   shiro_status st = SHIRO_OK;
   cuda_state *s = c->state;
-  if (s->aborted)  /* a context that can only be destroyed (shiro.h: timeout_ms) */
+  if (s->aborted) /* a context that can only be destroyed (shiro.h: timeout_ms) */
     return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "an earlier call aborted this context's NCCL communicator");
   int prev = enter_device(s->device);
-  if (s->compute) CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error);  /* no call still reads them */
+  if (s->compute) CUDACHECKGOTO(cudaStreamSynchronize(s->compute), st, c->error); /* no call still reads them */
   SHIRO_CHECK_GOTO(cuda_ops_values(&s->ops[d], c->prog[d].op, c->prog[d].nops, c->error), st);
 done:
   leave_device(prev, s->device);
@@ -195,7 +196,7 @@ static shiro_status cuda_finish(shiro_ctx *c, shiro_status st) {
       char why[sizeof c->error];
       memcpy(why, c->error, sizeof why);
       abort_nccl(c, s, "the call failed");
-      memcpy(c->error, why, sizeof why);  /* keep the first failure's message */
+      memcpy(c->error, why, sizeof why); /* keep the first failure's message */
     }
     cudaStreamSynchronize(s->compute);
     cudaStreamSynchronize(s->comm);
@@ -219,7 +220,10 @@ shiro_status cuda_backend_profile(shiro_ctx *c, const void *B, void *C, float *o
   const int64_t nops = c->plan->pr.nops;
   cudaEvent_t *marks = calloc((size_t)nops + 1, sizeof *marks);
   int prev = enter_device(s->device);
-  if (!marks) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
+  if (!marks) {
+    st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    goto done;
+  }
   for (int64_t o = 0; o <= nops; o++) CUDACHECKGOTO(cudaEventCreate(&marks[o]), st, c->error);
   CUDACHECKGOTO(cudaEventRecord(marks[0], s->compute), st, c->error);
   SHIRO_CHECK_GOTO(interp_run(c, RT_FORWARD, B, C, mark_op, marks), st);

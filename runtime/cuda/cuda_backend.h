@@ -24,24 +24,26 @@
 #include "mpi_xport.h"
 
 /* The transport a context resolved to. */
-enum { CUDA_XPORT_MPI_STAGED = 0, CUDA_XPORT_MPI_AWARE = 1, CUDA_XPORT_NCCL = 2 };
+enum { CUDA_XPORT_MPI_STAGED = 0,
+       CUDA_XPORT_MPI_AWARE = 1,
+       CUDA_XPORT_NCCL = 2 };
 
 typedef struct cuda_state {
-  int device;                 /* the context's device ordinal (-1 until chosen) */
-  int caller_device;          /* during a call: the device that was current when it began (-1: none) */
-  int xport;                  /* CUDA_XPORT_* */
-  cudaStream_t compute;       /* MUL ops, copies of the staged transport */
-  cudaStream_t comm;          /* NCCL groups (higher priority) */
-  cudaEvent_t filled;         /* recorded on compute at each START (NCCL) */
-  cudaEvent_t *stage_done;    /* [nstage_done] recorded on comm at each WAIT (NCCL), one per stage */
+  int device; /* the context's device ordinal (-1 until chosen) */
+  int caller_device; /* during a call: the device that was current when it began (-1: none) */
+  int xport; /* CUDA_XPORT_* */
+  cudaStream_t compute; /* MUL ops, copies of the staged transport */
+  cudaStream_t comm; /* NCCL groups (higher priority) */
+  cudaEvent_t filled; /* recorded on compute at each START (NCCL) */
+  cudaEvent_t *stage_done; /* [nstage_done] recorded on comm at each WAIT (NCCL), one per stage */
   int32_t nstage_done;
-  cusparseHandle_t sparse;    /* on the compute stream */
-  cuda_ops ops[2];            /* the compute ops of each program (RT_FORWARD, RT_TRANSPOSE) */
-  void *host[PROG_NBUF];      /* pinned host S and R (staged MPI only); device S and R are c->buf */
-  size_t row_bytes;           /* N × value size */
-  mpi_xport mpi[2];           /* MPI transport: persistent requests of each program */
-  ncclComm_t nccl;            /* NCCL only; NULL once aborted */
-  int aborted;                /* 1 after a timeout or an asynchronous NCCL error aborted the communicator */
+  cusparseHandle_t sparse; /* on the compute stream */
+  cuda_ops ops[2]; /* the compute ops of each program (RT_FORWARD, RT_TRANSPOSE) */
+  void *host[PROG_NBUF]; /* pinned host S and R (staged MPI only); device S and R are c->buf */
+  size_t row_bytes; /* N × value size */
+  mpi_xport mpi[2]; /* MPI transport: persistent requests of each program */
+  ncclComm_t nccl; /* NCCL only; NULL once aborted */
+  int aborted; /* 1 after a timeout or an asynchronous NCCL error aborted the communicator */
 } cuda_state;
 
 /* cuda_device.c: picks the device (opts.device, or the rank's index in its

@@ -30,43 +30,42 @@ shiro_status cuda_notef(char *msg, shiro_status st, const char *file, int line, 
  * needed: the text is copied into buf of len bytes, which is returned). */
 const char *cuda_mpi_reason(int rc, char *buf, int len);
 
-#define CUDACHECKGOTO(expr, st, msg)                                                                    \
-  do {                                                                                                  \
-    cudaError_t e_ = (expr);                                                                            \
-    if (e_ != cudaSuccess) {                                                                            \
-      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, cudaGetErrorString(e_), __FILE__, __LINE__);      \
-      goto done;                                                                                        \
-    }                                                                                                   \
+#define CUDACHECKGOTO(expr, st, msg)                                                              \
+  do {                                                                                            \
+    cudaError_t e_ = (expr);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      goto done;                                                                                  \
+    }                                                                                             \
   } while (0)
 
-#define CUSPARSECHECKGOTO(expr, st, msg)                                                                \
-  do {                                                                                                  \
-    cusparseStatus_t e_ = (expr);                                                                       \
-    if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                                \
-      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, cusparseGetErrorString(e_), __FILE__, __LINE__);  \
-      goto done;                                                                                        \
-    }                                                                                                   \
+#define CUSPARSECHECKGOTO(expr, st, msg)                                                              \
+  do {                                                                                                \
+    cusparseStatus_t e_ = (expr);                                                                     \
+    if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                              \
+      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, cusparseGetErrorString(e_), __FILE__, __LINE__); \
+      goto done;                                                                                      \
+    }                                                                                                 \
   } while (0)
 
-#define NCCLCHECKGOTO(expr, st, msg)                                                                    \
-  do {                                                                                                  \
-    ncclResult_t e_ = (expr);                                                                           \
-    if (e_ != ncclSuccess) {                                                                            \
-      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, ncclGetErrorString(e_), __FILE__, __LINE__);      \
-      goto done;                                                                                        \
-    }                                                                                                   \
+#define NCCLCHECKGOTO(expr, st, msg)                                                              \
+  do {                                                                                            \
+    ncclResult_t e_ = (expr);                                                                     \
+    if (e_ != ncclSuccess) {                                                                      \
+      (st) = cuda_note((msg), SHIRO_ERR_CUDA, #expr, ncclGetErrorString(e_), __FILE__, __LINE__); \
+      goto done;                                                                                  \
+    }                                                                                             \
   } while (0)
 
-#define MPICHECKGOTO(expr, st, msg)                                                                     \
-  do {                                                                                                  \
-    int e_ = (expr);                                                                                    \
-    if (e_ != MPI_SUCCESS) {                                                                            \
-      char r_[MPI_MAX_ERROR_STRING];                                                                    \
+#define MPICHECKGOTO(expr, st, msg)                                                                    \
+  do {                                                                                                 \
+    int e_ = (expr);                                                                                   \
+    if (e_ != MPI_SUCCESS) {                                                                           \
+      char r_[MPI_MAX_ERROR_STRING];                                                                   \
       (st) = cuda_note((msg), SHIRO_ERR_MPI, #expr, cuda_mpi_reason(e_, r_, (int)sizeof r_), __FILE__, \
-                       __LINE__);                                                                       \
-      goto done;                                                                                        \
-    }                                                                                                   \
+                       __LINE__);                                                                      \
+      goto done;                                                                                       \
+    }                                                                                                  \
   } while (0)
-
 
 #endif

@@ -21,7 +21,7 @@ static shiro_status pick(shiro_ctx *c, cuda_state *s, int local_rank, dev_id *me
   int ndev = 0;
   struct cudaDeviceProp prop;
   cudaError_t e = cudaGetDeviceCount(&ndev);
-  if (e != cudaSuccess)  /* "no CUDA device" starts the message: tools key on it to skip */
+  if (e != cudaSuccess) /* "no CUDA device" starts the message: tools key on it to skip */
     return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "no CUDA device: cudaGetDeviceCount failed: %s (%d)",
                       cudaGetErrorString(e), (int)e);
   if (ndev <= 0) return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "no CUDA device: cudaGetDeviceCount found 0");
@@ -56,7 +56,7 @@ shiro_status cuda_choose_device(shiro_ctx *c, cuda_state *s) {
   all = calloc((size_t)local_size, sizeof *all);
   if (!all) st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   else st = pick(c, s, local_rank, &me);
-  st = rt_agree(c->comm, st, c->error, "the CUDA setup");  /* from here on every rank has a device and a gather buffer */
+  st = rt_agree(c->comm, st, c->error, "the CUDA setup"); /* from here on every rank has a device and a gather buffer */
   /* Which ranks of this node share a device: NCCL refuses two ranks on one GPU. */
   if (st == SHIRO_OK &&
       MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, node) != MPI_SUCCESS)
@@ -71,7 +71,7 @@ shiro_status cuda_choose_device(shiro_ctx *c, cuda_state *s) {
   if (MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
     return cuda_notef(c->error, SHIRO_ERR_MPI, __FILE__, __LINE__, "MPI_Allreduce failed");
   const int any_shared = out[0];
-  if (out[1] != -out[2])  /* the transport's setup is collective: every rank must take the same one */
+  if (out[1] != -out[2]) /* the transport's setup is collective: every rank must take the same one */
     return cuda_notef(c->error, SHIRO_ERR_ARG, __FILE__, __LINE__, "the ranks asked for different transports (%d .. %d)",
                       -out[2], out[1]);
   /* The same decision on every rank: its inputs (transport, any_shared, size) are the same everywhere. */

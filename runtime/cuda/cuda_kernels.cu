@@ -9,30 +9,40 @@ namespace {
 constexpr int kBlock = 256;  // threads per block; kBlock / G rows per block
 
 // W values of type T moved as one vector.
-template <typename T, int W> struct alignas(sizeof(T) * W) Pack { T v[W]; };
-template <typename T, int W> struct VecType;
-template <> struct VecType<float, 4> { typedef float4 type; };
-template <> struct VecType<float, 2> { typedef float2 type; };
-template <> struct VecType<float, 1> { typedef float type; };
-template <> struct VecType<double, 2> { typedef double2 type; };
-template <> struct VecType<double, 1> { typedef double type; };
+template <typename T, int W>
+struct alignas(sizeof(T) * W) Pack { T v[W]; };
+template <typename T, int W>
+struct VecType;
+template <>
+struct VecType<float, 4> { typedef float4 type; };
+template <>
+struct VecType<float, 2> { typedef float2 type; };
+template <>
+struct VecType<float, 1> { typedef float type; };
+template <>
+struct VecType<double, 2> { typedef double2 type; };
+template <>
+struct VecType<double, 1> { typedef double type; };
 
 // Read-only (non-coherent) vector load: src never aliases dst within a launch.
-template <typename T, int W> __device__ __forceinline__ Pack<T, W> load_ro(const T *p) {
+template <typename T, int W>
+__device__ __forceinline__ Pack<T, W> load_ro(const T *p) {
   typedef typename VecType<T, W>::type V;
   V x = __ldg(reinterpret_cast<const V *>(p));
   Pack<T, W> r;
   memcpy(&r, &x, sizeof r);
   return r;
 }
-template <typename T, int W> __device__ __forceinline__ Pack<T, W> load_rw(const T *p) {
+template <typename T, int W>
+__device__ __forceinline__ Pack<T, W> load_rw(const T *p) {
   typedef typename VecType<T, W>::type V;
   V x = *reinterpret_cast<const V *>(p);
   Pack<T, W> r;
   memcpy(&r, &x, sizeof r);
   return r;
 }
-template <typename T, int W> __device__ __forceinline__ void store(T *p, const Pack<T, W> &r) {
+template <typename T, int W>
+__device__ __forceinline__ void store(T *p, const Pack<T, W> &r) {
   typedef typename VecType<T, W>::type V;
   V x;
   memcpy(&x, &r, sizeof x);
@@ -129,7 +139,8 @@ extern "C" void cuda_mul_shape(const cuda_mul *m, int *vec_bytes, int *group) {
   const uint64_t esz = m->is_double ? 8 : 4;
   const uint64_t row_bytes = (uint64_t)m->n * esz;
   const uint64_t bits = row_bytes | (uint64_t)(uintptr_t)m->dst | (uint64_t)(uintptr_t)m->src;
-  int vb = (bits % 16 == 0) ? 16 : (bits % 8 == 0) ? 8 : 4;
+  int vb = (bits % 16 == 0) ? 16 : (bits % 8 == 0) ? 8
+                                                   : 4;
   if (vb < (int)esz) vb = (int)esz;
   const int64_t nvec = (int64_t)(row_bytes / (uint64_t)vb);
   int g = 1;

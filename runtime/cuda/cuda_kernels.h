@@ -28,16 +28,16 @@ extern "C" {
 
 /* One launch of dst[rows] (+)= M · src. Every pointer is a device pointer. */
 typedef struct cuda_mul {
-  void *dst;            /* destination row 0 (the op's DST_OFF already applied) */
-  const void *src;      /* source row 0 (SRC_OFF applied); may be NULL when M has no entries */
-  const int32_t *ptr;   /* [nrows+1] row pointers starting at 0, or NULL: row i has exactly entry i */
-  const int32_t *col;   /* [nnz] source row of each entry */
-  const void *val;      /* [nnz] values (float or double, as is_double), or NULL: every entry is 1 */
-  const int32_t *rows;  /* [nrows] destination row of M's row i, or NULL: row i */
-  int64_t nrows;        /* rows of M (>= 0) */
-  int64_t n;            /* values per row (>= 1) */
-  int is_double;        /* 1: double, 0: float */
-  int accum;            /* 1: dst += M·src; 0: dst = M·src (rows without entries become 0) */
+  void *dst; /* destination row 0 (the op's DST_OFF already applied) */
+  const void *src; /* source row 0 (SRC_OFF applied); may be NULL when M has no entries */
+  const int32_t *ptr; /* [nrows+1] row pointers starting at 0, or NULL: row i has exactly entry i */
+  const int32_t *col; /* [nnz] source row of each entry */
+  const void *val; /* [nnz] values (float or double, as is_double), or NULL: every entry is 1 */
+  const int32_t *rows; /* [nrows] destination row of M's row i, or NULL: row i */
+  int64_t nrows; /* rows of M (>= 0) */
+  int64_t n; /* values per row (>= 1) */
+  int is_double; /* 1: double, 0: float */
+  int accum; /* 1: dst += M·src; 0: dst = M·src (rows without entries become 0) */
 } cuda_mul;
 
 /* Enqueues the op on `stream`. Rows listed in `rows` must be distinct (no

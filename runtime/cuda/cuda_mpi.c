@@ -12,7 +12,7 @@
 
 #if defined(__has_include)
 #if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>  /* Open MPI (after mpi.h): MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
+#include <mpi-ext.h> /* Open MPI (after mpi.h): MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
 #endif
 #endif
 
@@ -45,7 +45,7 @@ static shiro_status copy_ranges(shiro_ctx *c, cuda_state *s, int64_t first, int6
   shiro_status st = SHIRO_OK;
   for (int64_t i = first; i < first + n; i++) {
     const rt_range *r = &c->prog[c->dir].stages.ranges[i];
-    const size_t row_bytes = (size_t)c->n * c->esz;  /* the call's width: rows packed as the xport sends them */
+    const size_t row_bytes = (size_t)c->n * c->esz; /* the call's width: rows packed as the xport sends them */
     const size_t off = (size_t)r->row * row_bytes, bytes = (size_t)r->count * row_bytes;
     char *d = (char *)c->buf[r->buf] + off, *h = (char *)s->host[r->buf] + off;
     if (kind == cudaMemcpyDeviceToHost) CUDACHECKGOTO(cudaMemcpyAsync(h, d, bytes, kind, s->compute), st, c->error);

@@ -26,15 +26,18 @@ shiro_status cuda_nccl_setup(shiro_ctx *c, cuda_state *s) {
   MPI_Comm_size(c->comm, &size);
   if (rank == 0) boot.rc = (int)ncclGetUniqueId(&boot.id);
   MPICHECKGOTO(MPI_Bcast(&boot, (int)sizeof boot, MPI_BYTE, 0, c->comm), st, c->error);
-  if (boot.rc != (int)ncclSuccess) {  /* the same answer on every rank: nobody enters ncclCommInitRank */
+  if (boot.rc != (int)ncclSuccess) { /* the same answer on every rank: nobody enters ncclCommInitRank */
     st = cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "ncclGetUniqueId failed on rank 0: %s",
                     ncclGetErrorString((ncclResult_t)boot.rc));
     goto done;
   }
   NCCLCHECKGOTO(ncclCommInitRank(&s->nccl, size, boot.id, rank), st, c->error);
   s->stage_done = calloc((size_t)(c->prog[RT_FORWARD].stages.nstages ? c->prog[RT_FORWARD].stages.nstages : 1), sizeof *s->stage_done);
-  if (!s->stage_done) { st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
-  s->nstage_done = c->prog[RT_FORWARD].stages.nstages;  /* the transposed program has the same stages */
+  if (!s->stage_done) {
+    st = cuda_notef(c->error, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    goto done;
+  }
+  s->nstage_done = c->prog[RT_FORWARD].stages.nstages; /* the transposed program has the same stages */
   CUDACHECKGOTO(cudaEventCreateWithFlags(&s->filled, cudaEventDisableTiming), st, c->error);
   for (int32_t g = 0; g < s->nstage_done; g++)
     CUDACHECKGOTO(cudaEventCreateWithFlags(&s->stage_done[g], cudaEventDisableTiming), st, c->error);
@@ -54,7 +57,7 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   open = 1;
   for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
     const int64_t *r = c->prog[c->dir].stages.xs[i];
-    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * (size_t)c->n * c->esz;  /* the call's width */
+    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * (size_t)c->n * c->esz; /* the call's width */
     const size_t count = (size_t)r[XF_COUNT] * (size_t)c->n;
     if (r[XF_DIR] == 0) NCCLCHECKGOTO(ncclSend(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
     else NCCLCHECKGOTO(ncclRecv(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
@@ -62,7 +65,7 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   open = 0;
   NCCLCHECKGOTO(ncclGroupEnd(), st, c->error);
 done:
-  if (open) ncclGroupEnd();  /* a failed post still closes the group (its status is already recorded) */
+  if (open) ncclGroupEnd(); /* a failed post still closes the group (its status is already recorded) */
   return st;
 }
 

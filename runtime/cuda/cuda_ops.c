@@ -7,7 +7,7 @@
 #include "cuda_kernels.h"
 #include "cuda_ops.h"
 
-#define ARENA_ALIGN 256  /* every array of the arena starts on a 256-byte boundary (cudaMalloc's own) */
+#define ARENA_ALIGN 256 /* every array of the arena starts on a 256-byte boundary (cudaMalloc's own) */
 
 static size_t align_up(size_t x) { return (x + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
 
@@ -30,7 +30,7 @@ static int plan_op(const rt_op *r, const int64_t buf_rows[PROG_NBUF], int use_sp
   op->nnz = nrows > 0 ? ptr[nrows] - ptr[0] : 0;
   op->span = buf_rows[op->src_buf] - op->src_off;
   lay->ptr = lay->col = lay->val = lay->rows = SIZE_MAX;
-  if (nrows <= 0) return 1;  /* nothing to compute: how stays NONE */
+  if (nrows <= 0) return 1; /* nothing to compute: how stays NONE */
   if (op->nnz > INT32_MAX || nrows >= INT32_MAX) return 0;
   const int has_val = r->kind == RT_MULTIPLY, listed = r->rows != NULL;
   op->how = (use_sparse && has_val && !listed && op->nnz > 0 && op->span > 0) ? CUDA_OP_SPARSE : CUDA_OP_KERNEL;
@@ -38,13 +38,28 @@ static int plan_op(const rt_op *r, const int64_t buf_rows[PROG_NBUF], int use_sp
    * its own either way, but duplicates and unsorted rows are outside what its CSR routines document. */
   for (int64_t i = 0; op->how == CUDA_OP_SPARSE && i < nrows; i++)
     for (int64_t e = ptr[i] + 1; e < ptr[i + 1]; e++)
-      if (r->col[e] <= r->col[e - 1]) { op->how = CUDA_OP_KERNEL; break; }
+      if (r->col[e] <= r->col[e - 1]) {
+        op->how = CUDA_OP_KERNEL;
+        break;
+      }
   int one_per_row = op->nnz == nrows;
   for (int64_t i = 0; one_per_row && i < nrows; i++) one_per_row = ptr[i + 1] - ptr[i] == 1;
-  if (op->how == CUDA_OP_SPARSE || !one_per_row) { lay->ptr = *end; *end = align_up(*end + (size_t)(nrows + 1) * 4); }
-  if (op->nnz > 0) { lay->col = *end; *end = align_up(*end + (size_t)op->nnz * 4); }
-  if (has_val && op->nnz > 0) { lay->val = *end; *end = align_up(*end + (size_t)op->nnz * esz); }
-  if (listed) { lay->rows = *end; *end = align_up(*end + (size_t)nrows * 4); }
+  if (op->how == CUDA_OP_SPARSE || !one_per_row) {
+    lay->ptr = *end;
+    *end = align_up(*end + (size_t)(nrows + 1) * 4);
+  }
+  if (op->nnz > 0) {
+    lay->col = *end;
+    *end = align_up(*end + (size_t)op->nnz * 4);
+  }
+  if (has_val && op->nnz > 0) {
+    lay->val = *end;
+    *end = align_up(*end + (size_t)op->nnz * esz);
+  }
+  if (listed) {
+    lay->rows = *end;
+    *end = align_up(*end + (size_t)nrows * 4);
+  }
   return 1;
 }
 
@@ -92,12 +107,13 @@ static shiro_status setup_sparse(cuda_ops *o, cuda_op *op, char *msg) {
   op->beta_f = op->accum ? 1.0f : 0.0f;
   /* The dense descriptors point at the arena until a call binds B, C, S or R: nothing reads them before. */
   CUSPARSECHECKGOTO(cusparseCreateCsr(&op->A, op->nrows, op->span, op->nnz, op->ptr, op->col, op->val, CUSPARSE_INDEX_32I,
-                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t), st, msg);
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t),
+                    st, msg);
   CUSPARSECHECKGOTO(cusparseCreateDnMat(&op->X, op->span, o->n, o->n, o->arena, t, CUSPARSE_ORDER_ROW), st, msg);
   CUSPARSECHECKGOTO(cusparseCreateDnMat(&op->Y, op->nrows, o->n, o->n, o->arena, t, CUSPARSE_ORDER_ROW), st, msg);
   cusparseStatus_t cs = cusparseSpMM_bufferSize(o->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                 alpha, op->A, op->X, beta, op->Y, t, cuda_ops_spmm_alg(o->n), &bytes);
-  if (declined(cs)) {  /* a shape the algorithm does not take */
+  if (declined(cs)) { /* a shape the algorithm does not take */
     to_kernel(op, cs);
     return SHIRO_OK;
   }
@@ -121,7 +137,10 @@ shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_
   o->nops = nops;
   o->op = calloc((size_t)(nops ? nops : 1), sizeof *o->op);
   lay = calloc((size_t)(nops ? nops : 1), sizeof *lay);
-  if (!o->op || !lay) { st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory"); goto done; }
+  if (!o->op || !lay) {
+    st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    goto done;
+  }
   for (int64_t i = 0; i < nops; i++) {
     if (ops[i].kind == RT_START || ops[i].kind == RT_WAIT) continue;
     if (!plan_op(&ops[i], buf_rows, use_sparse && sparse != NULL, esz, &o->op[i], &lay[i], &end)) {
@@ -134,7 +153,10 @@ shiro_status cuda_ops_setup(cuda_ops *o, const rt_op *ops, int64_t nops, int is_
   o->arena_bytes = end;
   if (end > 0) {
     host = malloc(end);
-    if (!host) { st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory (%zu bytes of operators)", end); goto done; }
+    if (!host) {
+      st = cuda_notef(msg, SHIRO_ERR_NOMEM, __FILE__, __LINE__, "out of memory (%zu bytes of operators)", end);
+      goto done;
+    }
     for (int64_t i = 0; i < nops; i++)
       if (o->op[i].how != CUDA_OP_NONE) stage_op(&ops[i], esz, &lay[i], host);
     CUDACHECKGOTO(cudaMalloc(&o->arena, end), st, msg);
@@ -164,7 +186,7 @@ shiro_status cuda_ops_values(cuda_ops *o, const rt_op *ops, int64_t nops, char *
   for (int64_t i = 0; i < nops; i++) {
     cuda_op *op = &o->op[i];
     if (op->how == CUDA_OP_NONE || !op->val || ops[i].kind != RT_MULTIPLY || op->nnz == 0) continue;
-    const char *host = (const char *)ops[i].val + (size_t)ops[i].ptr[0] * esz;  /* stage_op's slice */
+    const char *host = (const char *)ops[i].val + (size_t)ops[i].ptr[0] * esz; /* stage_op's slice */
     CUDACHECKGOTO(cudaMemcpy(op->val, host, (size_t)op->nnz * esz, cudaMemcpyHostToDevice), st, msg);
     /* op->prepared stays: cuSPARSE's preprocessing analyses the pattern, which is unchanged
      * (SpMM_preprocess serves "the same sparsity pattern" over many calls). */
@@ -191,19 +213,19 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
   const void *src = row_addr(o, bufs[op->src_buf], op->src_off, width);
   if (!dst || (!src && op->nnz > 0))
     return cuda_notef(msg, SHIRO_ERR_ARG, __FILE__, __LINE__, "op %lld: a buffer it uses is NULL", (long long)idx);
-  if (op->how == CUDA_OP_SPARSE && width == o->n) {  /* other widths: the own kernel below */
+  if (op->how == CUDA_OP_SPARSE && width == o->n) { /* other widths: the own kernel below */
     const cudaDataType t = o->is_double ? CUDA_R_64F : CUDA_R_32F;
     const void *alpha = o->is_double ? (const void *)&op->alpha_d : (const void *)&op->alpha_f;
     const void *beta = o->is_double ? (const void *)&op->beta_d : (const void *)&op->beta_f;
     const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
     CUSPARSECHECKGOTO(cusparseSetStream(o->sparse, stream), st, msg);
-    CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->X, (void *)(uintptr_t)src), st, msg);  /* read only */
+    CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->X, (void *)(uintptr_t)src), st, msg); /* read only */
     CUSPARSECHECKGOTO(cusparseDnMatSetValues(op->Y, dst), st, msg);
     /* The first run also preprocesses. cuSPARSE may still decline the op: at its first run the op
      * moves to the own kernel for good; later (other buffer addresses) that call runs on it. */
     const cusparseSpMMAlg_t alg = cuda_ops_spmm_alg(o->n);
     cusparseStatus_t cs = CUSPARSE_STATUS_SUCCESS;
-    if (!op->prepared && alg == CUSPARSE_SPMM_CSR_ALG3)  /* preprocessing serves ALG1 and ALG3 only */
+    if (!op->prepared && alg == CUSPARSE_SPMM_CSR_ALG3) /* preprocessing serves ALG1 and ALG3 only */
       cs = cusparseSpMM_preprocess(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, alg, op->work);
     if (cs == CUSPARSE_STATUS_SUCCESS)
       cs = cusparseSpMM(o->sparse, nt, nt, alpha, op->A, op->X, beta, op->Y, t, alg, op->work);
@@ -213,7 +235,7 @@ shiro_status cuda_ops_run(cuda_ops *o, int64_t idx, void *const bufs[PROG_NBUF],
     }
     if (!declined(cs)) CUSPARSECHECKGOTO(cs, st, msg);
     if (!op->prepared) {
-      CUDACHECKGOTO(cudaStreamSynchronize(stream), st, msg);  /* nothing of the declined op still runs */
+      CUDACHECKGOTO(cudaStreamSynchronize(stream), st, msg); /* nothing of the declined op still runs */
       to_kernel(op, cs);
     }
   }

@@ -32,36 +32,38 @@
  * ALG3 is 1.33x faster in float and even in double. */
 static inline cusparseSpMMAlg_t cuda_ops_spmm_alg(int64_t n) { return n >= 64 ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3; }
 
-enum { CUDA_OP_NONE = 0, CUDA_OP_SPARSE = 1, CUDA_OP_KERNEL = 2 };
+enum { CUDA_OP_NONE = 0,
+       CUDA_OP_SPARSE = 1,
+       CUDA_OP_KERNEL = 2 };
 
 typedef struct cuda_op {
-  int how;                   /* CUDA_OP_* (NONE: not a MUL op, or a MUL op without rows) */
-  int dst_buf, src_buf;      /* PROG_BUF_* */
-  int64_t dst_off, src_off;  /* first rows addressed in dst / src */
-  int64_t nrows, nnz, span;  /* rows and entries of the operator; rows of src it may address */
-  int accum;                 /* 1: dst += M·src */
-  int32_t *ptr;              /* device [nrows+1] row pointers from 0 (NULL: one entry per row, entry i = row i) */
-  int32_t *col;              /* device [nnz] source rows relative to src_off */
-  void *val;                 /* device [nnz] values of the context's type (NULL: all ones) */
-  int32_t *rows;             /* device [nrows] destination rows relative to dst_off (NULL: contiguous) */
+  int how; /* CUDA_OP_* (NONE: not a MUL op, or a MUL op without rows) */
+  int dst_buf, src_buf; /* PROG_BUF_* */
+  int64_t dst_off, src_off; /* first rows addressed in dst / src */
+  int64_t nrows, nnz, span; /* rows and entries of the operator; rows of src it may address */
+  int accum; /* 1: dst += M·src */
+  int32_t *ptr; /* device [nrows+1] row pointers from 0 (NULL: one entry per row, entry i = row i) */
+  int32_t *col; /* device [nnz] source rows relative to src_off */
+  void *val; /* device [nnz] values of the context's type (NULL: all ones) */
+  int32_t *rows; /* device [nrows] destination rows relative to dst_off (NULL: contiguous) */
   /* CUDA_OP_SPARSE only */
-  cusparseSpMatDescr_t A;    /* nrows × span CSR over ptr/col/val */
+  cusparseSpMatDescr_t A; /* nrows × span CSR over ptr/col/val */
   cusparseDnMatDescr_t X, Y; /* src (span × N) and dst (nrows × N), row-major; values set per call */
-  void *work;                /* device workspace of cusparseSpMM (kept: it holds the preprocessing) */
-  int prepared;              /* 1 once cusparseSpMM_preprocess ran (at the op's first run) */
-  int declined;              /* cusparseStatus_t with which cuSPARSE declined the op (how is then KERNEL), or 0 */
-  double alpha_d, beta_d;    /* scalars for double contexts */
-  float alpha_f, beta_f;     /* scalars for float contexts */
+  void *work; /* device workspace of cusparseSpMM (kept: it holds the preprocessing) */
+  int prepared; /* 1 once cusparseSpMM_preprocess ran (at the op's first run) */
+  int declined; /* cusparseStatus_t with which cuSPARSE declined the op (how is then KERNEL), or 0 */
+  double alpha_d, beta_d; /* scalars for double contexts */
+  float alpha_f, beta_f; /* scalars for float contexts */
 } cuda_op;
 
 typedef struct cuda_ops {
-  int64_t nops;              /* = the program's nops; op[o] for every o */
-  cuda_op *op;               /* [nops] (host) */
-  void *arena;               /* device memory of every operator (owned) */
-  size_t arena_bytes;        /* its size */
-  int is_double;             /* value type */
-  int64_t n;                 /* values per row */
-  cusparseHandle_t sparse;   /* borrowed: must outlive the ops */
+  int64_t nops; /* = the program's nops; op[o] for every o */
+  cuda_op *op; /* [nops] (host) */
+  void *arena; /* device memory of every operator (owned) */
+  size_t arena_bytes; /* its size */
+  int is_double; /* value type */
+  int64_t n; /* values per row */
+  cusparseHandle_t sparse; /* borrowed: must outlive the ops */
 } cuda_ops;
 
 /* Prepares every compute op of ops[0 .. nops-1] (a program decoded by the

@@ -31,7 +31,10 @@ static shiro_status build_to(const char *mtx, int32_t R, sc_plan *plan, plan_sin
       strategy_select(&B, STRAT_JOINT, 2, NULL, NULL, err) == SHIRO_OK)
     st = plan ? plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, err)
               : plan_build_each(A, &Pr, &Pc, &B, STRAT_JOINT, 2, sink, arg, err);
-  blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
+  blocks_free(&B);
+  part_free(&Pr);
+  part_free(&Pc);
+  sc_csr_free(A);
   return st;
 }
 
@@ -60,7 +63,10 @@ static uint8_t *slurp(const char *path, size_t *size) {
   *size = (size_t)ftell(f);
   rewind(f);
   uint8_t *b = malloc(*size);
-  if (b && fread(b, 1, *size, f) != *size) { free(b); b = NULL; }
+  if (b && fread(b, 1, *size, f) != *size) {
+    free(b);
+    b = NULL;
+  }
   fclose(f);
   return b;
 }
@@ -86,7 +92,10 @@ static void envelope(const char *path, const char *dir) {
   shiro_error err;
   size_t size = 0;
   uint8_t *img = slurp(path, &size);
-  if (!img) { EXPECT(0, "cannot read %s", path); return; }
+  if (!img) {
+    EXPECT(0, "cannot read %s", path);
+    return;
+  }
   EXPECT(plan_envelope_check_image(img, size, path, &err) == SHIRO_OK, "%s", err.message);
   uint64_t ub = le64(img + 16), n = le64(img + 32);
   EXPECT(ub >= 512 && (ub & (ub - 1)) == 0 && n > 0 && n <= 5 * PROG_NARRAYS, "user block %llu, %llu extents",
@@ -119,7 +128,8 @@ static void envelope(const char *path, const char *dir) {
   snprintf(bad, sizeof bad, "%s/damaged.h5", dir);
   spill(bad, img, size - 1);
   EXPECT(plan_file_read_meta(bad, &(prog_meta){0}, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "truncated") &&
-         strstr(err.message, bad), "truncated: %s", err.message);
+             strstr(err.message, bad),
+         "truncated: %s", err.message);
   uint8_t *longer = calloc(size + 1, 1);
   memcpy(longer, img, size);
   spill(bad, longer, size + 1);
@@ -131,7 +141,8 @@ static void envelope(const char *path, const char *dir) {
   prog_rank pr;
   plan_mapping map;
   EXPECT(plan_file_map_rank(bad, 0, &(prog_meta){0}, &pr, &map, &err) == SHIRO_ERR_FORMAT &&
-         strstr(err.message, "HDF5 metadata fails its CRC32C"), "superblock flip: %s", err.message);
+             strstr(err.message, "HDF5 metadata fails its CRC32C"),
+         "superblock flip: %s", err.message);
   EXPECT(plan_envelope_reseal_image(img, size), "reseal of a parsable envelope");
   EXPECT(plan_envelope_check_image(img, size, path, &err) == SHIRO_OK, "resealed image: %s", err.message);
   img[ub + 3] ^= 0x10;
@@ -154,13 +165,16 @@ static void envelope(const char *path, const char *dir) {
   free(img);
 }
 
-static const char *dump_tool;  /* shiro-plan-dump, from the command line */
+static const char *dump_tool; /* shiro-plan-dump, from the command line */
 
 /* `shiro-plan-dump PATH --json` and `shiro-plan-dump PATH` report the file's
  * format version, 2.minor (not the reader's own, nor "2.x"): a golden file of
  * an older minor keeps its dump. */
 static void dump_reports_file_version(const char *path, int64_t minor) {
-  if (!dump_tool) { printf("  no shiro-plan-dump given: its format_version not checked\n"); return; }
+  if (!dump_tool) {
+    printf("  no shiro-plan-dump given: its format_version not checked\n");
+    return;
+  }
   for (int json = 1; json >= 0; json--) {
     char cmd[1200], out[4096] = "", want[64];
     snprintf(cmd, sizeof cmd, "'%s' '%s'%s", dump_tool, path, json ? " --json" : "");
@@ -180,20 +194,24 @@ static void round_trip(const char *dir) {
   sc_plan plan = {0};
   char path[512];
   snprintf(path, sizeof path, "%s/p.shiro.h5", dir);
-  if (!build("data/ca-GrQc.mtx", 5, &plan)) { EXPECT(0, "planning failed"); return; }
+  if (!build("data/ca-GrQc.mtx", 5, &plan)) {
+    EXPECT(0, "planning failed");
+    return;
+  }
   shiro_error err;
   EXPECT(plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK, "%s", err.message);
   prog_meta meta;
   EXPECT(plan_file_read_meta(path, &meta, &err) == SHIRO_OK, "%s", err.message);
   EXPECT(meta.ranks == 5 && meta.gpus_per_node == 2 && meta.m == 5242 && meta.nnz == plan.meta.nnz &&
-         !strcmp(meta.strategy, "joint") && !strcmp(meta.partition, "block"), "root attributes");
+             !strcmp(meta.strategy, "joint") && !strcmp(meta.partition, "block"),
+         "root attributes");
   for (int32_t r = 0; r < 5; r++) {
     prog_rank pr;
     plan_mapping map;
     const prog_rank *w = &plan.ranks[r];
     EXPECT(plan_file_map_rank(path, r, &meta, &pr, &map, &err) == SHIRO_OK, "%s", err.message);
     EXPECT(pr.rank == r && pr.nstages == w->nstages && pr.c_first == w->c_first && pr.c_rows == w->c_rows &&
-           pr.b_first == w->b_first && pr.b_rows == w->b_rows && pr.s_rows == w->s_rows && pr.r_rows == w->r_rows,
+               pr.b_first == w->b_first && pr.b_rows == w->b_rows && pr.s_rows == w->s_rows && pr.r_rows == w->r_rows,
            "rank %d attributes", r);
     EXPECT(pr.nops == w->nops && same_i64(pr.ops, w->ops, w->nops * PROG_OP_WIDTH), "rank %d ops", r);
     EXPECT(pr.nx == w->nx && same_i64(pr.xchg, w->xchg, w->nx * PROG_X_WIDTH), "rank %d xchg", r);
@@ -254,7 +272,10 @@ static prog_rank with_extra_record(const sc_plan *plan, int32_t r, int64_t of, v
   return pr;
 }
 static void same_record(int64_t *x) { (void)x; }
-static void zero_rows(int64_t *x) { x[XF_COUNT] = 0; x[XF_BROWS] = 0; }
+static void zero_rows(int64_t *x) {
+  x[XF_COUNT] = 0;
+  x[XF_BROWS] = 0;
+}
 static void other_kind(int64_t *x) { x[XF_KIND] = PROG_MSG_AGG_C; }
 
 /* R4: a second message with the same (stage, peer, direction, kind) as
@@ -264,10 +285,17 @@ static void other_kind(int64_t *x) { x[XF_KIND] = PROG_MSG_AGG_C; }
 static void one_message_per_key(const char *dir) {
   sc_plan plan = {0};
   shiro_error err;
-  if (!build("data/karate.mtx", 4, &plan)) { EXPECT(0, "planning failed"); return; }
+  if (!build("data/karate.mtx", 4, &plan)) {
+    EXPECT(0, "planning failed");
+    return;
+  }
   const int32_t r = 2;
   const prog_rank *orig = &plan.ranks[r];
-  if (orig->nx < 2) { EXPECT(0, "rank %d has %lld messages", r, (long long)orig->nx); plan_free(&plan); return; }
+  if (orig->nx < 2) {
+    EXPECT(0, "rank %d has %lld messages", r, (long long)orig->nx);
+    plan_free(&plan);
+    return;
+  }
   EXPECT(plan_check_rank(&plan.meta, orig, &err) == SHIRO_OK, "real plan: %s", err.message);
   const int64_t of = 1, *rec = orig->xchg + of * PROG_X_WIDTH;
   char want[200];
@@ -308,13 +336,17 @@ static void one_message_per_key(const char *dir) {
 
 /* A sink that writes each program as it comes (what shiro-plan does), and
  * fails on purpose at rank fail_at (-1: never). */
-typedef struct stream_sink { const char *path; plan_writer *w; int32_t fail_at, calls; } stream_sink;
+typedef struct stream_sink {
+  const char *path;
+  plan_writer *w;
+  int32_t fail_at, calls;
+} stream_sink;
 
 static shiro_status write_rank_now(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   stream_sink *ss = arg;
   ss->calls++;
   shiro_status st = pr->rank == ss->fail_at ? shiro_fail(err, SHIRO_ERR_IO, "sink: refused rank %d", pr->rank)
-                    : pr->rank == 0         ? plan_writer_open(&ss->w, ss->path, meta, err)
+      : pr->rank == 0                       ? plan_writer_open(&ss->w, ss->path, meta, err)
                                             : SHIRO_OK;
   if (st == SHIRO_OK) st = plan_writer_rank(ss->w, pr, err);
   prog_rank_free(pr);
@@ -330,7 +362,10 @@ static void streamed(const char *dir) {
   snprintf(each, sizeof each, "%s/each.shiro.h5", dir);
   sc_plan plan = {0};
   shiro_error err;
-  if (!build("data/ca-GrQc.mtx", 5, &plan)) { EXPECT(0, "planning failed"); return; }
+  if (!build("data/ca-GrQc.mtx", 5, &plan)) {
+    EXPECT(0, "planning failed");
+    return;
+  }
   EXPECT(plan_file_write(whole, &plan.meta, plan.ranks, &err) == SHIRO_OK, "%s", err.message);
   stream_sink ss = {each, NULL, -1, 0};
   EXPECT(build_to("data/ca-GrQc.mtx", 5, NULL, write_rank_now, &ss, &err) == SHIRO_OK, "%s", err.message);
@@ -339,7 +374,8 @@ static void streamed(const char *dir) {
   size_t n1 = 0, n2 = 0;
   uint8_t *a = slurp(whole, &n1), *b = slurp(each, &n2);
   EXPECT(a && b && n1 == n2 && !memcmp(a, b, n1), "streamed plan differs from the plan written whole (%zu vs %zu bytes)", n1, n2);
-  free(a); free(b);
+  free(a);
+  free(b);
   unlink(each);
   /* out of order, closed early, aborted: an error, and nothing left behind */
   plan_writer *w = NULL;
@@ -357,7 +393,8 @@ static void streamed(const char *dir) {
   /* a sink's failure ends the build with its message, and no rank after it is delivered */
   stream_sink bad = {each, NULL, 2, 0};
   EXPECT(build_to("data/ca-GrQc.mtx", 5, NULL, write_rank_now, &bad, &err) == SHIRO_ERR_IO &&
-         strstr(err.message, "refused rank 2"), "failing sink: %s", err.message);
+             strstr(err.message, "refused rank 2"),
+         "failing sink: %s", err.message);
   EXPECT(bad.calls == 3, "sink called %d times, want 3 (ranks 0-2)", bad.calls);
   plan_writer_abort(bad.w);
   EXPECT(access(each, F_OK) != 0 && access(tmp, F_OK) != 0, "failed build left a file");
@@ -384,12 +421,18 @@ static void extent_wrap(const char *dir) {
   shiro_error err;
   snprintf(path, sizeof path, "%s/wrap.shiro.h5", dir);
   snprintf(bad, sizeof bad, "%s/wrap-bad.shiro.h5", dir);
-  if (!build("data/karate.mtx", 2, &plan)) { EXPECT(0, "planning failed"); return; }
+  if (!build("data/karate.mtx", 2, &plan)) {
+    EXPECT(0, "planning failed");
+    return;
+  }
   EXPECT(plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK, "%s", err.message);
   plan_free(&plan);
   size_t size_f = 0;
   uint8_t *img = slurp(path, &size_f);
-  if (!img) { EXPECT(0, "cannot read %s", path); return; }
+  if (!img) {
+    EXPECT(0, "cannot read %s", path);
+    return;
+  }
   uint64_t ub = le64(img + 16), n = le64(img + 32), first = le64(img + 64);
   /* The writer's superblock (version 2: no free-space tracking, plan_write.c)
    * stores object-header addresses relative to the base address, the end of
@@ -416,7 +459,7 @@ static void extent_wrap(const char *dir) {
     prog_rank pr;
     plan_mapping map;
     shiro_status st = plan_file_map_rank(bad, 0, &meta, &pr, &map, &err);
-    char at[64];  /* the reader's extent check saw the forged offset itself */
+    char at[64]; /* the reader's extent check saw the forged offset itself */
     snprintf(at, sizeof at, "(offset %llu,", (unsigned long long)forged[k]);
     EXPECT(st == SHIRO_ERR_FORMAT && strstr(err.message, bad) && strstr(err.message, at) &&
                strstr(err.message, "lies outside the file"),

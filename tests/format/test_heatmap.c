@@ -57,8 +57,8 @@ static char *write_and_read(const char *name, int32_t R, int32_t G, const int64_
 
 static void test_small(void) {
   /* 4 ranks, 2 per node: rows[p*4+q] = rows q -> p. */
-  const int64_t rows[16] = {0, 5, 7, 0,  /* rank 0 receives 5 from 1 (intra), 7 from 2 (inter) */
-                            5, 0, 0, 1,  /* rank 1: 5 from 0, 1 from 3 (inter) */
+  const int64_t rows[16] = {0, 5, 7, 0, /* rank 0 receives 5 from 1 (intra), 7 from 2 (inter) */
+                            5, 0, 0, 1, /* rank 1: 5 from 0, 1 from 3 (inter) */
                             0, 0, 0, 123456789, /* rank 2: from 3 (intra) */
                             2, 0, 0, 0};
   char *s = write_and_read("four.svg", 4, 2, rows, "karate, 4 ranks", HEATMAP_LOG);
@@ -139,7 +139,7 @@ static void test_large(int32_t R, int32_t G, const char *name) {
  * (0, 200, ... and the maximum) and prints every count in its cell; the log
  * one too, with decades. heatmap_check.py compares their colours. */
 static void test_scales(void) {
-  const int64_t rows[16] = {0, 12, 386, 704,  /* rank 0 receives 386 and 704 rows across nodes */
+  const int64_t rows[16] = {0, 12, 386, 704, /* rank 0 receives 386 and 704 rows across nodes */
                             12, 0, 0, 1000,
                             386, 0, 0, 0,
                             704, 1000, 0, 0};
@@ -147,12 +147,14 @@ static void test_scales(void) {
   EXPECT(heatmap_scale_parse("linear", &sc) == 0 && sc == HEATMAP_LINEAR, "parse linear");
   EXPECT(heatmap_scale_parse("log", &sc) == 0 && sc == HEATMAP_LOG, "parse log");
   EXPECT(heatmap_scale_parse("Log", &sc) == -1 && heatmap_scale_parse("", &sc) == -1 && heatmap_scale_parse(NULL, &sc) == -1 &&
-             sc == HEATMAP_LOG, "parse rejects anything else, *out untouched");
+             sc == HEATMAP_LOG,
+         "parse rejects anything else, *out untouched");
   char *s = write_and_read("close-linear.svg", 4, 2, rows, "close counts, linear", HEATMAP_LINEAR);
   if (s) {
     EXPECT(strstr(s, ">linear scale</text>") && strstr(s, "rows / max (linear scale)"), "linear scale named");
     EXPECT(strstr(s, ">1000 (max)</text>") && strstr(s, ">0</text>") && strstr(s, ">200</text>") &&
-               strstr(s, ">800</text>"), "linear ticks 0, 200, ..., 800 and the maximum");
+               strstr(s, ">800</text>"),
+           "linear ticks 0, 200, ..., 800 and the maximum");
     EXPECT(strstr(s, ">386</text>") && strstr(s, ">704</text>") && strstr(s, ">1000</text>") && strstr(s, ">12</text>"),
            "counts in the cells");
     free(s);
@@ -165,7 +167,8 @@ static void test_scales(void) {
   char err[256], path[600];
   snprintf(path, sizeof path, "%s/badscale.svg", dir);
   EXPECT(heatmap_write_svg(path, 4, 2, rows, NULL, (heatmap_scale)7, err, sizeof err) == -1 && strstr(err, "unknown scale 7") &&
-             access(path, F_OK) != 0, "unknown scale refused, nothing written: %s", err);
+             access(path, F_OK) != 0,
+         "unknown scale refused, nothing written: %s", err);
 }
 
 static void test_errors(void) {

@@ -30,11 +30,13 @@ static int build(sc_strategy s, int32_t R, int32_t G, sc_plan *plan) {
   sc_partition Pr = {0}, Pc = {0};
   sc_blocks B = {0};
   int ok = part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK &&
-           blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK && strategy_select(&B, s, G, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
+      blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK && strategy_select(&B, s, G, NULL, NULL, &err) == SHIRO_OK &&
+      plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "build: %s\n", err.message);
   for (int32_t r = 0; ok && r < R; r++) prog_rank_seal(&plan->ranks[r]);
-  blocks_free(&B); part_free(&Pr); part_free(&Pc);
+  blocks_free(&B);
+  part_free(&Pr);
+  part_free(&Pc);
   return ok;
 }
 
@@ -48,14 +50,14 @@ static int random_routing(int32_t R, int32_t G, uint32_t seed, int *mixed) {
   sc_blocks B = {0};
   sc_plan plan = {0};
   int ok = part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK &&
-           blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, STRAT_HYBRID, G, NULL, NULL, &err) == SHIRO_OK;
+      blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
+      strategy_select(&B, STRAT_HYBRID, G, NULL, NULL, &err) == SHIRO_OK;
   if (ok) {
     sc_route *rt = B.route;
     int32_t nodes = rt->nodes;
     int kinds[2] = {0, 0}, off = 0;
     uint32_t x = seed * 2654435761u + 1;
-    for (int64_t y = 0; y < rt->npairs; y++) {  /* the node pairs with blocks: a side, relays */
+    for (int64_t y = 0; y < rt->npairs; y++) { /* the node pairs with blocks: a side, relays */
       int32_t N = (int32_t)(rt->pair[y] / nodes), H = (int32_t)(rt->pair[y] % nodes);
       x = x * 1103515245u + 12345u;
       rt->direct[y] = (uint8_t)((x >> 16) & 1);
@@ -63,9 +65,9 @@ static int random_routing(int32_t R, int32_t G, uint32_t seed, int *mixed) {
       for (int32_t i = 0; i < G; i++) {
         int32_t loN = N * G, nN = (N + 1) * G <= R ? G : R - loN, loH = H * G, nH = (H + 1) * G <= R ? G : R - loH;
         x = x * 1103515245u + 12345u;
-        rt->rep[y * G + i] = loN + (int32_t)((x >> 16) % (uint32_t)nN);  /* the rep in N of q = loH + i */
+        rt->rep[y * G + i] = loN + (int32_t)((x >> 16) % (uint32_t)nN); /* the rep in N of q = loH + i */
         x = x * 1103515245u + 12345u;
-        rt->agg[y * G + i] = loH + (int32_t)((x >> 16) % (uint32_t)nH);  /* the agg in H of p = loN + i */
+        rt->agg[y * G + i] = loH + (int32_t)((x >> 16) % (uint32_t)nH); /* the agg in H of p = loN + i */
         off |= i < nH && rt->rep[y * G + i] != sc_rail(N, loH + i, G, R);
       }
     }
@@ -77,13 +79,15 @@ static int random_routing(int32_t R, int32_t G, uint32_t seed, int *mixed) {
   snprintf(what, sizeof what, "hybrid, random routing R=%d G=%d seed %u", R, G, seed);
   if (ok) ok = verify(&plan, what, &err) == SHIRO_OK;
   plan_free(&plan);
-  blocks_free(&B); part_free(&Pr); part_free(&Pc);
+  blocks_free(&B);
+  part_free(&Pr);
+  part_free(&Pc);
   return ok;
 }
 
 static shiro_status verify(sc_plan *plan, const char *what, shiro_error *err) {
   verify_report rep;
-  for (int32_t r = 0; r < plan->meta.ranks; r++) prog_rank_seal(&plan->ranks[r]);  /* tampering keeps checksums valid */
+  for (int32_t r = 0; r < plan->meta.ranks; r++) prog_rank_seal(&plan->ranks[r]); /* tampering keeps checksums valid */
   shiro_status st = plan_verify(&plan->meta, plan->ranks, A, &rep, err);
   if (st != SHIRO_OK) printf("  %-44s -> rejected: %s\n", what, err->message);
   return st;
@@ -101,7 +105,7 @@ static shiro_status verify_ranks(sc_plan *plan, const char *what, int32_t *bad, 
   for (int32_t p = 0; p < R && st == SHIRO_OK; p++) {
     const prog_rank *own = &plan->ranks[p];
     int32_t n = 0;
-    for (int32_t q = 0; q < R; q++) {  /* in rank order: the peers sorted, as plan_verify_rank asks */
+    for (int32_t q = 0; q < R; q++) { /* in rank order: the peers sorted, as plan_verify_rank asks */
       int named = 0;
       for (int64_t x = 0; x < own->nx && !named; x++) named = own->xchg[x * PROG_X_WIDTH + XF_PEER] == q;
       if (named) peers[n++] = plan->ranks[q];
@@ -149,7 +153,10 @@ static int find_second_entry(sc_plan *plan, int32_t *rank, int64_t *entry) {
 
 int main(void) {
   shiro_error err;
-  if (mm_read("data/ca-GrQc.mtx", &A, NULL, &err) != SHIRO_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
+  if (mm_read("data/ca-GrQc.mtx", &A, NULL, &err) != SHIRO_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    return 1;
+  }
   sc_strategy all[] = {STRAT_BLOCK, STRAT_COL, STRAT_ROW, STRAT_JOINT, STRAT_HIER, STRAT_GROUP, STRAT_COLA, STRAT_HYBRID};
   for (int s = 0; s < (int)(sizeof all / sizeof *all); s++) {
     sc_plan plan = {0};
@@ -163,7 +170,10 @@ int main(void) {
   for (int s = 3; s < 6; s++) {
     sc_strategy st = all[s];
     sc_plan plan = {0};
-    if (!build(st, 6, 4, &plan)) { EXPECT(0, "build"); continue; }
+    if (!build(st, 6, 4, &plan)) {
+      EXPECT(0, "build");
+      continue;
+    }
     prog_rank *p1 = &plan.ranks[1];
     int64_t *local = find_op(p1, PROG_TAG_LOCAL);
     /* a changed value */
@@ -201,13 +211,14 @@ int main(void) {
     EXPECT(verify(&plan, "message sizes disagree", &err) == SHIRO_ERR_FORMAT, "%s: mismatched message accepted", strategy_name(st));
     int32_t bad = -1;
     EXPECT(verify_ranks(&plan, "message sizes disagree (by rank)", &bad, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "which records") &&
-           (bad == 1 || bad == rec[XF_PEER]), "%s: mismatched message accepted by rank: %s", strategy_name(st), err.message);
+               (bad == 1 || bad == rec[XF_PEER]),
+           "%s: mismatched message accepted by rank: %s", strategy_name(st), err.message);
     rec[XF_COUNT]++;
     /* rank 1's last message left out: its peer's record of it is matched by nothing */
     p1->nx--;
     bad = -1;
     EXPECT(verify_ranks(&plan, "a message one end does not record", &bad, &err) == SHIRO_ERR_FORMAT &&
-           strstr(err.message, "which has no such message") && (bad == 1 || bad == p1->xchg[p1->nx * PROG_X_WIDTH + XF_PEER]),
+               strstr(err.message, "which has no such message") && (bad == 1 || bad == p1->xchg[p1->nx * PROG_X_WIDTH + XF_PEER]),
            "%s: a message missing at one end accepted by rank: %s", strategy_name(st), err.message);
     p1->nx++;
     EXPECT(verify(&plan, "restored", &err) == SHIRO_OK, "%s: restored plan rejected: %s", strategy_name(st), err.message);
@@ -238,7 +249,8 @@ int main(void) {
       EXPECT(vs != SHIRO_ERR_MISMATCH || strstr(err.message, "local row"), "%s: %s", strategy_name(st), err.message);
       bad = -1;
       EXPECT(verify_ranks(&plan, "local matrix unlike the matrix (by rank)", &bad, &err) == SHIRO_ERR_MISMATCH &&
-             strstr(err.message, "local row") && bad == q, "%s: changed local row accepted by rank: %s", strategy_name(st), err.message);
+                 strstr(err.message, "local row") && bad == q,
+             "%s: changed local row accepted by rank: %s", strategy_name(st), err.message);
       p1->val[e1] = w;
       plan.ranks[q].a_val[id - base] = a;
     }
@@ -250,7 +262,8 @@ int main(void) {
       memcpy(xs + p1->nx * PROG_X_WIDTH, xs, PROG_X_WIDTH * sizeof *xs);
       p1->nx++;
       EXPECT(verify(&plan, "two messages of one stage, peer, kind", &err) == SHIRO_ERR_FORMAT &&
-             strstr(err.message, "at most one per stage, peer, direction and kind"), "%s: R4 violation: %s",
+                 strstr(err.message, "at most one per stage, peer, direction and kind"),
+             "%s: R4 violation: %s",
              strategy_name(st), err.message);
       p1->nx--;
     }
@@ -260,7 +273,8 @@ int main(void) {
     EXPECT(plan_verify(&plan.meta, plan.ranks, A, &rep, &err) == SHIRO_ERR_FORMAT && strstr(err.message, "CRC32C"),
            "%s: damaged array accepted", strategy_name(st));
     EXPECT(plan_verify_rank(&plan.meta, p1, &plan.ranks[0], &plan.ranks[2], NULL, 0, A, &rep, &err) == SHIRO_ERR_FORMAT &&
-           strstr(err.message, "CRC32C"), "%s: damaged array accepted by rank: %s", strategy_name(st), err.message);
+               strstr(err.message, "CRC32C"),
+           "%s: damaged array accepted by rank: %s", strategy_name(st), err.message);
     p1->col[0] ^= 1;
     plan_free(&plan);
   }

@@ -22,11 +22,13 @@ static int build(sc_strategy s, int32_t R, int32_t G, sc_plan *plan) {
   sc_partition Pr = {0}, Pc = {0};
   sc_blocks B = {0};
   int ok = part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK &&
-           blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK && strategy_select(&B, s, G, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
+      blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK && strategy_select(&B, s, G, NULL, NULL, &err) == SHIRO_OK &&
+      plan_build(A, &Pr, &Pc, &B, s, G, plan, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "build: %s\n", err.message);
   for (int32_t r = 0; ok && r < R; r++) prog_rank_seal(&plan->ranks[r]);
-  blocks_free(&B); part_free(&Pr); part_free(&Pc);
+  blocks_free(&B);
+  part_free(&Pr);
+  part_free(&Pc);
   return ok;
 }
 
@@ -72,7 +74,10 @@ static int64_t *find(prog_rank *tp, int32_t R, op_pred want, int32_t *rank) {
     int32_t r = (1 + t) % R;
     for (int64_t o = 0; o < tp[r].nops; o++) {
       int64_t *op = tp[r].ops + o * PROG_OP_WIDTH;
-      if (op[OPF_KIND] == PROG_OP_MUL && want(&tp[r], op)) { *rank = r; return op; }
+      if (op[OPF_KIND] == PROG_OP_MUL && want(&tp[r], op)) {
+        *rank = r;
+        return op;
+      }
     }
   }
   return NULL;
@@ -115,7 +120,10 @@ static void perturb(const sc_plan *plan, const char *name, int *applied) {
   for (int kind = 0; kind < 5; kind++) {
     plan_transposed *tr = calloc((size_t)R, sizeof *tr);
     prog_rank *tp = calloc((size_t)R, sizeof *tp);
-    if (!tr || !tp || !derive(plan, tr, tp)) { EXPECT(0, "%s: derive", name); goto next; }
+    if (!tr || !tp || !derive(plan, tr, tp)) {
+      EXPECT(0, "%s: derive", name);
+      goto next;
+    }
     int32_t r = 0;
     int64_t *op = NULL;
     const char *what = NULL;
@@ -166,17 +174,26 @@ int main(int argc, char **argv) {
                              STRAT_HYBRID};
   const int32_t shapes[][2] = {{1, 1}, {3, 1}, {4, 2}, {5, 2}, {8, 4}};
   int applied[5] = {0};
-  if (argc < 2) { fprintf(stderr, "usage: test_verify_transpose MATRIX.mtx...\n"); return 2; }
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_verify_transpose MATRIX.mtx...\n");
+    return 2;
+  }
   for (int m = 1; m < argc; m++) {
     shiro_error err;
-    if (mm_read(argv[m], &A, NULL, &err) != SHIRO_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
+    if (mm_read(argv[m], &A, NULL, &err) != SHIRO_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
+    }
     for (size_t s = 0; s < sizeof all / sizeof *all; s++)
       for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         const int32_t R = shapes[k][0], G = shapes[k][1];
         char name[128];
         snprintf(name, sizeof name, "%s %s R=%d G=%d", argv[m], strategy_name(all[s]), R, G);
         sc_plan plan;
-        if (!build(all[s], R, G, &plan)) { EXPECT(0, "%s: build", name); continue; }
+        if (!build(all[s], R, G, &plan)) {
+          EXPECT(0, "%s: build", name);
+          continue;
+        }
         plan_transposed *tr = calloc((size_t)R, sizeof *tr);
         prog_rank *tp = calloc((size_t)R, sizeof *tp);
         int64_t vf[16], vt[16];

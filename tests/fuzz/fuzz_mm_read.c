@@ -41,7 +41,6 @@
 
 static fuzz_file plain_file, gz_file;
 
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -181,8 +180,7 @@ static uint32_t hash_bytes(const uint8_t *data, size_t size) {
 static bool same_matrix(const sc_csr *a, const sc_csr *b) {
   if (a->m != b->m || a->k != b->k || a->nnz != b->nnz) return false;
   return memcmp(a->Ap, b->Ap, (size_t)(a->m + 1) * sizeof *a->Ap) == 0 &&
-         (a->nnz == 0 || (memcmp(a->Aj, b->Aj, (size_t)a->nnz * sizeof *a->Aj) == 0 &&
-                          memcmp(a->Ax, b->Ax, (size_t)a->nnz * sizeof *a->Ax) == 0));
+      (a->nnz == 0 || (memcmp(a->Aj, b->Aj, (size_t)a->nnz * sizeof *a->Aj) == 0 && memcmp(a->Ax, b->Ax, (size_t)a->nnz * sizeof *a->Ax) == 0));
 }
 
 /* One read and its outcome. */

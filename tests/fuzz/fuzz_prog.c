@@ -16,9 +16,9 @@
 
 /* Every array of a program: where its pointer lives, its element size, its count. */
 typedef struct arr_ref {
-  void **p;       /* &pr->ops etc. */
-  size_t esz;     /* bytes per element */
-  int64_t count;  /* elements */
+  void **p; /* &pr->ops etc. */
+  size_t esz; /* bytes per element */
+  int64_t count; /* elements */
 } arr_ref;
 
 _Static_assert(PROG_NARRAYS == 13 && PROG_NARRAYS_2_0 == 9, "program.h has a new array: add it to arrays_of and the encoding");
@@ -99,15 +99,15 @@ int fuzz_prog_decode(const uint8_t *data, size_t size, prog_meta *meta, prog_ran
   pr->c_first = h[7];
   pr->b_first = h[8];
   /* Record counts, in PA_* order (the 2.1 arrays' from the optional trailer). */
-  int64_t *n[PROG_NARRAYS] = {&pr->nops,    &pr->nx,    &pr->nptr,     &pr->ncol,     &pr->nval,
+  int64_t *n[PROG_NARRAYS] = {&pr->nops, &pr->nx, &pr->nptr, &pr->ncol, &pr->nval,
                               &pr->nrowidx, &pr->ncert, &pr->ncglobal, &pr->nbglobal, &pr->naptr,
-                              &pr->nacol,   &pr->naval, &pr->nvalsrc};
+                              &pr->nacol, &pr->naval, &pr->nvalsrc};
   /* Elements per record and bytes per element, in PA_* order; checked before any product is formed. */
   static const int64_t per[PROG_NARRAYS] = {PROG_OP_WIDTH, PROG_X_WIDTH, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1};
   static const size_t esz[PROG_NARRAYS] = {8, 8, 8, 4, 8, 4, 8, 8, 8, 8, 8, 8, 8};
   int64_t c9[PROG_NARRAYS];
   for (int i = 0; i < PROG_NARRAYS_2_0; i++) c9[i] = h[11 + i];
-  size_t need = 0;  /* bytes of the 2.0 arrays: the trailer, if any, follows them */
+  size_t need = 0; /* bytes of the 2.0 arrays: the trailer, if any, follows them */
   for (int i = 0; i < PROG_NARRAYS_2_0; i++) {
     if (c9[i] < 0 || (uint64_t)c9[i] > (left - need) / (esz[i] * (size_t)per[i])) return -1;
     need += (size_t)c9[i] * esz[i] * (size_t)per[i];
@@ -120,7 +120,7 @@ int fuzz_prog_decode(const uint8_t *data, size_t size, prog_meta *meta, prog_ran
   }
   for (int i = 0; i < PROG_NARRAYS; i++) {
     int64_t c = i < narrays ? c9[i] : 0;
-    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) left -= 8 * FUZZ_PROG_TRAILER;  /* the trailer's counts */
+    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) left -= 8 * FUZZ_PROG_TRAILER; /* the trailer's counts */
     if (c < 0 || (uint64_t)c > left / (esz[i] * (size_t)per[i])) return -1;
     left -= (size_t)c * esz[i] * (size_t)per[i];
     *n[i] = c;
@@ -130,7 +130,7 @@ int fuzz_prog_decode(const uint8_t *data, size_t size, prog_meta *meta, prog_ran
   arrays_of(pr, a);
   /* Point into the input, then copy: the arrays end up exact-size on the heap. */
   for (int i = 0; i < PROG_NARRAYS; i++) {
-    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) p += 8 * FUZZ_PROG_TRAILER;  /* past the trailer's counts */
+    if (i == PROG_NARRAYS_2_0 && narrays == PROG_NARRAYS) p += 8 * FUZZ_PROG_TRAILER; /* past the trailer's counts */
     *a[i].p = a[i].count ? (void *)p : NULL;
     p += (size_t)a[i].count * a[i].esz;
   }
@@ -153,17 +153,17 @@ static int put_i64s(FILE *f, const int64_t *v, int64_t n) {
 int fuzz_prog_encode(const char *path, const prog_meta *meta, const prog_rank *pr) {
   FILE *f = fopen(path, "wb");
   if (!f) return -1;
-  int64_t h[FUZZ_PROG_HEADER] = {meta->ranks, pr->rank,    pr->nstages, pr->c_rows,   pr->b_rows,
-                                 pr->s_rows,  pr->r_rows,  pr->c_first, pr->b_first,  meta->m,
-                                 meta->k,     pr->nops,    pr->nx,      pr->nptr,     pr->ncol,
-                                 pr->nval,    pr->nrowidx, pr->ncert,   pr->ncglobal, pr->nbglobal};
+  int64_t h[FUZZ_PROG_HEADER] = {meta->ranks, pr->rank, pr->nstages, pr->c_rows, pr->b_rows,
+                                 pr->s_rows, pr->r_rows, pr->c_first, pr->b_first, meta->m,
+                                 meta->k, pr->nops, pr->nx, pr->nptr, pr->ncol,
+                                 pr->nval, pr->nrowidx, pr->ncert, pr->ncglobal, pr->nbglobal};
   int bad = put_i64s(f, h, FUZZ_PROG_HEADER);
   /* Arrays as stored: this is a little-endian host (x86-64). */
   const int64_t t[FUZZ_PROG_TRAILER] = {pr->naptr, pr->nacol, pr->naval, pr->nvalsrc};
   for (int a = 0; a < PROG_NARRAYS && !bad; a++) {
     size_t bytes;
     const void *p = prog_array(pr, a, &bytes);
-    if (a == PROG_NARRAYS_2_0) bad = put_i64s(f, t, FUZZ_PROG_TRAILER);  /* format 2.1's arrays follow */
+    if (a == PROG_NARRAYS_2_0) bad = put_i64s(f, t, FUZZ_PROG_TRAILER); /* format 2.1's arrays follow */
     if (!bad && bytes && fwrite(p, 1, bytes, f) != bytes) bad = 1;
   }
   if (fclose(f) != 0) bad = 1;
@@ -181,16 +181,16 @@ int fuzz_prog_too_big(const prog_rank *pr) {
 
 /* One of the four buffers: its rows and, when small enough, real storage. */
 typedef struct ibuf {
-  int64_t rows;  /* rows the runtime would allocate / receive from the application */
-  double *v;     /* [rows × n] exact-size heap block, or NULL (indices checked only) */
+  int64_t rows; /* rows the runtime would allocate / receive from the application */
+  double *v; /* [rows × n] exact-size heap block, or NULL (indices checked only) */
 } ibuf;
 
 /* The interpreter's view of one program. */
 typedef struct interp {
   const prog_rank *pr;
-  int64_t n;       /* values per row */
+  int64_t n; /* values per row */
   ibuf buf[PROG_NBUF];
-  uint8_t *mark;   /* per destination row: written by the current op (row lists must not repeat) */
+  uint8_t *mark; /* per destination row: written by the current op (row lists must not repeat) */
   int64_t nmark;
 } interp;
 

@@ -29,7 +29,8 @@ void fuzz_prog_copy_arrays(prog_rank *pr);
 void fuzz_prog_free_arrays(prog_rank *pr);
 
 /* Number of int64 fields that open the encoding below. */
-enum { FUZZ_PROG_HEADER = 20, FUZZ_PROG_TRAILER = 4 };
+enum { FUZZ_PROG_HEADER = 20,
+       FUZZ_PROG_TRAILER = 4 };
 
 /* Decodes one rank's program from data[0 .. size-1]: FUZZ_PROG_HEADER
  * little-endian int64 (ranks, rank, nstages, c_rows, b_rows, s_rows, r_rows,

@@ -22,20 +22,20 @@
 
 /* A harness invariant broke: print where and why, then abort so that
  * libFuzzer records the input as a crash. Never used for input errors. */
-#define FUZZ_ASSERT(cond, ...)                                                 \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "FUZZ_ASSERT %s:%d: %s: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fprintf(stderr, "\n");                                                   \
-      abort();                                                                 \
-    }                                                                          \
+#define FUZZ_ASSERT(cond, ...)                                               \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "FUZZ_ASSERT %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                          \
+      fprintf(stderr, "\n");                                                 \
+      abort();                                                               \
+    }                                                                        \
   } while (0)
 
 /* One scratch file, reused across inputs. */
 typedef struct fuzz_file {
-  int fd;          /* open read-write, -1 before fuzz_file_open */
-  char path[256];  /* its name */
+  int fd; /* open read-write, -1 before fuzz_file_open */
+  char path[256]; /* its name */
 } fuzz_file;
 
 static fuzz_file *fuzz_files[4];
@@ -48,7 +48,8 @@ static inline void fuzz_files_remove(void) {
 /* Creates the scratch file (once per process; aborts if it cannot). f must
  * live until exit (a static). At most 4 per process. */
 static inline void fuzz_file_open(fuzz_file *f, const char *name) {
-  const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR") ? getenv("TMPDIR")
+                                                                                  : "/tmp";
   snprintf(f->path, sizeof f->path, "%s/shiro-fuzz-%s-XXXXXX", dir, name);
   f->fd = mkostemp(f->path, O_CLOEXEC);
   FUZZ_ASSERT(f->fd >= 0, "cannot create %s", f->path);

@@ -28,23 +28,23 @@
 
 static int failures = 0;
 
-#define EXPECT(cond, ...)                          \
-  do {                                             \
-    if (!(cond)) {                                 \
-      failures++;                                  \
+#define EXPECT(cond, ...)                                  \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      failures++;                                          \
       fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                \
-      fprintf(stderr, "\n");                       \
-    }                                              \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, "\n");                               \
+    }                                                      \
   } while (0)
 
-#define CUDA_OK(expr)                                                                                   \
-  do {                                                                                                  \
-    cudaError_t e_ = (expr);                                                                            \
-    if (e_ != cudaSuccess) {                                                                            \
-      fprintf(stderr, "FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_));      \
-      exit(1);                                                                                          \
-    }                                                                                                   \
+#define CUDA_OK(expr)                                                                              \
+  do {                                                                                             \
+    cudaError_t e_ = (expr);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -59,7 +59,10 @@ static int64_t rnd_below(int64_t n) { return n > 0 ? (int64_t)(rnd() % (uint64_t
 
 /* ---- a synthetic program -------------------------------------------------------- */
 
-enum { NB = 1000, NC = 800, NS = 600, NR = 700 };  /* rows of B, C, S, R */
+enum { NB = 1000,
+       NC = 800,
+       NS = 600,
+       NR = 700 }; /* rows of B, C, S, R */
 static const int64_t buf_rows[PROG_NBUF] = {NB, NC, NS, NR};
 
 typedef struct grow {
@@ -71,7 +74,10 @@ typedef struct grow {
 
 static void *push(void *p, int64_t n, size_t esz) {
   void *q = realloc(p, (size_t)(n + 1) * esz);
-  if (!q) { fprintf(stderr, "out of memory\n"); exit(1); }
+  if (!q) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
   return q;
 }
 
@@ -93,11 +99,19 @@ static void add_mul(grow *g, int dst, int64_t doff, int src, int64_t soff, int64
   r[OPF_HAS_VAL] = has_val;
   r[OPF_ACCUM] = accum;
   const int64_t span = buf_rows[src] - soff, room = buf_rows[dst] - doff;
-  if (listed) {  /* distinct destination rows: a prefix of a shuffle */
+  if (listed) { /* distinct destination rows: a prefix of a shuffle */
     int32_t *perm = malloc((size_t)room * sizeof *perm);
     for (int64_t i = 0; i < room; i++) perm[i] = (int32_t)i;
-    for (int64_t i = room - 1; i > 0; i--) { int64_t j = rnd_below(i + 1); int32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
-    for (int64_t i = 0; i < nrows; i++) { g->rows = push(g->rows, g->nrows, sizeof *g->rows); g->rows[g->nrows++] = perm[i]; }
+    for (int64_t i = room - 1; i > 0; i--) {
+      int64_t j = rnd_below(i + 1);
+      int32_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    for (int64_t i = 0; i < nrows; i++) {
+      g->rows = push(g->rows, g->nrows, sizeof *g->rows);
+      g->rows[g->nrows++] = perm[i];
+    }
     free(perm);
   }
   g->ptr = push(g->ptr, g->nptr, sizeof *g->ptr);
@@ -131,23 +145,23 @@ static void add_ctl(grow *g, int kind) {
 static prog_rank make_program(int with_r) {
   grow g = {0};
   if (with_r) {
-    add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, 300, 0, 0, 0, 1, 1, 0);      /* gather B rows into S[0..300) */
-    add_mul(&g, PROG_BUF_S, 300, PROG_BUF_B, 5, 200, 1, 0, 0, 1, 1, 0);    /* gather into listed S rows */
+    add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, 300, 0, 0, 0, 1, 1, 0); /* gather B rows into S[0..300) */
+    add_mul(&g, PROG_BUF_S, 300, PROG_BUF_B, 5, 200, 1, 0, 0, 1, 1, 0); /* gather into listed S rows */
   } else {
-    add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, NS, 0, 0, 0, 1, 1, 0);       /* gather into all of S */
+    add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, NS, 0, 0, 0, 1, 1, 0); /* gather into all of S */
   }
-  add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, 150, 1, 1, 1, 6, 0, 0);        /* partial C rows, listed, += */
+  add_mul(&g, PROG_BUF_S, 0, PROG_BUF_B, 0, 150, 1, 1, 1, 6, 0, 0); /* partial C rows, listed, += */
   add_ctl(&g, PROG_OP_START);
-  add_mul(&g, PROG_BUF_C, 0, PROG_BUF_B, 0, NC, 0, 1, 0, 12, 0, 1);        /* local product (cuSPARSE, beta 0) */
+  add_mul(&g, PROG_BUF_C, 0, PROG_BUF_B, 0, NC, 0, 1, 0, 12, 0, 1); /* local product (cuSPARSE, beta 0) */
   add_ctl(&g, PROG_OP_WAIT);
   if (with_r) {
-    add_mul(&g, PROG_BUF_C, 0, PROG_BUF_R, 0, NC, 0, 1, 1, 5, 0, 1);       /* remote B product (cuSPARSE, beta 1) */
-    add_mul(&g, PROG_BUF_C, 0, PROG_BUF_R, 3, 400, 1, 0, 1, 3, 0, 0);      /* add partial rows, listed, += */
-    add_mul(&g, PROG_BUF_S, 100, PROG_BUF_R, 0, 250, 1, 0, 0, 4, 0, 0);    /* aggregate: sums (empty rows -> 0) */
+    add_mul(&g, PROG_BUF_C, 0, PROG_BUF_R, 0, NC, 0, 1, 1, 5, 0, 1); /* remote B product (cuSPARSE, beta 1) */
+    add_mul(&g, PROG_BUF_C, 0, PROG_BUF_R, 3, 400, 1, 0, 1, 3, 0, 0); /* add partial rows, listed, += */
+    add_mul(&g, PROG_BUF_S, 100, PROG_BUF_R, 0, 250, 1, 0, 0, 4, 0, 0); /* aggregate: sums (empty rows -> 0) */
   }
-  add_mul(&g, PROG_BUF_C, 37, PROG_BUF_S, 11, 301, 0, 1, 1, 7, 0, 1);      /* product at offsets (cuSPARSE, beta 1) */
-  add_mul(&g, PROG_BUF_C, 0, PROG_BUF_S, 0, 500, 1, 1, 1, 4, 0, 0);        /* listed product (own kernel) */
-  add_mul(&g, PROG_BUF_C, 5, PROG_BUF_S, 1, 100, 0, 1, 0, 3, 0, 0);        /* contiguous but unsorted: own kernel */
+  add_mul(&g, PROG_BUF_C, 37, PROG_BUF_S, 11, 301, 0, 1, 1, 7, 0, 1); /* product at offsets (cuSPARSE, beta 1) */
+  add_mul(&g, PROG_BUF_C, 0, PROG_BUF_S, 0, 500, 1, 1, 1, 4, 0, 0); /* listed product (own kernel) */
+  add_mul(&g, PROG_BUF_C, 5, PROG_BUF_S, 1, 100, 0, 1, 0, 3, 0, 0); /* contiguous but unsorted: own kernel */
   prog_rank pr;
   memset(&pr, 0, sizeof pr);
   pr.nstages = 1;
@@ -173,7 +187,8 @@ static prog_rank make_program(int with_r) {
 static void fill(void *h, int64_t rows, int64_t n, int is_double) {
   for (int64_t i = 0; i < rows * n; i++) {
     double v = (1.0 + (double)rnd_below(256) / 256.0) * (rnd() & 1 ? 1 : -1);
-    if (is_double) ((double *)h)[i] = v; else ((float *)h)[i] = (float)v;
+    if (is_double) ((double *)h)[i] = v;
+    else ((float *)h)[i] = (float)v;
   }
 }
 
@@ -190,7 +205,7 @@ static void cpu_run(const prog_rank *pr, void *hb[PROG_NBUF], int is_double, int
     interp_decode(pr, o, &op);
     if (op.kind == RT_MULTIPLY) op.val = is_double ? (const void *)vd : (const void *)vf;
     void *d = hb[op.dst_buf], *src = hb[op.src_buf];
-    switch (op.kind) {  /* the kernels the CPU backend's table calls */
+    switch (op.kind) { /* the kernels the CPU backend's table calls */
       case RT_MULTIPLY:
         if (is_double) cpu_multiply_f64(&op, d, src, n);
         else cpu_multiply_f32(&op, d, src, n);
@@ -251,7 +266,7 @@ static void gpu_download(void *hb[PROG_NBUF], const gpu_bufs *g, size_t row_byte
 static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, int use_sparse, gpu_bufs *g, cusparseHandle_t h,
                                 cudaStream_t s, char *msg) {
   cuda_ops o;
-  float *vf = malloc((size_t)(pr->nval + 1) * sizeof *vf);  /* the values in the op's type, as the interpreter keeps them */
+  float *vf = malloc((size_t)(pr->nval + 1) * sizeof *vf); /* the values in the op's type, as the interpreter keeps them */
   rt_op *ops = malloc((size_t)(pr->nops + 1) * sizeof *ops);
   for (int64_t e = 0; vf && e < pr->nval; e++) vf[e] = (float)pr->val[e];
   for (int64_t i = 0; ops && i < pr->nops; i++) {
@@ -264,7 +279,7 @@ static shiro_status ops_run_all(const prog_rank *pr, int is_double, int64_t n, i
     if (op[OPF_KIND] != PROG_OP_MUL) continue;
     /* cuSPARSE takes exactly the ops with values, a contiguous destination and increasing columns */
     int want = use_sparse && op[OPF_HAS_VAL] && op[OPF_ROWS_OFF] < 0 && i + 1 != pr->nops;
-    if (want && strcmp(cuda_ops_how(&o, i), "cusparse"))  /* allowed (the fallback), but worth knowing */
+    if (want && strcmp(cuda_ops_how(&o, i), "cusparse")) /* allowed (the fallback), but worth knowing */
       printf("note: cuSPARSE declined op %lld (N=%lld): it runs on the own kernel\n", (long long)i, (long long)n);
     if (!want) EXPECT(!strcmp(cuda_ops_how(&o, i), "kernel"), "op %lld runs as %s", (long long)i, cuda_ops_how(&o, i));
     st = cuda_ops_run(&o, i, g->d, n, s, msg);
@@ -300,7 +315,10 @@ typedef struct host_set {
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
-  if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
   return p;
 }
 
@@ -313,8 +331,11 @@ static void check_ops(const prog_rank *pr, int is_double, int64_t n, cusparseHan
   char msg[CUDA_MSG_LEN] = "";
   for (int b = 0; b < PROG_NBUF; b++) {
     size_t bytes = (size_t)buf_rows[b] * row_bytes;
-    hs.init[b] = xmalloc(bytes); hs.cpu[b] = xmalloc(bytes); hs.bound[b] = xmalloc(bytes);
-    hs.a[b] = xmalloc(bytes); hs.b[b] = xmalloc(bytes);
+    hs.init[b] = xmalloc(bytes);
+    hs.cpu[b] = xmalloc(bytes);
+    hs.bound[b] = xmalloc(bytes);
+    hs.a[b] = xmalloc(bytes);
+    hs.b[b] = xmalloc(bytes);
     fill(hs.init[b], buf_rows[b], n, is_double);
   }
   reference(pr, hs.init, is_double, n, hs.cpu, hs.bound);
@@ -347,7 +368,11 @@ static void check_ops(const prog_rank *pr, int is_double, int64_t n, cusparseHan
   }
   for (int b = 0; b < PROG_NBUF; b++) {
     cudaFree(g.d[b]);
-    free(hs.init[b]); free(hs.cpu[b]); free(hs.bound[b]); free(hs.a[b]); free(hs.b[b]);
+    free(hs.init[b]);
+    free(hs.cpu[b]);
+    free(hs.bound[b]);
+    free(hs.a[b]);
+    free(hs.b[b]);
   }
   printf("ok   ops %s N=%lld\n", tn, (long long)n);
 }
@@ -364,7 +389,7 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   plan.meta.ranks = 1;
   plan.meta.gpus_per_node = 1;
   plan.pr = *pr;
-  plan.checked = 1;  /* a program built in memory: check_programs checked it */
+  plan.checked = 1; /* a program built in memory: check_programs checked it */
   shiro_ctx_options opts = shiro_ctx_options_default();
   opts.backend = SHIRO_BACKEND_CUDA;
   opts.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
@@ -373,9 +398,12 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   host_set hs;
   for (int b = 0; b < PROG_NBUF; b++) {
     size_t bytes = (size_t)buf_rows[b] * row_bytes;
-    hs.init[b] = xmalloc(bytes); hs.cpu[b] = xmalloc(bytes); hs.bound[b] = xmalloc(bytes);
-    hs.a[b] = xmalloc(bytes); hs.b[b] = xmalloc(bytes);
-    fill(hs.init[b], buf_rows[b], n, is_double);  /* S, R, C: anything; the program overwrites what it reads */
+    hs.init[b] = xmalloc(bytes);
+    hs.cpu[b] = xmalloc(bytes);
+    hs.bound[b] = xmalloc(bytes);
+    hs.a[b] = xmalloc(bytes);
+    hs.b[b] = xmalloc(bytes);
+    fill(hs.init[b], buf_rows[b], n, is_double); /* S, R, C: anything; the program overwrites what it reads */
   }
   reference(pr, hs.init, is_double, n, hs.cpu, hs.bound);
   void *dB = NULL, *dC = NULL;
@@ -387,7 +415,7 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
     CUDA_OK(cudaMalloc(&dC, c_bytes));
     CUDA_OK(cudaMemcpy(dB, hs.init[PROG_BUF_B], b_bytes, cudaMemcpyHostToDevice));
     for (int rep = 0; rep < 2 && st == SHIRO_OK; rep++) {
-      CUDA_OK(cudaMemset(dC, 0xff, c_bytes));  /* NaN poison: every row must be written */
+      CUDA_OK(cudaMemset(dC, 0xff, c_bytes)); /* NaN poison: every row must be written */
       st = shiro_spmm(ctx, dB, dC);
       EXPECT(st == SHIRO_OK, "%s N=%lld backend spmm: %s", tn, (long long)n, shiro_ctx_last_error(ctx));
       CUDA_OK(cudaMemcpy(rep ? hs.b[PROG_BUF_C] : hs.a[PROG_BUF_C], dC, c_bytes, cudaMemcpyDeviceToHost));
@@ -414,7 +442,11 @@ static void check_backend(const prog_rank *pr, int is_double, int64_t n, shiro_t
   cudaFree(dB);
   cudaFree(dC);
   for (int b = 0; b < PROG_NBUF; b++) {
-    free(hs.init[b]); free(hs.cpu[b]); free(hs.bound[b]); free(hs.a[b]); free(hs.b[b]);
+    free(hs.init[b]);
+    free(hs.cpu[b]);
+    free(hs.bound[b]);
+    free(hs.a[b]);
+    free(hs.b[b]);
   }
 }
 
@@ -433,7 +465,7 @@ static void check_programs(const prog_rank *a, const prog_rank *b) {
 
 int main(int argc, char **argv) {
   int ndev = 0;
-  {  /* host-only part first: it runs without a device too */
+  { /* host-only part first: it runs without a device too */
     prog_rank a = make_program(1), b = make_program(0);
     check_programs(&a, &b);
     prog_rank_free(&a);
@@ -454,7 +486,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   prog_rank full = make_program(1), one = make_program(0);
-  const int quick = argc > 1 && !strcmp(argv[1], "--quick");  /* fewer N: under compute-sanitizer */
+  const int quick = argc > 1 && !strcmp(argv[1], "--quick"); /* fewer N: under compute-sanitizer */
   const int64_t all_ns[] = {1, 3, 7, 32, 33, 64, 128}, quick_ns[] = {7, 32};
   const int64_t *ns = quick ? quick_ns : all_ns;
   const size_t nn = quick ? 2 : sizeof all_ns / sizeof all_ns[0];

@@ -8,16 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define FAIL(...)                                          \
-  do {                                                     \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-    fprintf(stderr, __VA_ARGS__);                          \
-    fprintf(stderr, "\n");                                 \
-    return 1;                                              \
+#define FAIL(...)                                        \
+  do {                                                   \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__);                        \
+    fprintf(stderr, "\n");                               \
+    return 1;                                            \
   } while (0)
 
-#define CHECK(cond, ...) \
-  do {                   \
+#define CHECK(cond, ...)            \
+  do {                              \
     if (!(cond)) FAIL(__VA_ARGS__); \
   } while (0)
 
@@ -84,8 +84,12 @@ static graph graph_random(int32_t nr, int32_t nc, double p, int dups, int64_t ba
   }
   for (int64_t e = ne - 1; e > 0; e--) { /* shuffle: edge order within rows varies */
     int64_t f = rng_below(e + 1);
-    int32_t t = ei[e]; ei[e] = ei[f]; ei[f] = t;
-    t = ej[e]; ej[e] = ej[f]; ej[f] = t;
+    int32_t t = ei[e];
+    ei[e] = ei[f];
+    ei[f] = t;
+    t = ej[e];
+    ej[e] = ej[f];
+    ej[f] = t;
   }
   graph g = graph_from_edges(nr, nc, ne, ei, ej, base);
   free(ei);

@@ -20,10 +20,10 @@ static inline int test_write_plan(const char *mtx, const char *path, int ranks, 
   sc_blocks B = {0};
   sc_plan plan = {0};
   int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, ranks, &Pr, &err) == SHIRO_OK &&
-           part_block(A->k, ranks, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, s, gpn, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, s, gpn, &plan, &err) == SHIRO_OK &&
-           plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
+      part_block(A->k, ranks, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
+      strategy_select(&B, s, gpn, NULL, NULL, &err) == SHIRO_OK &&
+      plan_build(A, &Pr, &Pc, &B, s, gpn, &plan, &err) == SHIRO_OK &&
+      plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "test_write_plan(%s): %s\n", mtx, err.message);
   plan_free(&plan);
   blocks_free(&B);

@@ -7,14 +7,14 @@
 static int test_failures;
 
 /* Records and prints a failed expectation, and goes on. */
-#define EXPECT(cond, ...)                                              \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      test_failures++;                                                 \
+#define EXPECT(cond, ...)                                                 \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      test_failures++;                                                    \
       fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                    \
-      fprintf(stderr, "\n");                                           \
-    }                                                                  \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fprintf(stderr, "\n");                                              \
+    }                                                                     \
   } while (0)
 
 #endif

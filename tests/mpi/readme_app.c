@@ -25,12 +25,15 @@ int main(int argc, char **argv) {
   if (argc < 2) return leave(rank, "usage: readme_app PLAN [N]");
   const int64_t n = argc > 2 ? atoll(argv[2]) : 4;
 
-  shiro_plan *plan; shiro_ctx *ctx; shiro_error err;
+  shiro_plan *plan;
+  shiro_ctx *ctx;
+  shiro_error err;
   if (shiro_plan_open_comm(argv[1], MPI_COMM_WORLD, &plan, &err)) return leave(rank, err.message);
   shiro_plan_info info;
   shiro_plan_get_info(plan, &info);
   shiro_ctx_options o = shiro_ctx_options_default();
-  o.dtype = SHIRO_FLOAT64; o.n = n;
+  o.dtype = SHIRO_FLOAT64;
+  o.n = n;
   if (shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err)) {
     shiro_plan_close(&plan);
     return leave(rank, err.message);

@@ -17,10 +17,10 @@
 static int rank, size;
 static const double SENTINEL = -12345.5;
 
-
 /* Value v at element e of a buffer of esz-byte values. */
 static void put(void *p, size_t esz, int64_t e, double v) {
-  if (esz == 4) ((float *)p)[e] = (float)v; else ((double *)p)[e] = v;
+  if (esz == 4) ((float *)p)[e] = (float)v;
+  else ((double *)p)[e] = v;
 }
 static int same(const void *a, int64_t ea, const void *b, int64_t eb, size_t esz) {
   return !memcmp((const char *)a + ea * (int64_t)esz, (const char *)b + eb * (int64_t)esz, esz);
@@ -47,7 +47,7 @@ static int check(const void *out, const void *ref, int64_t rows, int64_t n, int 
     for (int64_t j = 0; j < n; j++) {
       const int64_t e = col ? i + j * ld : i * ld + j;
       bad += !same(out, e, ref, i * n + j, esz);
-      put(pad, esz, e, 0);  /* not padding */
+      put(pad, esz, e, 0); /* not padding */
     }
   for (int64_t e = 0; e < total; e++) {
     const int is_pad = esz == 4 ? ((float *)pad)[e] != 0 : ((double *)pad)[e] != 0;
@@ -63,7 +63,10 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   o.n = n;
   shiro_ctx *ctx = NULL;
   shiro_error err;
-  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) != SHIRO_OK) { EXPECT(0, "create: %s", err.message); return; }
+  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) != SHIRO_OK) {
+    EXPECT(0, "create: %s", err.message);
+    return;
+  }
   /* values that are not all 1 (ca-GrQc is a pattern): products and sums both matter */
   int64_t nnz = 0;
   EXPECT(shiro_plan_get_local_matrix(plan, &nnz, NULL, NULL, NULL, NULL, &err) == SHIRO_OK, "local: %s", err.message);
@@ -98,7 +101,11 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
     void *C2 = malloc((size_t)(cr * n + 1) * esz);
     EXPECT(shiro_spmm(ctx, B, C2) == SHIRO_OK && !memcmp(C, C2, (size_t)(cr * n) * esz), "%s: dense after a layout call",
            tag);
-    free(C2); free(Bl); free(Cl); free(Yl); free(Xl);
+    free(C2);
+    free(Bl);
+    free(Cl);
+    free(Yl);
+    free(Xl);
   }
   /* an ld below its least, an unknown layout: refused on the calling rank (every rank here), named */
   if (n > 1) {
@@ -107,10 +114,14 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   }
   if (cr > 1)
     EXPECT(shiro_spmm_layout(ctx, SHIRO_COL_MAJOR, B, br > 1 ? br : 1, C, cr - 1) == SHIRO_ERR_ARG &&
-           strstr(shiro_ctx_last_error(ctx), "ldc"), "%s: column-major ldc = rows - 1 accepted: %s", tag, shiro_ctx_last_error(ctx));
+               strstr(shiro_ctx_last_error(ctx), "ldc"),
+           "%s: column-major ldc = rows - 1 accepted: %s", tag, shiro_ctx_last_error(ctx));
   EXPECT(shiro_spmm_layout(ctx, (shiro_layout)9, B, n, C, n) == SHIRO_ERR_ARG && strstr(shiro_ctx_last_error(ctx), "layout 9"),
          "%s: layout 9 accepted", tag);
-  free(B); free(C); free(Y); free(X);
+  free(B);
+  free(C);
+  free(Y);
+  free(X);
   shiro_ctx_destroy(&ctx);
 }
 
@@ -119,13 +130,20 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *mtx = argc > 1 ? argv[1] : "data/ca-GrQc.mtx";
-  struct { sc_strategy s; int32_t gpn; const char *name; } plans[] = {{STRAT_JOINT, 1, "joint"}, {STRAT_GROUP, 2, "group G=2"}};
+  struct {
+    sc_strategy s;
+    int32_t gpn;
+    const char *name;
+  } plans[] = {{STRAT_JOINT, 1, "joint"}, {STRAT_GROUP, 2, "group G=2"}};
   for (int p = 0; p < (size >= 4 ? 2 : 1); p++) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/shiro-layout-%d-%d.h5", (int)getppid(), p);
     int ok = rank == 0 ? test_write_plan(mtx, path, size, plans[p].s, plans[p].gpn) : 1;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!ok) { MPI_Finalize(); return 1; }
+    if (!ok) {
+      MPI_Finalize();
+      return 1;
+    }
     shiro_plan *plan = NULL;
     shiro_error err;
     shiro_plan_info in;

@@ -56,12 +56,16 @@ static int write_plan(const char *mtx, const char *path) {
   sc_blocks B = {0};
   sc_plan plan = {0};
   int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, size, &Pr, &err) == SHIRO_OK &&
-           part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-           strategy_select(&B, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK &&
-           plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 1, &plan, &err) == SHIRO_OK &&
-           plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
+      part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
+      strategy_select(&B, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK &&
+      plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 1, &plan, &err) == SHIRO_OK &&
+      plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
   if (!ok) fprintf(stderr, "write_plan: %s\n", err.message);
-  plan_free(&plan); blocks_free(&B); part_free(&Pr); part_free(&Pc); sc_csr_free(A);
+  plan_free(&plan);
+  blocks_free(&B);
+  part_free(&Pr);
+  part_free(&Pc);
+  sc_csr_free(A);
   return ok;
 }
 
@@ -75,7 +79,7 @@ static void expect_said(const char *msg, const char *what, const char *a, const 
  * rank gets the same status and the failing rank's own message, and no plan. */
 static void open_comm_misuse(const char *path) {
   shiro_error err = {{0}};
-  shiro_plan *p = (shiro_plan *)&err;  /* not NULL: the call must clear it */
+  shiro_plan *p = (shiro_plan *)&err; /* not NULL: the call must clear it */
   expect_all(shiro_plan_open_comm(rank == 1 ? NULL : path, MPI_COMM_WORLD, &p, &err), SHIRO_ERR_ARG, "open_comm: NULL path on rank 1",
              err.message);
   EXPECT(p == NULL, "rank %d: plan left set after a failed open", rank);
@@ -110,7 +114,10 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "/tmp/shiro-misuse-%d.h5", (int)getppid());
   int ok = rank == 0 ? write_plan("data/karate.mtx", path) : 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!ok) { MPI_Finalize(); return 1; }
+  if (!ok) {
+    MPI_Finalize();
+    return 1;
+  }
   shiro_error err = {{0}};
   shiro_plan *plan = NULL, *other = NULL;
   open_comm_misuse(path);
@@ -222,7 +229,7 @@ int main(int argc, char **argv) {
   EXPECT(worst == 0, "rank %d: product off by %g", rank, worst);
   shiro_ctx_destroy(&ctx);
   EXPECT(ctx == NULL, "destroy clears the handle");
-  shiro_ctx_destroy(&ctx);  /* no-op */
+  shiro_ctx_destroy(&ctx); /* no-op */
 
   /* A plan for another matrix: the application's rows do not match on rank 1. */
   /* the public digest, on the application's 64-bit columns (the compiler's CSR holds 32-bit ones) */
@@ -239,7 +246,7 @@ int main(int argc, char **argv) {
   free(B);
   free(C);
   shiro_plan_close(&plan);
-  shiro_plan_close(&plan);  /* no-op */
+  shiro_plan_close(&plan); /* no-op */
   int fails = 0;
   MPI_Allreduce(&test_failures, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);

@@ -42,11 +42,11 @@
 #define COUNT_ALLOCS 1
 #endif
 
-static int counting;   /* 1 while allocations are counted */
-static long allocs;    /* allocations while counting, outside MPI calls */
+static int counting; /* 1 while allocations are counted */
+static long allocs; /* allocations while counting, outside MPI calls */
 static long mpi_allocs; /* allocations while counting, inside MPI calls (MPI's own) */
-static long testalls;  /* MPI_Testall calls, always */
-static __thread int in_mpi;  /* > 0 inside an MPI call of the replay */
+static long testalls; /* MPI_Testall calls, always */
+static __thread int in_mpi; /* > 0 inside an MPI call of the replay */
 
 #if COUNT_ALLOCS
 /* glibc's allocator under the names this program defines: every allocation of the process passes here. */
@@ -57,12 +57,27 @@ extern void *__libc_memalign(size_t align, size_t n);
 static void note_alloc(void) {
   if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(in_mpi ? &mpi_allocs : &allocs, 1, __ATOMIC_RELAXED);
 }
-void *memalign(size_t align, size_t n);  /* glibc's malloc.h; declared here for -Wmissing-prototypes */
-void *malloc(size_t n) { note_alloc(); return __libc_malloc(n); }
-void *calloc(size_t k, size_t n) { note_alloc(); return __libc_calloc(k, n); }
-void *realloc(void *p, size_t n) { note_alloc(); return __libc_realloc(p, n); }
-void *memalign(size_t align, size_t n) { note_alloc(); return __libc_memalign(align, n); }
-void *aligned_alloc(size_t align, size_t n) { note_alloc(); return __libc_memalign(align, n); }
+void *memalign(size_t align, size_t n); /* glibc's malloc.h; declared here for -Wmissing-prototypes */
+void *malloc(size_t n) {
+  note_alloc();
+  return __libc_malloc(n);
+}
+void *calloc(size_t k, size_t n) {
+  note_alloc();
+  return __libc_calloc(k, n);
+}
+void *realloc(void *p, size_t n) {
+  note_alloc();
+  return __libc_realloc(p, n);
+}
+void *memalign(size_t align, size_t n) {
+  note_alloc();
+  return __libc_memalign(align, n);
+}
+void *aligned_alloc(size_t align, size_t n) {
+  note_alloc();
+  return __libc_memalign(align, n);
+}
 int posix_memalign(void **p, size_t align, size_t n) {
   note_alloc();
   void *q = __libc_memalign(align, n);
@@ -112,8 +127,15 @@ static int polls_expected(const shiro_ctx *c) {
   int inside = 0, s = -1;
   for (int64_t o = 0; o < p->nops; o++) {
     const rt_op *op = &p->op[o];
-    if (op->kind == RT_START) { inside = 1; s = op->stage; continue; }
-    if (op->kind == RT_WAIT) { inside = 0; continue; }
+    if (op->kind == RT_START) {
+      inside = 1;
+      s = op->stage;
+      continue;
+    }
+    if (op->kind == RT_WAIT) {
+      inside = 0;
+      continue;
+    }
     const int has_reqs = s >= 0 && s < p->stages.nstages && p->stages.stage[s].nx > 0;
     if (inside && has_reqs && (op->ptr[op->nrows] - op->ptr[0] + op->nrows) * c->opts.n >= 2 * 64) return 1;
   }
@@ -126,7 +148,8 @@ static void fill(void *p, int64_t count, int is_double, int64_t first) {
     uint64_t h = (uint64_t)(first + i) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
     const double v = ((h & 256) ? 1 : -1) * (1.0 + (double)(h & 255) / 256.0);
-    if (is_double) ((double *)p)[i] = v; else ((float *)p)[i] = (float)v;
+    if (is_double) ((double *)p)[i] = v;
+    else ((float *)p)[i] = (float)v;
   }
 }
 
@@ -137,7 +160,7 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
   shiro_ctx_options co = shiro_ctx_options_default();
   co.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
   co.n = n;
-  shiro_ctx *c = NULL, *c1 = NULL;  /* one plan, two contexts: 2 threads and 1 thread (the threads option) */
+  shiro_ctx *c = NULL, *c1 = NULL; /* one plan, two contexts: 2 threads and 1 thread (the threads option) */
   shiro_error err = {{0}};
   co.threads = 1;
   if (shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &c1, &err) != SHIRO_OK) {
@@ -152,17 +175,18 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
   }
   int t1 = 0, t2 = 0;
   EXPECT(shiro_ctx_get_threads(c1, &t1, NULL) == SHIRO_OK && shiro_ctx_get_threads(c, &t2, NULL) == SHIRO_OK && t1 == 1 &&
-         t2 == 2, "rank %d: the threads option: %d and %d threads, asked for 1 and 2", rank, t1, t2);
+             t2 == 2,
+         "rank %d: the threads option: %d and %d threads, asked for 1 and 2", rank, t1, t2);
   const prog_rank *pr = &plan->pr;
   const size_t esz = is_double ? 8 : 4, cb = (size_t)(pr->c_rows ? pr->c_rows : 1) * (size_t)n * esz;
   void *B = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)n * esz), *C = malloc(cb), *C0 = malloc(cb);
   fill(B, pr->b_rows * n, is_double, pr->b_first * n);
   const char *what = is_double ? "double" : "float";
   int ok = 1;
-  for (int i = 0; i < 2; i++) ok &= shiro_spmm(c1, B, C) == SHIRO_OK && shiro_spmm(c, B, C) == SHIRO_OK;  /* warm-up */
+  for (int i = 0; i < 2; i++) ok &= shiro_spmm(c1, B, C) == SHIRO_OK && shiro_spmm(c, B, C) == SHIRO_OK; /* warm-up */
   ok &= shiro_spmm(c1, B, C0) == SHIRO_OK;
-  cpu_kernels_set_grain(1, 64);  /* every op cut into chunks: the stage in flight is polled */
-  ok &= shiro_spmm(c, B, C) == SHIRO_OK;  /* a warm-up at this grain too */
+  cpu_kernels_set_grain(1, 64); /* every op cut into chunks: the stage in flight is polled */
+  ok &= shiro_spmm(c, B, C) == SHIRO_OK; /* a warm-up at this grain too */
   const long t0 = testalls;
   __atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&mpi_allocs, 0, __ATOMIC_RELAXED);
@@ -186,13 +210,14 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
          (long long)n, nalloc, CALLS);
   if (polls_expected(c))
     EXPECT(polls >= CALLS, "rank %d, %s, N = %lld: %ld MPI_Testall in %d calls: the stage in flight was not polled during "
-           "the multiply", rank, what, (long long)n, polls, CALLS);
+                           "the multiply",
+           rank, what, (long long)n, polls, CALLS);
   /* calls of a smaller width w on the same context: nothing allocated, the same bits every call */
   if (n > 1) {
     const int64_t w = (n + 1) / 2;
     void *X = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)n * esz), *X0 = malloc((size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)n * esz);
     int okw = 1;
-    for (int i = 0; i < 2; i++)  /* warm-up; the first transposed call derives its program */
+    for (int i = 0; i < 2; i++) /* warm-up; the first transposed call derives its program */
       okw &= shiro_spmm_n(c, B, C0, w) == SHIRO_OK && shiro_spmm_transpose_n(c, C0, X0, w) == SHIRO_OK;
     __atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
@@ -208,7 +233,8 @@ static void run_one(shiro_plan *plan, int is_double, int64_t n, int rank) {
     EXPECT(differw == 0, "rank %d, %s, N = %lld, n = %lld: %d of %d calls differ from the first", rank, what, (long long)n,
            (long long)w, differw, CALLS);
     EXPECT(!COUNT_ALLOCS || nallocw == 0, "rank %d, %s, N = %lld, n = %lld: %ld allocations during %d calls of width n "
-           "(expected none)", rank, what, (long long)n, (long long)w, nallocw, CALLS);
+                                          "(expected none)",
+           rank, what, (long long)n, (long long)w, nallocw, CALLS);
     free(X);
     free(X0);
   }

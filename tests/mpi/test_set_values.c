@@ -43,7 +43,13 @@
 static int rank, nranks;
 
 /* The host buffers and, on the CUDA backend, their device copies (else the host ones). */
-enum { BUF_B, BUF_C, BUF_C2, BUF_Y, BUF_X, BUF_X2, NBUF };
+enum { BUF_B,
+       BUF_C,
+       BUF_C2,
+       BUF_Y,
+       BUF_X,
+       BUF_X2,
+       NBUF };
 typedef struct bufs {
   void *h[NBUF], *d[NBUF];
   size_t bytes[NBUF];
@@ -77,10 +83,11 @@ static void buf_sync(bufs *b, int k, int up) {
                      : cudaMemcpy(b->h[k], b->d[k], b->bytes[k], cudaMemcpyDeviceToHost);
   EXPECT(e == cudaSuccess, "rank %d: cudaMemcpy of buffer %d: %s", rank, k, cudaGetErrorString(e));
 #else
-  (void)b; (void)k; (void)up;
+  (void)b;
+  (void)k;
+  (void)up;
 #endif
 }
-
 
 /* The value of A'(i, j) in round r (0: the file's value v). Never 0, mixed signs, not integers. */
 static double a_value(int64_t i, int64_t j, int r, double v) {
@@ -105,7 +112,7 @@ static void round_values(const shiro_plan_info *in, const int64_t *rp, const int
 static void products(shiro_ctx *ctx, const sc_csr *A, const shiro_plan_info *in, int r, shiro_dtype dt, int64_t n, bufs *b,
                      int twice, const char *what) {
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
-  memset(b->h[BUF_C], 0xff, (size_t)(in->c_rows * n + 1) * esz);  /* NaN poison */
+  memset(b->h[BUF_C], 0xff, (size_t)(in->c_rows * n + 1) * esz); /* NaN poison */
   memset(b->h[BUF_X], 0xff, (size_t)(in->b_rows * n + 1) * esz);
   for (int k = 0; k < NBUF; k++) buf_sync(b, k, 1);
   EXPECT(shiro_spmm(ctx, b->d[BUF_B], b->d[BUF_C]) == SHIRO_OK, "rank %d %s spmm: %s", rank, what, shiro_ctx_last_error(ctx));
@@ -141,11 +148,14 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   memset(&b, 0, sizeof b);
   const size_t bb = (size_t)(in->b_rows * n + 1) * esz, cb = (size_t)(in->c_rows * n + 1) * esz;
   int ok = buf_alloc(&b, BUF_B, bb) & buf_alloc(&b, BUF_C, cb) & buf_alloc(&b, BUF_C2, cb) & buf_alloc(&b, BUF_Y, cb) &
-           buf_alloc(&b, BUF_X, bb) & buf_alloc(&b, BUF_X2, bb);
+      buf_alloc(&b, BUF_X, bb) & buf_alloc(&b, BUF_X2, bb);
   EXPECT(ok, "rank %d: out of memory for the buffers", rank);
   if (!ok) {
     buf_free(&b);
-    free(rp); free(cj); free(v0); free(v);
+    free(rp);
+    free(cj);
+    free(v0);
+    free(v);
     return;
   }
   for (int64_t l = 0; l < in->b_rows; l++)
@@ -194,7 +204,10 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   shiro_ctx_destroy(&ctx);
   shiro_ctx_destroy(&ctx2);
   buf_free(&b);
-  free(rp); free(cj); free(v0); free(v);
+  free(rp);
+  free(cj);
+  free(v0);
+  free(v);
 }
 
 /* A 2.0 plan: set_values refused on every rank with SHIRO_ERR_VERSION (the context still works). */

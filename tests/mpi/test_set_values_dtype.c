@@ -19,7 +19,6 @@ static int rank, size;
 
 static double b_value(int64_t g, int j) { return (double)((g * 7 + j * 3) % 11) - 5.0; }
 
-
 /* C and X of one context after installing values (as floats or as doubles). */
 static int products(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype ctx_dt, const void *values, shiro_dtype val_dt,
                     void *C, void *X) {
@@ -37,12 +36,14 @@ static int products(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype ctx
   for (int64_t i = 0; i < in->b_rows; i++)
     for (int j = 0; j < N; j++) {
       const double v = b_value(in->b_global[i], j);
-      if (esz == 4) ((float *)B)[i * N + j] = (float)v; else ((double *)B)[i * N + j] = v;
+      if (esz == 4) ((float *)B)[i * N + j] = (float)v;
+      else ((double *)B)[i * N + j] = v;
     }
   for (int64_t i = 0; i < in->c_rows; i++)
     for (int j = 0; j < N; j++) {
       const double v = b_value(in->c_global[i] + 1, j);
-      if (esz == 4) ((float *)Y)[i * N + j] = (float)v; else ((double *)Y)[i * N + j] = v;
+      if (esz == 4) ((float *)Y)[i * N + j] = (float)v;
+      else ((double *)Y)[i * N + j] = v;
     }
   shiro_status st = values ? shiro_ctx_set_values_dtype(ctx, values, val_dt) : SHIRO_OK;
   EXPECT(st == SHIRO_OK, "rank %d: set_values_dtype(%s values, %s context): %s", rank, val_dt ? "double" : "float",
@@ -68,7 +69,10 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "/tmp/shiro-values-dtype-%d.h5", (int)getppid());
   int ok = rank == 0 ? test_write_plan(argc > 1 ? argv[1] : "data/karate.mtx", path, size, STRAT_JOINT, 1) : 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!ok) { MPI_Finalize(); return 1; }
+  if (!ok) {
+    MPI_Finalize();
+    return 1;
+  }
   shiro_plan *plan = NULL;
   shiro_error err;
   shiro_plan_info in;
@@ -112,9 +116,17 @@ int main(int argc, char **argv) {
         if (err_rel > worst) worst = err_rel;
       }
     EXPECT(worst <= (d ? 1e-14 : 1e-5), "rank %d, %s: C off A'·B by %g (relative)", rank, what, worst);
-    free(C32); free(C64); free(C0); free(X32); free(X64); free(X0);
+    free(C32);
+    free(C64);
+    free(C0);
+    free(X32);
+    free(X64);
+    free(X0);
   }
-  free(rp); free(cj); free(v32); free(v64);
+  free(rp);
+  free(cj);
+  free(v32);
+  free(v64);
   shiro_plan_close(&plan);
   int fails = 0;
   MPI_Allreduce(&test_failures, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -17,7 +17,8 @@
 static int rank, size;
 
 static void put(void *p, size_t esz, int64_t e, double v) {
-  if (esz == 4) ((float *)p)[e] = (float)v; else ((double *)p)[e] = v;
+  if (esz == 4) ((float *)p)[e] = (float)v;
+  else ((double *)p)[e] = v;
 }
 
 /* The caller's own work between begin and end: a dense update of its own array. */
@@ -33,7 +34,10 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   o.n = n;
   shiro_ctx *ctx = NULL;
   shiro_error err;
-  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) != SHIRO_OK) { EXPECT(0, "create: %s", err.message); return; }
+  if (shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &ctx, &err) != SHIRO_OK) {
+    EXPECT(0, "create: %s", err.message);
+    return;
+  }
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8, cb = (size_t)(in->c_rows * n) * esz, bb = (size_t)(in->b_rows * n) * esz;
   void *B = malloc(bb + esz), *C = malloc(cb + esz), *C2 = malloc(cb + esz), *Y = malloc(cb + esz), *X = malloc(bb + esz),
        *X2 = malloc(bb + esz);
@@ -48,7 +52,7 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
     shiro_status st = shiro_spmm_begin(ctx, B, C2);
     EXPECT(st == SHIRO_OK, "%s: begin: %s", tag, shiro_ctx_last_error(ctx));
     own_work(w, 4096);
-    if (round == 1) {  /* every other call on the context is refused while the call is in progress */
+    if (round == 1) { /* every other call on the context is refused while the call is in progress */
       EXPECT(shiro_spmm(ctx, B, C) == SHIRO_ERR_ARG && strstr(shiro_ctx_last_error(ctx), "split call is in progress"),
              "%s: shiro_spmm during a split call: %s", tag, shiro_ctx_last_error(ctx));
       EXPECT(shiro_spmm_begin(ctx, B, C) == SHIRO_ERR_ARG, "%s: a second begin accepted", tag);
@@ -82,7 +86,13 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   }
   memset(C2, 0, cb);
   EXPECT(shiro_spmm(ctx, B, C2) == SHIRO_OK && !memcmp(C, C2, cb), "%s: a blocking call after the misuse", tag);
-  free(B); free(C); free(C2); free(Y); free(X); free(X2); free(w);
+  free(B);
+  free(C);
+  free(C2);
+  free(Y);
+  free(X);
+  free(X2);
+  free(w);
   shiro_ctx_destroy(&ctx);
 }
 
@@ -91,13 +101,20 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *mtx = argc > 1 ? argv[1] : "data/ca-GrQc.mtx";
-  struct { sc_strategy s; int32_t gpn; const char *name; } plans[] = {{STRAT_JOINT, 1, "joint"}, {STRAT_GROUP, 2, "group G=2"}};
+  struct {
+    sc_strategy s;
+    int32_t gpn;
+    const char *name;
+  } plans[] = {{STRAT_JOINT, 1, "joint"}, {STRAT_GROUP, 2, "group G=2"}};
   for (int p = 0; p < (size >= 4 ? 2 : 1); p++) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/shiro-split-%d-%d.h5", (int)getppid(), p);
     int ok = rank == 0 ? test_write_plan(mtx, path, size, plans[p].s, plans[p].gpn) : 1;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!ok) { MPI_Finalize(); return 1; }
+    if (!ok) {
+      MPI_Finalize();
+      return 1;
+    }
     shiro_plan *plan = NULL;
     shiro_error err;
     shiro_plan_info in;

@@ -40,7 +40,7 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
     for (int64_t c = 0; c < n; c++) ref_put(Y, l * n + c, dt, ref_y_value(in->c_global[l], c));
   for (int64_t l = 0; l < in->b_rows; l++)
     for (int64_t c = 0; c < n; c++) ref_put(B, l * n + c, dt, ref_b_value(in->b_global[l], c));
-  memset(X, 0xff, (size_t)(in->b_rows * n + 1) * esz);  /* NaN poison: every X entry must be written */
+  memset(X, 0xff, (size_t)(in->b_rows * n + 1) * esz); /* NaN poison: every X entry must be written */
   EXPECT(shiro_spmm(ctx, B, C) == SHIRO_OK, "rank %d spmm: %s", rank, shiro_ctx_last_error(ctx));
   EXPECT(shiro_spmm_transpose(ctx, Y, X) == SHIRO_OK, "rank %d transpose: %s", rank, shiro_ctx_last_error(ctx));
   memset(X2, 0x7f, (size_t)(in->b_rows * n + 1) * esz);
@@ -55,7 +55,11 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   EXPECT(wx <= 1, "rank %d %s N=%lld: Aᵀ·Y off: max error/bound %.3g", rank, tn, (long long)n, wx);
   EXPECT(wc <= 1 && wc2 <= 1, "rank %d %s N=%lld: A·B off: %.3g / %.3g", rank, tn, (long long)n, wc, wc2);
   if (rank == 0) printf("%s N=%lld: max error/bound %.3g (transposed and forward)\n", tn, (long long)n, all);
-  free(Y); free(X); free(X2); free(B); free(C);
+  free(Y);
+  free(X);
+  free(X2);
+  free(B);
+  free(C);
   shiro_ctx_destroy(&ctx);
 }
 
@@ -72,7 +76,7 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   shiro_plan_info in;
   int ok = shiro_plan_open(argv[1], rank, &plan, &err) == SHIRO_OK && shiro_plan_get_info(plan, &in) == SHIRO_OK &&
-           mm_read(argv[2], &A, NULL, &err) == SHIRO_OK;
+      mm_read(argv[2], &A, NULL, &err) == SHIRO_OK;
   EXPECT(ok, "rank %d: %s", rank, err.message);
   if (ok) {
     const char *ns = argc > 3 ? argv[3] : "1,7";

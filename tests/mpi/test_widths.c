@@ -34,7 +34,7 @@ static int rank, size;
 /* The N context's backend, and its side of a call: host buffers copied to and from the device. */
 #ifdef SHIRO_TEST_CUDA
 static const shiro_backend BIG_BACKEND = SHIRO_BACKEND_CUDA;
-static void *dev[2];  /* the N context's input and output on the device (the largest of B, C, Y, X) */
+static void *dev[2]; /* the N context's input and output on the device (the largest of B, C, Y, X) */
 static void *in_dev(const void *h, size_t bytes) {
   EXPECT(cudaMemcpy(dev[0], h, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "rank %d: upload", rank);
   return dev[0];
@@ -45,10 +45,16 @@ static void out_host(void *h, size_t bytes) {
 }
 #else
 static const shiro_backend BIG_BACKEND = SHIRO_BACKEND_CPU;
-static void *out_now;  /* the output of the next call (host memory) */
-static void *in_dev(const void *h, size_t bytes) { (void)bytes; return (void *)(uintptr_t)h; }
+static void *out_now; /* the output of the next call (host memory) */
+static void *in_dev(const void *h, size_t bytes) {
+  (void)bytes;
+  return (void *)(uintptr_t)h;
+}
 static void *out_dev(void) { return out_now; }
-static void out_host(void *h, size_t bytes) { (void)h; (void)bytes; }
+static void out_host(void *h, size_t bytes) {
+  (void)h;
+  (void)bytes;
+}
 #endif
 
 /* n values of the N context's output equal the reference's: bit for bit, or on the CUDA backend at
@@ -70,7 +76,8 @@ static int same_result(const void *got, const void *ref, int64_t count, size_t e
 }
 
 static void put(void *p, size_t esz, int64_t e, double v) {
-  if (esz == 4) ((float *)p)[e] = (float)v; else ((double *)p)[e] = v;
+  if (esz == 4) ((float *)p)[e] = (float)v;
+  else ((double *)p)[e] = v;
 }
 
 /* A context of plan for n columns of dt with the test's values (not all 1: products and sums matter). */
@@ -134,7 +141,8 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
     EXPECT(st == SHIRO_OK, "%s, n = %lld: shiro_spmm_n: %s", tag, (long long)n, shiro_ctx_last_error(big));
     EXPECT(shiro_spmm(one, B, C1) == SHIRO_OK, "%s: N = %lld: %s", tag, (long long)n, shiro_ctx_last_error(one));
     EXPECT(same_result(C, C1, cr * n, esz, n), "rank %d, %s, n = %lld: C of the N = %d context differs from a context "
-           "made for n", rank, tag, (long long)n, NMAX);
+                                               "made for n",
+           rank, tag, (long long)n, NMAX);
 #ifndef SHIRO_TEST_CUDA
     out_now = X;
 #endif
@@ -144,7 +152,8 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
     EXPECT(shiro_spmm_transpose(one, Y, X1) == SHIRO_OK, "%s: N = %lld transposed: %s", tag, (long long)n,
            shiro_ctx_last_error(one));
     EXPECT(same_result(X, X1, br * n, esz, n), "rank %d, %s, n = %lld: X of the N = %d context differs from a context "
-           "made for n", rank, tag, (long long)n, NMAX);
+                                               "made for n",
+           rank, tag, (long long)n, NMAX);
     /* the checked calls: the same bits */
     memset(C, 0, (size_t)(cr * NMAX) * esz);
     memset(X, 0, (size_t)(br * NMAX) * esz);
@@ -181,14 +190,18 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
   char said[64];
   snprintf(said, sizeof said, "rank %d passed N = %d", size - 1, NMAX + 1);
   EXPECT(all_refused(shiro_spmm_checked(big, B, C, rank == size - 1 ? NMAX + 1 : 2, dt), SHIRO_ERR_ARG,
-                     shiro_ctx_last_error(big), said), "%s: n = N + 1 on one rank", tag);
+                     shiro_ctx_last_error(big), said),
+         "%s: n = N + 1 on one rank", tag);
   EXPECT(all_refused(shiro_spmm_transpose_checked(big, Y, X, rank == size - 1 ? 0 : 2, dt), SHIRO_ERR_ARG,
-                     shiro_ctx_last_error(big), size > 1 ? "passed N = 0" : NULL), "%s: transposed n = 0 on one rank", tag);
+                     shiro_ctx_last_error(big), size > 1 ? "passed N = 0" : NULL),
+         "%s: transposed n = 0 on one rank", tag);
   if (size > 1) {
     EXPECT(all_refused(shiro_spmm_checked(big, B, C, rank == 0 ? 2 : 3, dt), SHIRO_ERR_ARG, shiro_ctx_last_error(big),
-                       "different n (from 2 to 3"), "%s: different n", tag);
+                       "different n (from 2 to 3"),
+           "%s: different n", tag);
     EXPECT(all_refused(shiro_spmm_transpose_checked(big, Y, X, rank == 0 ? 3 : 2, dt), SHIRO_ERR_ARG,
-                       shiro_ctx_last_error(big), "different n (from 2 to 3"), "%s: different n transposed", tag);
+                       shiro_ctx_last_error(big), "different n (from 2 to 3"),
+           "%s: different n transposed", tag);
   }
 #ifdef SHIRO_TEST_CUDA
   B = hB, C = hC, Y = hY, X = hX;
@@ -206,7 +219,12 @@ static void widths(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, 
            "%s: n = 3 after the refusals", tag);
     shiro_ctx_destroy(&three);
   }
-  free(B); free(Y); free(C); free(X); free(C1); free(X1);
+  free(B);
+  free(Y);
+  free(C);
+  free(X);
+  free(C1);
+  free(X1);
   shiro_ctx_destroy(&big);
 }
 
@@ -231,14 +249,20 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "/tmp/shiro-widths-%d-%d.h5", (int)getppid(), s);
     int ok = rank == 0 ? test_write_plan(mtx, path, size, (sc_strategy)s, gpn) : 1;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!ok) { MPI_Finalize(); return 1; }
+    if (!ok) {
+      MPI_Finalize();
+      return 1;
+    }
     shiro_plan *plan = NULL;
     shiro_error err;
     shiro_plan_info in;
     EXPECT(shiro_plan_open_comm(path, MPI_COMM_WORLD, &plan, &err) == SHIRO_OK && shiro_plan_get_info(plan, &in) == SHIRO_OK,
            "open: %s", err.message);
 #ifdef SHIRO_TEST_CUDA
-    const size_t most = (size_t)((plan && in.b_rows > in.c_rows ? in.b_rows : plan ? in.c_rows : 0) + 1) * NMAX * 8;
+    const size_t most = (size_t)((plan && in.b_rows > in.c_rows ? in.b_rows : plan ? in.c_rows
+                                                                                   : 0) +
+                                 1) *
+        NMAX * 8;
     EXPECT(cudaMalloc(&dev[0], most) == cudaSuccess && cudaMalloc(&dev[1], most) == cudaSuccess, "rank %d: cudaMalloc", rank);
 #endif
     for (int d = 0; plan && d < 2; d++) {

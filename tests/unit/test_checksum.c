@@ -36,9 +36,17 @@ static void known_answers(void) {
 static void paths_agree(void) {
   size_t big = (size_t)1 << 20;
   unsigned char *buf = malloc(big + 8);
-  if (!buf) { EXPECT(0, "out of memory"); return; }
+  if (!buf) {
+    EXPECT(0, "out of memory");
+    return;
+  }
   uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (size_t i = 0; i < big + 8; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; buf[i] = (unsigned char)x; }
+  for (size_t i = 0; i < big + 8; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    buf[i] = (unsigned char)x;
+  }
   for (size_t off = 0; off < 8; off++)
     for (size_t n = 0; n <= 300; n++) {
       uint32_t want = crc_bitwise(0x1234u, buf + off, n);

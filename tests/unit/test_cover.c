@@ -209,11 +209,11 @@ static int test_large(cover_ws *ws) {
     if (!w2 || !a || !b || !m1 || !m2) exit(1);
     int64_t s1, s2, z1, z2;
     int ok = cover_min_vertex_cover(g.nr, g.nc, g.Gp, g.Gj, ws, a, a + r, &s1) == SHIRO_OK &&
-             cover_min_vertex_cover(g.nr, g.nc, g.Gp, g.Gj, w2, b, b + r, &s2) == SHIRO_OK &&
-             cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, ws, m1, m1 + r, &z1) == SHIRO_OK &&
-             cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, w2, m2, m2 + r, &z2) == SHIRO_OK &&
-             s1 == s2 && z1 == z2 && s1 == z1 && !memcmp(a, b, r + c) &&
-             !memcmp(m1, m2, (r + c) * 4);
+        cover_min_vertex_cover(g.nr, g.nc, g.Gp, g.Gj, w2, b, b + r, &s2) == SHIRO_OK &&
+        cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, ws, m1, m1 + r, &z1) == SHIRO_OK &&
+        cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, w2, m2, m2 + r, &z2) == SHIRO_OK &&
+        s1 == s2 && z1 == z2 && s1 == z1 && !memcmp(a, b, r + c) &&
+        !memcmp(m1, m2, (r + c) * 4);
     printf("  %s: %d x %d, %lld edges, cover %lld\n", what, g.nr, g.nc,
            (long long)(g.Gp[g.nr] - g.Gp[0]), (long long)s1);
     free(a);
@@ -260,8 +260,8 @@ static int test_edge_cases(cover_ws *ws) {
   for (int32_t L = 1; L <= 12; L++) {
     int32_t ei[32], ej[32], ne = 0, nr = (L + 1) / 2, nc = L / 2;
     for (int32_t v = 0; v + 1 < L; v++) {
-      if (v % 2 == 0) ei[ne] = v / 2, ej[ne++] = v / 2;     /* r_{v/2} - c_{v/2} */
-      else ei[ne] = (v + 1) / 2, ej[ne++] = (v - 1) / 2;    /* c_{(v-1)/2} - r_{(v+1)/2} */
+      if (v % 2 == 0) ei[ne] = v / 2, ej[ne++] = v / 2; /* r_{v/2} - c_{v/2} */
+      else ei[ne] = (v + 1) / 2, ej[ne++] = (v - 1) / 2; /* c_{(v-1)/2} - r_{(v+1)/2} */
     }
     graph g = graph_from_edges(nr, nc, ne, ei, ej, 0);
     CHECK(cover_min_vertex_cover(nr, nc, g.Gp, g.Gj, ws, rc, cc, &sz) == SHIRO_OK && sz == L / 2,

@@ -44,12 +44,12 @@ static int64_t *weights_random(int32_t n, int64_t lo, int64_t hi, double pz) {
 /* The network, explicit: vertex s = 0, row i = 1 + i, column j = 1 + nr + j,
  * t = 1 + nr + nc; arc 2a is an arc of the network, 2a + 1 its reverse. */
 typedef struct ref_net {
-  int32_t n;      /* vertices: nr + nc + 2 */
-  int64_t *cap;   /* [2 arcs] residual capacity of each arc and its reverse */
-  int32_t *to;    /* [2 arcs] head of each */
+  int32_t n; /* vertices: nr + nc + 2 */
+  int64_t *cap; /* [2 arcs] residual capacity of each arc and its reverse */
+  int32_t *to; /* [2 arcs] head of each */
   int64_t *first; /* [n+1] arcs leaving v: out[first[v] .. first[v+1]) */
-  int64_t *out;   /* [2 arcs] arc ids by tail */
-  int64_t *it;    /* [n] DFS: next arc to try (index into out) */
+  int64_t *out; /* [2 arcs] arc ids by tail */
+  int64_t *it; /* [n] DFS: next arc to try (index into out) */
   int32_t *level; /* [n] BFS distance from s, -1 unreached */
   int32_t *queue; /* [n] */
 } ref_net;
@@ -230,7 +230,7 @@ static int check_weighted(const graph *g, const int64_t *rw, const int64_t *cw, 
   shiro_status st = cover_weighted(g->nr, g->nc, g->Gp, g->Gj, rw, cw, ws, rcov, ccov, &weight,
                                    &flow);
   int bad = st != SHIRO_OK || check_cover(g, rw, cw, rcov, ccov, weight) ||
-            check_certified(g, rw, cw, weight, flow) || (expect >= 0 && weight != expect);
+      check_certified(g, rw, cw, weight, flow) || (expect >= 0 && weight != expect);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d, weight %lld, flow %lld, expected %lld\n", what,
             g->nr, g->nc, st, (long long)weight, (long long)flow, (long long)expect);
@@ -248,7 +248,7 @@ static int check_unit(const graph *g, cover_ws *ws, const char *what) {
   for (int64_t i = 0; i < (int64_t)g->nr + g->nc; i++) one[i] = 1;
   int64_t size = -1;
   int bad = cover_max_matching(g->nr, g->nc, g->Gp, g->Gj, ws, m, m + g->nr, &size) != SHIRO_OK ||
-            check_weighted(g, one, one + g->nr, ws, size, what, NULL);
+      check_weighted(g, one, one + g->nr, ws, size, what, NULL);
   free(one);
   free(m);
   return bad;
@@ -311,7 +311,7 @@ static int test_lexicographic(cover_ws *ws) {
       int32_t m[16];
       int64_t size;
       bad = cover_max_matching(nr, nc, g.Gp, g.Gj, ws, m, m + nr, &size) != SHIRO_OK ||
-            wt / M != size;
+          wt / M != size;
       if (bad) fprintf(stderr, "%s: a-part %lld, matching %lld\n", what, (long long)(wt / M),
                        (long long)size);
     }
@@ -358,9 +358,9 @@ static int test_large(cover_ws *ws) {
     if (!fresh || !a || !b) exit(1);
     int64_t x1, f1, x2, f2;
     int ok = cover_weighted(g.nr, g.nc, g.Gp, g.Gj, rw, cw, ws, a, a + r, &x1, &f1) == SHIRO_OK &&
-             cover_weighted(g.nr, g.nc, g.Gp, g.Gj, rw, cw, fresh, b, b + r, &x2, &f2) ==
-                 SHIRO_OK &&
-             x1 == x2 && f1 == f2 && x1 == w2 && !memcmp(a, b, r + c);
+        cover_weighted(g.nr, g.nc, g.Gp, g.Gj, rw, cw, fresh, b, b + r, &x2, &f2) ==
+            SHIRO_OK &&
+        x1 == x2 && f1 == f2 && x1 == w2 && !memcmp(a, b, r + c);
     printf("  large #%d: %d x %d, %lld edges, weight %lld\n", t, g.nr, g.nc,
            (long long)(g.Gp[g.nr] - g.Gp[0]), (long long)w1);
     free(a);
@@ -379,7 +379,8 @@ static int test_edge_cases(cover_ws *ws) {
   uint8_t rc[16], cc[16];
   int64_t w = -1, f = -1;
   CHECK(cover_weighted(0, 0, NULL, NULL, NULL, NULL, ws, NULL, NULL, &w, &f) == SHIRO_OK &&
-            w == 0 && f == 0, "0x0");
+            w == 0 && f == 0,
+        "0x0");
   int64_t gp5[6] = {0, 0, 0, 0, 0, 0}, w5[5] = {3, 0, 2, 9, 1};
   CHECK(cover_weighted(5, 5, gp5, NULL, w5, w5, ws, rc, cc, &w, &f) == SHIRO_OK && w == 0 && f == 0,
         "5x5 no edges");
@@ -451,7 +452,8 @@ static int test_bad_args(cover_ws *ws) {
         "weight sum overflows");
   int64_t fits[3] = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
   CHECK(cover_weighted(3, 3, gp, gj, fits, cw, ws, rc, cc, &w, &f) == SHIRO_OK && w == f &&
-            w == cw[0] + cw[1] + cw[2], "weights near 2^61: %lld", (long long)w);
+            w == cw[0] + cw[1] + cw[2],
+        "weights near 2^61: %lld", (long long)w);
   int64_t dec[4] = {0, 3, 2, 4};
   CHECK(cover_weighted(3, 3, dec, gj, rw, cw, ws, rc, cc, &w, &f) == SHIRO_ERR_ARG,
         "Gp decreasing");
@@ -525,14 +527,20 @@ static int check_lex(const graph *g, const int64_t *rh, const int64_t *ch, cover
   }
   for (size_t v = 0; v < r + c; v++) n += a[v];
   int bad = other || s1 || s2 || s3 || s4 || w != bound || ww != W * size + w || n != size || memcmp(a, b, r + c) ||
-            wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w) ||
-            check_cover(g, rw, cw, b, b + r, ww) || check_certified(g, rw, cw, ww, wf);
+      wm != w || bm != bound || memcmp(a, d, r + c) || check_cover(g, rh, ch, a, a + r, w) ||
+      check_cover(g, rw, cw, b, b + r, ww) || check_certified(g, rw, cw, ww, wf);
   if (bad)
     fprintf(stderr, "%s (%d x %d): status %d/%d/%d, lex weight %lld bound %lld, %lld vertices for %lld pairs, "
-            "weighted %lld = W %lld x %lld + %lld?, same cover: %s, other paths agree: %s\n", what, nr, nc, s1, s2, s3, (long long)w,
+                    "weighted %lld = W %lld x %lld + %lld?, same cover: %s, other paths agree: %s\n",
+            what, nr, nc, s1, s2, s3, (long long)w,
             (long long)bound, (long long)n, (long long)size, (long long)ww, (long long)W, (long long)size,
             (long long)(ww - W * size), memcmp(a, b, r + c) ? "no" : "yes", other ? "no" : "yes");
-  free(m); free(rw); free(cw); free(a); free(b); free(d);
+  free(m);
+  free(rw);
+  free(cw);
+  free(a);
+  free(b);
+  free(d);
   return bad;
 }
 
@@ -549,17 +557,21 @@ static int test_lex(cover_ws *ws) {
     int64_t *rh = weights_random(nr, 0, top, 0.2), *ch = weights_random(nc, 0, top, 0.2);
     snprintf(what, sizeof what, "lex small #%d", t);
     int bad = check_lex(&g, rh, ch, ws, what);
-    free(rh); free(ch); graph_free(&g);
+    free(rh);
+    free(ch);
+    graph_free(&g);
     if (bad) return 1;
   }
   for (int t = 0; t < 12; t++) {
     graph g = t % 3 == 0 ? graph_random(2000, 1500, 1.2 / 1500.0, 5, 0)
-              : t % 3 == 1 ? graph_powerlaw(3000, 2500, 9000 + 3000 * t)
-                           : graph_random(400, 500, 0.01, 20, 2);
+        : t % 3 == 1     ? graph_powerlaw(3000, 2500, 9000 + 3000 * t)
+                         : graph_random(400, 500, 0.01, 20, 2);
     int64_t *rh = weights_random(g.nr, 0, 3, 0.3), *ch = weights_random(g.nc, 0, 3, 0.3);
     snprintf(what, sizeof what, "lex large #%d", t);
     int bad = check_lex(&g, rh, ch, ws, what);
-    free(rh); free(ch); graph_free(&g);
+    free(rh);
+    free(ch);
+    graph_free(&g);
     if (bad) return 1;
   }
   /* A long alternating chain from a free column whose rows are numbered in a
@@ -574,15 +586,19 @@ static int test_lex(cover_ws *ws) {
     for (int32_t c = 0; c < 2; c++)
       for (int32_t k = 0; k < L; k++) {
         int32_t z = k % 2 ? L - 1 - k / 2 : k / 2, row = c ? 2 * L - 1 - z : z, col = c * L + k;
-        ei[ne] = row, ej[ne++] = col;                                    /* the pair (row, col) */
-        ei[ne] = row, ej[ne++] = k ? col - 1 : 2 * L + c;                /* from the previous pair, or the free column */
+        ei[ne] = row, ej[ne++] = col; /* the pair (row, col) */
+        ei[ne] = row, ej[ne++] = k ? col - 1 : 2 * L + c; /* from the previous pair, or the free column */
       }
     for (int32_t k = 0; k < L / 2; k++) ei[ne] = rng_below(nr), ej[ne++] = rng_below(2 * L);
     graph g = graph_from_edges(nr, nc, ne, ei, ej, 0);
     int64_t *rh = weights_random(nr, 0, 3, 0.2), *ch = weights_random(nc, 0, 3, 0.2);
     snprintf(what, sizeof what, "lex zigzag chain #%d", t);
     int bad = check_lex(&g, rh, ch, ws, what);
-    free(ei); free(ej); free(rh); free(ch); graph_free(&g);
+    free(ei);
+    free(ej);
+    free(rh);
+    free(ch);
+    graph_free(&g);
     if (bad) return 1;
   }
   /* A search for Y that succeeds after a side branch: row 0 (matched to
@@ -600,7 +616,8 @@ static int test_lex(cover_ws *ws) {
     CHECK(check_lex(&g, rh, ch, ws, "lex side branch") == 0, "lex side branch");
     CHECK(cover_max_matching(3, 4, g.Gp, g.Gj, ws, my, my + 3, &wy) == SHIRO_OK && wy == 3, "side branch matching");
     CHECK(cover_lex(3, 4, g.Gp, g.Gj, rh, ch, my, my + 3, ws, cy, cy + 3, &wy, &by) == SHIRO_OK && wy == 1 &&
-              !memcmp(cy, want, 7), "side branch: weight %lld, cover %d%d%d|%d%d%d%d", (long long)wy, cy[0], cy[1],
+              !memcmp(cy, want, 7),
+          "side branch: weight %lld, cover %d%d%d|%d%d%d%d", (long long)wy, cy[0], cy[1],
           cy[2], cy[3], cy[4], cy[5], cy[6]);
     graph_free(&g);
   }
@@ -621,7 +638,8 @@ static int test_lex(cover_ws *ws) {
   CHECK(cover_lex(2, 2, gp, gj, h, h, rm2, cm2, ws, rc, cc, NULL, &bnd) == SHIRO_ERR_ARG, "lex: NULL weight");
   int64_t rh[2] = {5, 1}, ch[2] = {1, 5};
   CHECK(cover_lex(2, 2, gp, gj, rh, ch, rm2, cm2, ws, rc, cc, &w, &bnd) == SHIRO_OK && w == 2 && bnd == 2 &&
-        !rc[0] && rc[1] && cc[0] && !cc[1], "lex path: weight %lld, cover r%d%d c%d%d", (long long)w, rc[0], rc[1],
+            !rc[0] && rc[1] && cc[0] && !cc[1],
+        "lex path: weight %lld, cover r%d%d c%d%d", (long long)w, rc[0], rc[1],
         cc[0], cc[1]);
   /* Allocation failures: NOMEM with outputs untouched, then the same answer. */
   graph g = graph_powerlaw(300, 250, 1500);
@@ -631,7 +649,8 @@ static int test_lex(cover_ws *ws) {
   int64_t size, refw;
   if (!m) exit(1);
   CHECK(cover_max_matching(g.nr, g.nc, g.Gp, g.Gj, ws, m, m + 300, &size) == SHIRO_OK &&
-        cover_lex(g.nr, g.nc, g.Gp, g.Gj, rh3, ch3, m, m + 300, ws, ref, ref + 300, &refw, &bnd) == SHIRO_OK, "lex ref");
+            cover_lex(g.nr, g.nc, g.Gp, g.Gj, rh3, ch3, m, m + 300, ws, ref, ref + 300, &refw, &bnd) == SHIRO_OK,
+        "lex ref");
   int nomem = 0;
   for (int budget = 0; budget < 10; budget++) {
     cover_ws *fresh = cover_ws_new();
@@ -651,7 +670,10 @@ static int test_lex(cover_ws *ws) {
     cover_ws_free(fresh);
   }
   CHECK(nomem >= 3, "lex: only %d allocation failures exercised", nomem);
-  free(m); free(rh3); free(ch3); graph_free(&g);
+  free(m);
+  free(rh3);
+  free(ch3);
+  graph_free(&g);
   return 0;
 }
 

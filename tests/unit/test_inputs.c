@@ -31,7 +31,12 @@ static bool same_csr(const sc_csr *A, const sc_csr *B) {
 }
 
 /* A random matrix's entries, in the order the files list them. */
-typedef struct ents { int64_t n, m, k; int64_t *i, *j; double *x; bool values; } ents;
+typedef struct ents {
+  int64_t n, m, k;
+  int64_t *i, *j;
+  double *x;
+  bool values;
+} ents;
 
 /* n entries of an m x k matrix, rows grouped (CSR order, columns not
  * sorted within a row, duplicates and diagonal entries likely). */
@@ -59,7 +64,10 @@ static ents make_ents(int64_t m, int64_t k, int64_t n, bool values) {
 static void free_ents(ents *E) { free(E->i), free(E->j), free(E->x); }
 
 /* Appends printf output to a growing string. */
-typedef struct sbuf { char *s; size_t n, cap; } sbuf;
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+} sbuf;
 static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sb_printf(sbuf *b, const char *fmt, ...) {
   va_list ap;
@@ -67,7 +75,10 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
     va_end(ap);
-    if (b->s && (size_t)w < b->cap - b->n) { b->n += (size_t)w; return; }
+    if (b->s && (size_t)w < b->cap - b->n) {
+      b->n += (size_t)w;
+      return;
+    }
     b->cap = b->cap * 2 + (size_t)w + 256;
     b->s = realloc(b->s, b->cap);
   }
@@ -171,9 +182,11 @@ static void check_el(const char *what, const char *path, const mm_read_options *
 
 /* Edge lists and HDF5 CSR files equal to the .mtx of random matrices. */
 static void test_equal(void) {
-  static const struct { int64_t m, n; bool values; } cases[] = {
-      {1, 1, false}, {7, 30, false}, {7, 30, true}, {50, 400, false}, {300, 5000, true}, {2000, 60000, false},
-      {3, 5000, true}, {2, 3000, false}}; /* the last two: long rows (the radix sort) */
+  static const struct {
+    int64_t m, n;
+    bool values;
+  } cases[] = {
+      {1, 1, false}, {7, 30, false}, {7, 30, true}, {50, 400, false}, {300, 5000, true}, {2000, 60000, false}, {3, 5000, true}, {2, 3000, false}}; /* the last two: long rows (the radix sort) */
   char path[512];
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     ents E = make_ents(cases[c].m, cases[c].m, cases[c].n, cases[c].values);
@@ -263,7 +276,12 @@ static void expect_error(const char *what, shiro_status st, shiro_status want, c
 }
 
 static void test_el_errors(void) {
-  static const struct { const char *text; int base; int64_t rows, cols; const char *msg; } bad[] = {
+  static const struct {
+    const char *text;
+    int base;
+    int64_t rows, cols;
+    const char *msg;
+  } bad[] = {
       {"0 1 2 3\n", 0, 0, 0, ":1: expected an edge 'u v' or 'u v value' (2 or 3 fields), found 4 fields"},
       {"# c\n\n0\n", 0, 0, 0, ":3: expected an edge 'u v' or 'u v value' (2 or 3 fields), found 1 fields"},
       {"0 1\n1 2 3\n", 0, 0, 0, ":2: a third field where the first edge line has 2 ('u v') (expected end of line, found '3')"},
@@ -288,8 +306,7 @@ static void test_el_errors(void) {
       snprintf(what, sizeof what, "edge list error %zu gz %d", c, gz);
       tmp_path(path, sizeof path, "bad.txt");
       write_file(path, bad[c].text, strlen(bad[c].text), gz);
-      mm_read_options o = {.format = MM_FORMAT_EDGELIST, .el_base = bad[c].base, .el_rows = bad[c].rows,
-                           .el_cols = bad[c].cols};
+      mm_read_options o = {.format = MM_FORMAT_EDGELIST, .el_base = bad[c].base, .el_rows = bad[c].rows, .el_cols = bad[c].cols};
       sc_csr *A = (sc_csr *)&o;
       shiro_error err = {{0}};
       shiro_status st = mm_read_ex(path, &o, &A, NULL, &err);
@@ -319,14 +336,18 @@ static void test_el_errors(void) {
 
 /* A CSR file built by hand: indptr (n_p int64 or doubles), indices, data, shape. */
 typedef struct h5case {
-  const char *msg;                 /* expected in the message */
+  const char *msg; /* expected in the message */
   shiro_status want;
-  int np; int64_t p[6];            /* /indptr, np < 0: none */
-  bool p_float, p_2d;              /* /indptr as doubles / as a 2-D array */
-  int ni; int64_t i[6];            /* /indices, ni < 0: none */
-  int nx; double x[6];             /* /data, nx < 0: none */
-  bool x_string;                   /* /data as strings */
-  int nshape; int64_t shape[3];    /* root attribute shape, nshape 0: none */
+  int np;
+  int64_t p[6]; /* /indptr, np < 0: none */
+  bool p_float, p_2d; /* /indptr as doubles / as a 2-D array */
+  int ni;
+  int64_t i[6]; /* /indices, ni < 0: none */
+  int nx;
+  double x[6]; /* /data, nx < 0: none */
+  bool x_string; /* /data as strings */
+  int nshape;
+  int64_t shape[3]; /* root attribute shape, nshape 0: none */
 } h5case;
 
 static void write_h5case(const char *path, const h5case *c) {
@@ -369,21 +390,28 @@ static void test_h5_errors(void) {
       {"/indptr[2] = 1 is below /indptr[1] = 2", SHIRO_ERR_PARSE, 4, {0, 2, 1, 3}, 0, 0, 3, {0, 1, 2}, -1, {0}, 0, 0, {0}},
       {"/indptr[2] = 3 but /indices has 2 entries", SHIRO_ERR_PARSE, 3, {0, 1, 3}, 0, 0, 2, {0, 1}, -1, {0}, 0, 0, {0}},
       {"/indices[1] = -1 (row 0) out of range", SHIRO_ERR_PARSE, 3, {0, 2, 2}, 0, 0, 2, {0, -1}, -1, {0}, 0, 0, {0}},
-      {"/indices[2] = 3 (row 1) out of range (expected 0..2)", SHIRO_ERR_PARSE, 3, {0, 2, 3}, 0, 0, 3, {0, 1, 3}, -1,
-       {0}, 0, 2, {2, 3}},
+      {"/indices[2] = 3 (row 1) out of range (expected 0..2)", SHIRO_ERR_PARSE, 3, {0, 2, 3}, 0, 0, 3, {0, 1, 3}, -1, {0}, 0, 2, {2, 3}},
       {"/data has 2 entries but /indices 3", SHIRO_ERR_PARSE, 3, {0, 2, 3}, 0, 0, 3, {0, 1, 0}, 2, {1, 2}, 0, 0, {0}},
       {"/data[1] (row 0) is not a finite number", SHIRO_ERR_PARSE, 2, {0, 2}, 0, 0, 2, {0, 1}, 2, {1, NAN}, 0, 0, {0}},
       {"/data[0] (row 0) is not a finite number", SHIRO_ERR_PARSE, 2, {0, 2}, 0, 0, 2, {0, 1}, 2, {INFINITY, 1}, 0, 0, {0}},
-      {"/data has the wrong type (expected integer or floating-point numbers)", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1,
-       {0}, 1, {0}, 1, 0, {0}},
+      {"/data has the wrong type (expected integer or floating-point numbers)", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, 1, {0}, 1, 0, {0}},
       {"attribute shape is not two integers", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 3, {1, 1, 1}},
-      {"attribute shape says 2 rows but /indptr has 2 entries", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0,
-       2, {2, 2}},
+      {"attribute shape says 2 rows but /indptr has 2 entries", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 2, {2, 2}},
       {"attribute shape is negative (1, -1)", SHIRO_ERR_PARSE, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 2, {1, -1}},
       {"the matrix has 8589934592 columns; at most 2147483647 are supported (32-bit column indices)",
-       SHIRO_ERR_UNSUPPORTED, 2, {0, 1}, 0, 0, 1, {0}, -1, {0}, 0, 2, {1, (int64_t)1 << 33}},
-      {"the matrix has 2147483648 columns; at most 2147483647", SHIRO_ERR_UNSUPPORTED, 2, {0, 1}, 0, 0, 1,
-       {2147483647}, -1, {0}, 0, 0, {0}},
+       SHIRO_ERR_UNSUPPORTED,
+       2,
+       {0, 1},
+       0,
+       0,
+       1,
+       {0},
+       -1,
+       {0},
+       0,
+       2,
+       {1, (int64_t)1 << 33}},
+      {"the matrix has 2147483648 columns; at most 2147483647", SHIRO_ERR_UNSUPPORTED, 2, {0, 1}, 0, 0, 1, {2147483647}, -1, {0}, 0, 0, {0}},
   };
   char path[512];
   tmp_path(path, sizeof path, "bad.h5");
@@ -413,11 +441,17 @@ static void test_compact_values(void) {
   sc_csr *A = calloc(1, sizeof *A);
   double *want = malloc(N * sizeof *want);
   CHECK(A && want, "out of memory");
-  if (!A || !want) { free(A); free(want); return; }
+  if (!A || !want) {
+    free(A);
+    free(want);
+    return;
+  }
   A->m = 1, A->k = N, A->nnz = N;
   A->Ax = malloc(N * sizeof *A->Ax);
   CHECK(A->Ax != NULL, "out of memory");
-  for (int64_t t = 0; A->Ax && t < N; t++) A->Ax[t] = t == 63 ? -0.0 : t == 64 ? NAN : t % 97 == 5 ? 2.0 + t : 1.0;
+  for (int64_t t = 0; A->Ax && t < N; t++) A->Ax[t] = t == 63 ? -0.0 : t == 64 ? NAN
+      : t % 97 == 5                                                            ? 2.0 + t
+                                                                               : 1.0;
   if (A->Ax) memcpy(want, A->Ax, N * sizeof *want);
   CHECK(A->Ax && sc_csr_compact_values(A) == 1 && A->Ax == NULL, "compacted: %d of %d values are not 1.0", 12, N);
   int bad = 0;
@@ -429,8 +463,11 @@ static void test_compact_values(void) {
   CHECK(sc_csr_compact_values(A) == 0, "compacting twice: a no-op");
   sc_csr_free(A);
   A = calloc(1, sizeof *A);
-  if (!A) { free(want); return; }
-  A->m = 1, A->k = N, A->nnz = N;  /* every tenth value not 1.0: more than one in 16 */
+  if (!A) {
+    free(want);
+    return;
+  }
+  A->m = 1, A->k = N, A->nnz = N; /* every tenth value not 1.0: more than one in 16 */
   A->Ax = malloc(N * sizeof *A->Ax);
   for (int64_t t = 0; A->Ax && t < N; t++) A->Ax[t] = t % 10 ? 1.0 : 0.5;
   CHECK(A->Ax && sc_csr_compact_values(A) == 0 && A->Ax != NULL && sc_csr_val(A, 10) == 0.5 && sc_csr_val(A, 11) == 1.0,

@@ -45,7 +45,13 @@ static double value(void) { return (1.0 + (double)(rnd() >> 12) * 0x1p-52) * (rn
  * would read other entries. */
 /* LONG_MIN..LONG_MAX: the long rows' entries, above the 16 a row from which the kernels of rows
  * of one vector take two rows at a time (cpu_kernels.c, PAIR_ROW_ENTRIES); MAXE's rows are below. */
-enum { NROWS = 300, NSRC = 97, MAXE = 12, LONG_MIN = 17, LONG_MAX = 40, HEAVY = 2000, BASE = 5,
+enum { NROWS = 300,
+       NSRC = 97,
+       MAXE = 12,
+       LONG_MIN = 17,
+       LONG_MAX = 40,
+       HEAVY = 2000,
+       BASE = 5,
        MAXENT = BASE + NROWS * LONG_MAX + HEAVY };
 
 typedef struct operator_ {
@@ -61,15 +67,17 @@ typedef struct operator_ {
  * entries that the kernels skip when they add; if long_rows, LONG_MIN..LONG_MAX), destination rows
  * a permutation. */
 static void make(operator_ *A, int one_per_row, int heavy, int sparse, int long_rows) {
-  for (int k = 0; k < BASE; k++) {  /* another op's entries */
+  for (int k = 0; k < BASE; k++) { /* another op's entries */
     A->col[k] = (int32_t)(rnd() % NSRC);
     A->vd[k] = value();
     A->vf[k] = (float)value();
   }
   A->ptr[0] = BASE;
   for (int i = 0; i < NROWS; i++) {
-    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY : sparse ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3))
-            : long_rows ? LONG_MIN + (int)(rnd() % (LONG_MAX - LONG_MIN + 1)) : (int)(rnd() % (MAXE + 1));
+    int len = one_per_row ? 1 : heavy && i == 7 ? HEAVY
+        : sparse                                ? (rnd() % 5 ? 0 : 1 + (int)(rnd() % 3))
+        : long_rows                             ? LONG_MIN + (int)(rnd() % (LONG_MAX - LONG_MIN + 1))
+                                                : (int)(rnd() % (MAXE + 1));
     for (int e = 0; e < len; e++) {
       int64_t k = A->ptr[i] + e;
       A->col[k] = (int32_t)(rnd() % NSRC);
@@ -111,7 +119,8 @@ static rt_op op_of(const operator_ *A, rt_op_kind kind, int is_double, int liste
   op.nrows = NROWS;
   op.ptr = A->ptr;
   op.col = A->col;
-  op.val = kind != RT_MULTIPLY ? NULL : is_double ? (const void *)A->vd : (const void *)A->vf;
+  op.val = kind != RT_MULTIPLY ? NULL : is_double ? (const void *)A->vd
+                                                  : (const void *)A->vf;
   op.rows = listed ? A->rows : NULL;
   op.accum = accum;
   return op;
@@ -128,7 +137,7 @@ static int poll_fn(void *arg) {
   return !p->more;
 }
 
-static int64_t grain_chunk = 256;  /* the chunk set by cpu_kernels_set_grain (0: the default) */
+static int64_t grain_chunk = 256; /* the chunk set by cpu_kernels_set_grain (0: the default) */
 
 static const char *isa_name(int isa) { return isa == CPU_ISA_AVX2 ? "avx2" : "base"; }
 
@@ -139,10 +148,12 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
   const size_t esz = is_double ? 8 : 4, cells = (size_t)NROWS * (size_t)n;
   char *src = malloc(NSRC * (size_t)n * esz), *init = malloc(cells * esz), *want = malloc(cells * esz), *got = malloc(cells * esz);
   for (int64_t i = 0; i < NSRC * n; i++) {
-    if (is_double) ((double *)src)[i] = value(); else ((float *)src)[i] = (float)value();
+    if (is_double) ((double *)src)[i] = value();
+    else ((float *)src)[i] = (float)value();
   }
   for (size_t i = 0; i < cells; i++) {
-    if (is_double) ((double *)init)[i] = value(); else ((float *)init)[i] = (float)value();
+    if (is_double) ((double *)init)[i] = value();
+    else ((float *)init)[i] = (float)value();
   }
   memcpy(want, init, cells * esz);
   const int with_val = kind == RT_MULTIPLY;
@@ -151,7 +162,7 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
   rt_op op = op_of(A, kind, is_double, listed, accum);
   for (int isa = 0; isa < nisa; isa++) {
     EXPECT(cpu_kernels_force_isa(isa) == isa, "could not select the %s kernels", isa_name(isa));
-    for (int run = 0; run < (polled ? 4 : 2); run++) {  /* threads 1, 2; then 2 with a hook asking for more polls, or not */
+    for (int run = 0; run < (polled ? 4 : 2); run++) { /* threads 1, 2; then 2 with a hook asking for more polls, or not */
       const int threads = run ? 2 : 1;
       omp_set_num_threads(threads);
       memcpy(got, init, cells * esz);
@@ -166,21 +177,28 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
       size_t bad = 0;
       for (size_t i = 0; i < cells; i++) bad += memcmp(got + i * esz, want + i * esz, esz) != 0;
       EXPECT(bad == 0, "%s (%s, N = %lld, %s, %s, %s kernels, %d thread%s%s): %zu of %zu values differ from the separately "
-             "rounded reference", what, is_double ? "double" : "float", (long long)n, listed ? "listed rows" : "contiguous",
+                       "rounded reference",
+             what, is_double ? "double" : "float", (long long)n, listed ? "listed rows" : "contiguous",
              accum ? "+=" : "=", isa_name(isa), threads, threads > 1 ? "s" : "",
-             run == 2 ? ", polled" : run == 3 ? ", polled once" : "", bad, cells);
+             run == 2 ? ", polled" : run == 3 ? ", polled once"
+                                              : "",
+             bad, cells);
       if (run >= 2) {
         EXPECT(pl.in_parallel == 0, "%s: the progress hook was called inside a parallel region", what);
         /* chunks of the op (cpu_kernels.c: cost = entries + rows, times N); a poll after each but the last */
         int64_t chunks = (A->ptr[NROWS] - A->ptr[0] + NROWS) * n / (grain_chunk ? grain_chunk : 1 << 18), want_calls;
         chunks = chunks > 64 ? 64 : chunks;
-        want_calls = chunks < 2 ? 0 : run == 2 ? chunks - 1 : 1;
+        want_calls = chunks < 2 ? 0 : run == 2 ? chunks - 1
+                                               : 1;
         EXPECT(pl.calls == want_calls, "%s (N = %lld): %d polls, expected %lld (hook asking for %s)", what, (long long)n,
                pl.calls, (long long)want_calls, run == 2 ? "more" : "none");
       }
     }
   }
-  free(src); free(init); free(want); free(got);
+  free(src);
+  free(init);
+  free(want);
+  free(got);
 }
 
 /* Gathers of rows of any byte size (here 6: neither a float nor a power of two), 1 and 2 threads. */
@@ -223,9 +241,9 @@ int main(void) {
   check_values_discriminate();
   const int nisa = cpu_kernels_force_isa(CPU_ISA_AVX2) == CPU_ISA_AVX2 ? 2 : 1;
   if (nisa == 1) printf("note: this CPU has no AVX2; the baseline kernels only\n");
-  cpu_kernels_set_grain(1, grain_chunk);  /* every op split between the threads, and polled in many chunks */
+  cpu_kernels_set_grain(1, grain_chunk); /* every op split between the threads, and polled in many chunks */
   for (int j = 0; j < nn; j++) {
-    const int polled = ns[j] == 1 || ns[j] == 7 || ns[j] == 32;  /* each a parallel region per chunk: a few N */
+    const int polled = ns[j] == 1 || ns[j] == 7 || ns[j] == 32; /* each a parallel region per chunk: a few N */
     for (int d = 0; d < 2; d++)
       for (int listed = 0; listed < 2; listed++) {
         for (int accum = 0; accum < 2; accum++) {

@@ -49,8 +49,8 @@ static shiro_status read_with(const char *path, int threads, size_t chunk, sc_cs
 static bool same_csr(const sc_csr *A, const sc_csr *B) {
   if (!A || !B || A->m != B->m || A->k != B->k || A->nnz != B->nnz) return false;
   return memcmp(A->Ap, B->Ap, (size_t)(A->m + 1) * sizeof *A->Ap) == 0 &&
-         memcmp(A->Aj, B->Aj, (size_t)A->nnz * sizeof *A->Aj) == 0 &&
-         memcmp(A->Ax, B->Ax, (size_t)A->nnz * sizeof *A->Ax) == 0;
+      memcmp(A->Aj, B->Aj, (size_t)A->nnz * sizeof *A->Aj) == 0 &&
+      memcmp(A->Ax, B->Ax, (size_t)A->nnz * sizeof *A->Ax) == 0;
 }
 
 /* The message after "PATH" (so that two files' messages compare). */
@@ -152,9 +152,9 @@ static void test_int_scanner(void) {
     long long ref = strtoll(tok, &q, 10);
     bool garbage = !mm_is_delim(*q);
     mm_scan r = mm_scan_int64_fast(tok, tok + o + 2, &end, &v);
-    bool ok = garbage           ? r == MM_SCAN_BAD
-              : errno == ERANGE ? r == MM_SCAN_RANGE
-                                : (r == MM_SCAN_OK && v == ref && end == q);
+    bool ok = garbage     ? r == MM_SCAN_BAD
+        : errno == ERANGE ? r == MM_SCAN_RANGE
+                          : (r == MM_SCAN_OK && v == ref && end == q);
     if (!ok && bad++ < 5)
       printf("int scan mismatch: '%.*s' -> %d %lld\n", (int)o, tok, (int)r, (long long)v);
   }
@@ -171,8 +171,8 @@ static void test_scanner_bounds(void) {
   }
   mprotect(m + pg, (size_t)pg, PROT_NONE);
   static const char *toks[] = {
-      "1\n",         "12345678\n", "123456789012345\n",   "0.1234567890123456\n",
-      "-1.5e-300\n", "7\n",        "98765432109876543\n", "1e22\n"};
+      "1\n", "12345678\n", "123456789012345\n", "0.1234567890123456\n",
+      "-1.5e-300\n", "7\n", "98765432109876543\n", "1e22\n"};
   for (size_t t = 0; t < sizeof toks / sizeof toks[0]; t++) {
     size_t n = strlen(toks[t]);
     char *p = m + pg - n, *lim = m + pg;
@@ -384,7 +384,9 @@ static void test_duplicate_order(void) {
         for (int c = 0; c < 3; c++) {
           sc_csr *A = NULL;
           shiro_error err = {{0}};
-          shiro_status st = read_with(path, T, c == 0 ? 0 : c == 1 ? 2048 : 40000, &A, NULL, &err);
+          shiro_status st = read_with(path, T, c == 0 ? 0 : c == 1 ? 2048
+                                                                   : 40000,
+                                      &A, NULL, &err);
           double got = NAN, got_m = NAN;
           if (st == SHIRO_OK) {
             for (int64_t p = A->Ap[1]; p < A->Ap[2]; p++) /* row 2 (0-based 1) */
@@ -776,9 +778,9 @@ static void test_random_mangled(void) {
     shiro_status s1 = read_with(path, 1, 0, &A, NULL, &e1);
     shiro_status s2 = read_with(path, 3, (size_t)(1 + rnd(64)), &B, NULL, &e2);
     bool same = s0 == s1 && s1 == s2 &&
-                (s0 == SHIRO_OK ? same_csr(R, A) && same_csr(R, B)
-                                : !strcmp(after_path(e0.message, gz), after_path(e1.message, path)) &&
-                                      !strcmp(after_path(e1.message, path), after_path(e2.message, path)));
+        (s0 == SHIRO_OK ? same_csr(R, A) && same_csr(R, B)
+                        : !strcmp(after_path(e0.message, gz), after_path(e1.message, path)) &&
+                 !strcmp(after_path(e1.message, path), after_path(e2.message, path)));
     trials++;
     if (!same && bad++ < 3)
       printf("mangled trial %d disagrees:\n  gzip: %d %s\n  one part: %d %s\n  parts: %d %s\n---\n%.*s\n---\n",

@@ -25,7 +25,7 @@
 #include "mm_read.h"
 #include "mm_test_files.h"
 
-static int alloc_runs = 0;                /* runs of the allocation-failure loop */
+static int alloc_runs = 0; /* runs of the allocation-failure loop */
 static const char *alloc_skipped = NULL; /* why the loop could not run here, or NULL */
 
 /* ---- allocation failure injection (glibc only) ----
@@ -84,7 +84,8 @@ void *realloc(void *q, size_t n) {
 }
 void free(void *p) {
   if (tracking && p) live--;
-  NEXT_ALLOC(free)(p);
+  NEXT_ALLOC(free)
+  (p);
 }
 #endif
 
@@ -123,10 +124,10 @@ typedef struct valid_case {
   bool gz;
   mm_field field;
   mm_symmetry sym;
-  int64_t entries;        /* the size line's third number */
+  int64_t entries; /* the size line's third number */
   int64_t m, k, nnz;
   const int64_t *Ap, *Aj; /* [m+1], [nnz] */
-  const double *Ax;       /* [nnz] */
+  const double *Ax; /* [nnz] */
 } valid_case;
 
 #define RG "%%MatrixMarket matrix coordinate real general\n"
@@ -195,13 +196,12 @@ static const valid_case valid[] = {
      F64(.5, 5., 1E2, 1e2, -1.e-2, 0.000001, 123456789012345678901234.0, 1.7976931348623157e308,
          4.9e-324, 0.0, 0.1, 3.14159265358979323846)},
     {"unsorted row, long", RG "1 40 40\n"
-        "1 40 40\n1 39 39\n1 38 38\n1 37 37\n1 36 36\n1 35 35\n1 34 34\n1 33 33\n1 32 32\n1 31 31\n"
-        "1 30 30\n1 29 29\n1 28 28\n1 27 27\n1 26 26\n1 25 25\n1 24 24\n1 23 23\n1 22 22\n1 21 21\n"
-        "1 20 20\n1 19 19\n1 18 18\n1 17 17\n1 16 16\n1 15 15\n1 14 14\n1 13 13\n1 12 12\n1 11 11\n"
-        "1 10 10\n1 9 9\n1 8 8\n1 7 7\n1 6 6\n1 5 5\n1 4 4\n1 3 3\n1 2 2\n1 1 1\n",
+                              "1 40 40\n1 39 39\n1 38 38\n1 37 37\n1 36 36\n1 35 35\n1 34 34\n1 33 33\n1 32 32\n1 31 31\n"
+                              "1 30 30\n1 29 29\n1 28 28\n1 27 27\n1 26 26\n1 25 25\n1 24 24\n1 23 23\n1 22 22\n1 21 21\n"
+                              "1 20 20\n1 19 19\n1 18 18\n1 17 17\n1 16 16\n1 15 15\n1 14 14\n1 13 13\n1 12 12\n1 11 11\n"
+                              "1 10 10\n1 9 9\n1 8 8\n1 7 7\n1 6 6\n1 5 5\n1 4 4\n1 3 3\n1 2 2\n1 1 1\n",
      0, MM_REAL, MM_GENERAL, 40, 1, 40, 40,
-     I64(0, 40), I64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39),
+     I64(0, 40), I64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39),
      F64(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
          25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40)},
     {"gz real general", RG "% a comment\n3 4 4\n1 1 1.5\n3 4 -2e3\n2 2 0.25\n1 3 7\n", 1,
@@ -255,9 +255,9 @@ static void test_valid(void) {
 typedef struct bad_case {
   const char *name;
   const char *text;
-  size_t len;             /* 0: strlen(text) */
+  size_t len; /* 0: strlen(text) */
   shiro_status status;
-  const char *needle;     /* must occur in the message */
+  const char *needle; /* must occur in the message */
 } bad_case;
 
 #define PG "%%MatrixMarket matrix coordinate pattern general\n"
@@ -628,7 +628,9 @@ static const char *blank(void) {
 static void test_random(void) {
   static const char *fields[] = {"real", "integer", "pattern"};
   static const char *syms[] = {"general", "symmetric", "skew-symmetric", "hermitian"};
-  enum { TRIALS = 400, MAXD = 7, MAXE = 30 };
+  enum { TRIALS = 400,
+         MAXD = 7,
+         MAXE = 30 };
   char text[8192], path[512];
   for (int trial = 0; trial < TRIALS; trial++) {
     int f = (int)rnd(3), y = (int)rnd(4);

@@ -15,13 +15,19 @@
 #include "strategy.h"
 #include "test_util.h"
 
-enum { R = 20000, G = 8 };
+enum { R = 20000,
+       G = 8 };
 
-typedef struct count { int32_t next; int64_t ops; int in_order; } count;
+typedef struct count {
+  int32_t next;
+  int64_t ops;
+  int in_order;
+} count;
 
 /* The sink: checks rank order, counts, frees. */
 static shiro_status count_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  (void)meta; (void)err;
+  (void)meta;
+  (void)err;
   count *c = arg;
   c->in_order &= pr->rank == c->next++;
   c->ops += pr->nops;
@@ -30,8 +36,11 @@ static shiro_status count_rank(void *arg, const prog_meta *meta, prog_rank *pr, 
 }
 
 int main(void) {
-  struct rlimit lim = {(rlim_t)3 << 29, (rlim_t)3 << 29};  /* 1.5 GiB */
-  if (setrlimit(RLIMIT_AS, &lim) != 0) { fprintf(stderr, "skip: cannot cap the address space\n"); return 77; }
+  struct rlimit lim = {(rlim_t)3 << 29, (rlim_t)3 << 29}; /* 1.5 GiB */
+  if (setrlimit(RLIMIT_AS, &lim) != 0) {
+    fprintf(stderr, "skip: cannot cap the address space\n");
+    return 77;
+  }
   shiro_error err;
   sc_csr *A = NULL;
   sc_partition Pr = {0}, Pc = {0};
@@ -53,7 +62,9 @@ int main(void) {
            strategy_name(s), c.next, c.in_order);
     blocks_free(&B);
   }
-  part_free(&Pr); part_free(&Pc); sc_csr_free(A);
+  part_free(&Pr);
+  part_free(&Pc);
+  sc_csr_free(A);
   if (test_failures) fprintf(stderr, "%d failures\n", test_failures);
   return test_failures != 0;
 }

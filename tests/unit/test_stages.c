@@ -125,9 +125,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_stages MATRIX...\n");
     return 2;
   }
-  static const struct { int32_t R, gpn; const char *strategy; } cases[] = {
-      {8, 4, "hier"}, {8, 4, "group"}, {8, 2, "hier"}, {8, 2, "group"}, {6, 4, "hier"}, {5, 2, "group"},
-      {4, 1, "joint"}, {8, 1, "block"}, {3, 1, "row"},  {5, 1, "col"}};
+  static const struct {
+    int32_t R, gpn;
+    const char *strategy;
+  } cases[] = {
+      {8, 4, "hier"}, {8, 4, "group"}, {8, 2, "hier"}, {8, 2, "group"}, {6, 4, "hier"}, {5, 2, "group"}, {4, 1, "joint"}, {8, 1, "block"}, {3, 1, "row"}, {5, 1, "col"}};
   for (int a = 1; a < argc; a++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) check_plan(argv[a], cases[c].R, cases[c].gpn, cases[c].strategy);
   printf("%s: %d failures\n", test_failures ? "FAIL" : "ok", test_failures);

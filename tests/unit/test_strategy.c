@@ -51,7 +51,9 @@ static int64_t matching_pairs(const char *path, const sc_block *b, const int32_t
     if (j == -1) continue;
     int64_t e = b->Gp[i];
     while (j >= 0 && j < b->nc && e < b->Gp[i + 1] && b->Gj[e] != j) e++;
-    const char *bad = j < 0 || j >= b->nc ? "out of range" : e == b->Gp[i + 1] ? "not an edge" : used[j] ? "matched twice" : NULL;
+    const char *bad = j < 0 || j >= b->nc ? "out of range" : e == b->Gp[i + 1] ? "not an edge"
+        : used[j]                                                              ? "matched twice"
+                                                                               : NULL;
     EXPECT(!bad, "%s block (%d,%d): certificate pair (row %d, column %d): %s", path, b->p, b->q, i, j, bad);
     if (bad) pairs = -1;
     else used[j] = 1, pairs++;
@@ -59,7 +61,6 @@ static int64_t matching_pairs(const char *path, const sc_block *b, const int32_t
   free(used);
   return pairs;
 }
-
 
 /* Group-style node-level counts of blocks B with G ranks per node: *rows = Σ over node pairs
  * (N <- H) of the distinct columns each q of H sends (selected in some block (p in N, q)) plus the
@@ -75,8 +76,11 @@ static void node_counts(const char *path, const sc_blocks *B, int32_t G, int64_t
   int64_t *seen = NULL;
   int64_t total = 0, m0 = 0, m1 = 0;
   *rows = *est = -1;
-  if (!L) { EXPECT(0, "out of memory"); return; }
-  for (int32_t x = 0; x < R; x++)  /* per rank x: its distinct selected columns toward each node, rows from each */
+  if (!L) {
+    EXPECT(0, "out of memory");
+    return;
+  }
+  for (int32_t x = 0; x < R; x++) /* per rank x: its distinct selected columns toward each node, rows from each */
     for (int side = 0; side < 2; side++)
       for (int32_t other = 0; other < nodes; other++) {
         if (other == x / G) continue;
@@ -92,20 +96,33 @@ static void node_counts(const char *path, const sc_blocks *B, int32_t G, int64_t
           for (int32_t i = 0; i < b->nr; i++)
             for (int64_t e = b->Gp[i]; e < b->Gp[i + 1]; e++)
               EXPECT(b->rsel[i] || b->csel[b->Gj[e]], "%s block (%d,%d): a nonzero uncovered", path, b->p, b->q);
-          if (side) { for (int32_t i = 0; i < b->nr; i++) if (b->rsel[i]) seen[n++] = b->rows[i]; }
-          else { for (int32_t j = 0; j < b->nc; j++) if (b->csel[j]) seen[n++] = b->cols[j]; }
+          if (side) {
+            for (int32_t i = 0; i < b->nr; i++)
+              if (b->rsel[i]) seen[n++] = b->rows[i];
+          } else {
+            for (int32_t j = 0; j < b->nc; j++)
+              if (b->csel[j]) seen[n++] = b->cols[j];
+          }
         }
-        int64_t u = 0;  /* distinct: small lists, quadratic is fine */
+        int64_t u = 0; /* distinct: small lists, quadratic is fine */
         for (int64_t a = 0; a < n; a++) {
           int dup = 0;
           for (int64_t c = 0; c < a && !dup; c++) dup = seen[c] == seen[a];
           u += !dup;
         }
         total += u;
-        if (side) { L[2 * R + sc_rail(other, x, G, R)] += u; L[3 * R + x] += u; }
-        else { L[x] += u; L[R + sc_rail(other, x, G, R)] += u; }
+        if (side) {
+          L[2 * R + sc_rail(other, x, G, R)] += u;
+          L[3 * R + x] += u;
+        } else {
+          L[x] += u;
+          L[R + sc_rail(other, x, G, R)] += u;
+        }
       }
-  for (int32_t r = 0; r < 2 * R; r++) { if (L[r] > m0) m0 = L[r]; if (L[2 * R + r] > m1) m1 = L[2 * R + r]; }
+  for (int32_t r = 0; r < 2 * R; r++) {
+    if (L[r] > m0) m0 = L[r];
+    if (L[2 * R + r] > m1) m1 = L[2 * R + r];
+  }
   *rows = total;
   *est = m0 + m1;
   free(seen);
@@ -124,7 +141,8 @@ static void check_balanced(const char *path, const sc_csr *A, const sc_partition
   for (int th = 0; th < 2; th++) {
     omp_set_num_threads(th + 1);
     EXPECT(blocks_build(A, Pr, Pc, &Bb[th], &err) == SHIRO_OK && strategy_select(&Bb[th], STRAT_JOINT, G, NULL, NULL, &err) == SHIRO_OK &&
-           strategy_select_group_balanced(&Bb[th], G, 4, &err) == SHIRO_OK, "balanced: %s", err.message);
+               strategy_select_group_balanced(&Bb[th], G, 4, &err) == SHIRO_OK,
+           "balanced: %s", err.message);
   }
   int64_t rg, eg, rb, eb;
   node_counts(path, &Bg, G, &rg, &eg);
@@ -151,7 +169,10 @@ static void check_balanced(const char *path, const sc_csr *A, const sc_partition
 static void check_matrix(const char *path, int32_t R) {
   shiro_error err;
   sc_csr *A = NULL;
-  if (mm_read(path, &A, NULL, &err) != SHIRO_OK) { EXPECT(0, "%s", err.message); return; }
+  if (mm_read(path, &A, NULL, &err) != SHIRO_OK) {
+    EXPECT(0, "%s", err.message);
+    return;
+  }
   sc_partition Pr = {0}, Pc = {0};
   sc_blocks B1 = {0}, B2 = {0};
   EXPECT(part_block(A->m, R, &Pr, &err) == SHIRO_OK && part_block(A->k, R, &Pc, &err) == SHIRO_OK, "partition");
@@ -205,7 +226,7 @@ static void check_matrix(const char *path, int32_t R) {
 static void check_too_wide(void) {
   for (int side = 0; side < 2; side++) {
     const int64_t big = (int64_t)1 << 31;
-    sc_csr A = {.m = side ? 4 : big, .k = side ? big : 4};  /* no arrays: never read */
+    sc_csr A = {.m = side ? 4 : big, .k = side ? big : 4}; /* no arrays: never read */
     sc_partition Pr = {0}, Pc = {0};
     sc_blocks B;
     shiro_error err = {{0}};

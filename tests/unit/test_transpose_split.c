@@ -30,7 +30,7 @@ int main(void) {
   expect_split(29179, 65536, 256, mib4, 0, 1, 16384);
   expect_split(65536, 65536, 256, mib4, 0, 1, 16384);
   expect_split(16385, 65536, 256, mib4, 0, 1, 16384);
-  expect_split(16384, 65536, 256, mib4, 0, 4, 16384);  /* exactly a quarter: split */
+  expect_split(16384, 65536, 256, mib4, 0, 4, 16384); /* exactly a quarter: split */
   /* columns within one block: one op */
   expect_split(10, 16384, 256, mib4, 0, 1, 16384);
   expect_split(10, 16385, 256, mib4, 0, 2, 16384);

@@ -62,10 +62,13 @@ typedef struct options {
   int ndt;
   int reps;
   double ms;
-  int only;         /* ONLY_ALL, ONLY_CALL (the call alone), ONLY_LOCAL (comp on 1 and T threads) */
+  int only; /* ONLY_ALL, ONLY_CALL (the call alone), ONLY_LOCAL (comp on 1 and T threads) */
 } options;
 
-enum { ONLY_ALL, ONLY_CALL, ONLY_LOCAL, ONLY_OPS };
+enum { ONLY_ALL,
+       ONLY_CALL,
+       ONLY_LOCAL,
+       ONLY_OPS };
 
 static const char *tag_name[NTAGS] = {"none", "gather_b", "partial_c", "local", "remote_b", "add_c", "forward_b", "aggregate_c"};
 
@@ -76,11 +79,17 @@ static int parse(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (a[0] != '-') {
-      if (o->plan) { fprintf(stderr, "%s: one plan only ('%s')\n", prog, a); return 0; }
+      if (o->plan) {
+        fprintf(stderr, "%s: one plan only ('%s')\n", prog, a);
+        return 0;
+      }
       o->plan = a;
       continue;
     }
-    if (!v) { fprintf(stderr, "%s: %s needs a value\n", prog, a); return 0; }
+    if (!v) {
+      fprintf(stderr, "%s: %s needs a value\n", prog, a);
+      return 0;
+    }
     i++;
     if (!strcmp(a, "--n") || !strcmp(a, "--dtype")) {
       char buf[256];
@@ -89,7 +98,10 @@ static int parse(int argc, char **argv, options *o) {
         if (a[2] == 'n') {
           char *end = NULL;
           long long x = strtoll(t, &end, 10);
-          if (o->nn >= MAX_LIST || *end || x < 1 || x > 4096) { fprintf(stderr, "%s: --n: bad value '%s'\n", prog, t); return 0; }
+          if (o->nn >= MAX_LIST || *end || x < 1 || x > 4096) {
+            fprintf(stderr, "%s: --n: bad value '%s'\n", prog, t);
+            return 0;
+          }
           o->n[o->nn++] = x;
         } else if (o->ndt < MAX_LIST && (!strcmp(t, "float") || !strcmp(t, "double"))) {
           o->dt[o->ndt++] = !strcmp(t, "double");
@@ -100,16 +112,25 @@ static int parse(int argc, char **argv, options *o) {
       }
     } else if (!strcmp(a, "--reps")) {
       o->reps = atoi(v);
-      if (o->reps < 1 || o->reps > 1000) { fprintf(stderr, "%s: --reps: expected 1 .. 1000, found '%s'\n", prog, v); return 0; }
+      if (o->reps < 1 || o->reps > 1000) {
+        fprintf(stderr, "%s: --reps: expected 1 .. 1000, found '%s'\n", prog, v);
+        return 0;
+      }
     } else if (!strcmp(a, "--only")) {
       if (!strcmp(v, "all")) o->only = ONLY_ALL;
       else if (!strcmp(v, "call")) o->only = ONLY_CALL;
       else if (!strcmp(v, "local")) o->only = ONLY_LOCAL;
       else if (!strcmp(v, "ops")) o->only = ONLY_OPS;
-      else { fprintf(stderr, "%s: --only: expected all, call, local or ops, found '%s'\n", prog, v); return 0; }
+      else {
+        fprintf(stderr, "%s: --only: expected all, call, local or ops, found '%s'\n", prog, v);
+        return 0;
+      }
     } else if (!strcmp(a, "--ms")) {
       o->ms = atof(v);
-      if (!(o->ms >= 1 && o->ms <= 60000)) { fprintf(stderr, "%s: --ms: expected 1 .. 60000, found '%s'\n", prog, v); return 0; }
+      if (!(o->ms >= 1 && o->ms <= 60000)) {
+        fprintf(stderr, "%s: --ms: expected 1 .. 60000, found '%s'\n", prog, v);
+        return 0;
+      }
     } else {
       fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
       return 0;
@@ -117,7 +138,8 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->plan) {
     fprintf(stderr, "usage: mpirun -np R %s PLAN.h5 [--n 32[,64...]] [--dtype double[,float]] [--reps 5] [--ms 200]\n"
-                    "       [--only all|call|local|ops]\n", prog);
+                    "       [--only all|call|local|ops]\n",
+            prog);
     return 0;
   }
   if (!o->nn) o->n[o->nn++] = 32;
@@ -126,17 +148,24 @@ static int parse(int argc, char **argv, options *o) {
 }
 
 /* What one sample runs. */
-typedef enum part { P_CALL, P_NOPOLL, P_COMM, P_COMP, P_PACK, P_UNPACK, P_MEMCPY, NPARTS } part;
+typedef enum part { P_CALL,
+                    P_NOPOLL,
+                    P_COMM,
+                    P_COMP,
+                    P_PACK,
+                    P_UNPACK,
+                    P_MEMCPY,
+                    NPARTS } part;
 
 typedef struct bench {
   shiro_ctx *c;
   const rt_program *p;
   void *B, *C;
   void *bufs[PROG_NBUF];
-  char *cp_src, *cp_dst;  /* memcpy's buffers (gather_bytes each) */
+  char *cp_src, *cp_dst; /* memcpy's buffers (gather_bytes each) */
   size_t gather_bytes, unpack_bytes;
-  double *t_op;           /* [nops] time after each op of the last call (hook) */
-  double t_start;         /* time the last call began */
+  double *t_op; /* [nops] time after each op of the last call (hook) */
+  double t_start; /* time the last call began */
   double window, tag[NTAGS]; /* sums over the calls of a sample (hooked calls) */
   int hook_on;
 } bench;
@@ -182,9 +211,11 @@ static void walk_nopoll(bench *b) {
   const rt_program *p = b->p;
   for (int64_t o = 0; o < p->nops; o++) {
     const rt_op *op = &p->op[o];
-    if (op->kind == RT_START) { if (op->stage < p->stages.nstages) (void)c->be->start(c, op->stage); }
-    else if (op->kind == RT_WAIT) { if (op->stage < p->stages.nstages) (void)c->be->wait(c, op->stage); }
-    else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
+    if (op->kind == RT_START) {
+      if (op->stage < p->stages.nstages) (void)c->be->start(c, op->stage);
+    } else if (op->kind == RT_WAIT) {
+      if (op->stage < p->stages.nstages) (void)c->be->wait(c, op->stage);
+    } else cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL); /* 0: omp_set_num_threads decides */
     if (b->hook_on) b->t_op[o] = now();
   }
 }
@@ -203,8 +234,8 @@ static void run_class(bench *b, part what) {
       continue;
     }
     const int run = (what == P_COMP && inside) || (what == P_PACK && op->kind == RT_GATHER) ||
-                    (what == P_UNPACK && op->kind == RT_ADD);
-    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL);  /* 0: omp_set_num_threads decides */
+        (what == P_UNPACK && op->kind == RT_ADD);
+    if (run) cpu_kernel_run(op, b->bufs[op->dst_buf], b->bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->opts.n, 0, NULL, NULL); /* 0: omp_set_num_threads decides */
   }
 }
 
@@ -252,7 +283,8 @@ static int64_t calls_for(bench *b, part what, double ms, int *bad) {
   double t = sample(b, what, k, bad);
   while (t * (double)k < 2e-3 && k < 100000 && !*bad) t = sample(b, what, k *= 2, bad);
   int64_t calls = t > 0 ? (int64_t)(ms * 1e-3 / t) : 1000;
-  return calls < 1 ? 1 : calls > 100000 ? 100000 : calls;
+  return calls < 1 ? 1 : calls > 100000 ? 100000
+                                        : calls;
 }
 
 /* The least of v[0 .. n-1]. */
@@ -318,7 +350,7 @@ static int profile_ops(bench *b, int reps, int64_t calls, int rank, int R) {
       sum[nops] += (nops ? b->t_op[nops - 1] : b->t_start) - b->t_start;
     }
     b->hook_on = 0;
-    if (sum[nops] < best[nops]) memcpy(best, sum, (size_t)(nops + 1) * sizeof *sum);  /* the fastest repetition's */
+    if (sum[nops] < best[nops]) memcpy(best, sum, (size_t)(nops + 1) * sizeof *sum); /* the fastest repetition's */
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   }
   static const char *kind_name[] = {"start", "wait", "multiply", "gather", "add"};
@@ -353,7 +385,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
   shiro_ctx_options co = shiro_ctx_options_default();
   co.dtype = is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
   co.n = n;
-  co.threads = omp_get_max_threads();  /* T, as the report says (not the library's automatic share) */
+  co.threads = omp_get_max_threads(); /* T, as the report says (not the library's automatic share) */
   shiro_error err = {{0}};
   bench b;
   memset(&b, 0, sizeof b);
@@ -380,7 +412,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     b.bufs[PROG_BUF_C] = b.C;
     b.bufs[PROG_BUF_S] = b.c->buf[PROG_BUF_S];
     b.bufs[PROG_BUF_R] = b.c->buf[PROG_BUF_R];
-    b.gather_bytes /= 2;  /* memcpy copies this many (reads as many) */
+    b.gather_bytes /= 2; /* memcpy copies this many (reads as many) */
   }
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (!anybad && o->only == ONLY_OPS) {
@@ -391,7 +423,10 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     bench_release(&b);
     return anybad;
   }
-  enum { WIN = NPARTS, WIN0, LOCAL1, NSERIES };
+  enum { WIN = NPARTS,
+         WIN0,
+         LOCAL1,
+         NSERIES };
   double *t[NSERIES], *ov = calloc((size_t)o->reps, sizeof *ov), *ov0 = calloc((size_t)o->reps, sizeof *ov0), tag[NTAGS];
   for (int i = 0; i < NSERIES; i++) t[i] = calloc((size_t)o->reps, sizeof *t[i]);
   for (int i = 0; i < NTAGS; i++) tag[i] = HUGE_VAL;
@@ -405,8 +440,9 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     for (int r = 0; r < o->reps; r++) t[i][r] = HUGE_VAL;
   /* the parts alternate within each repetition, so that a slow spell of a shared machine hits them all */
   for (int r = 0; !anybad && r < o->reps; r++) {
-    for (int w = 0; w < NPARTS && !bad; w++) if (want[w]) t[w][r] = sample(&b, (part)w, calls[w], &bad);
-    for (int w = 0; all_parts && w < 2 && !bad; w++) {  /* windows and per-tag times, inside hooked calls */
+    for (int w = 0; w < NPARTS && !bad; w++)
+      if (want[w]) t[w][r] = sample(&b, (part)w, calls[w], &bad);
+    for (int w = 0; all_parts && w < 2 && !bad; w++) { /* windows and per-tag times, inside hooked calls */
       b.hook_on = 1;
       b.window = 0;
       memset(b.tag, 0, sizeof b.tag);
@@ -417,7 +453,8 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
       for (int i = 0; i < NTAGS; i++) mine[1 + i] = b.tag[i] / (double)calls[w];
       MPI_Allreduce(mine, all, 1 + NTAGS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       t[w ? WIN0 : WIN][r] = all[0];
-      for (int i = 0; w == 0 && i < NTAGS; i++) if (all[1 + i] < tag[i]) tag[i] = all[1 + i];
+      for (int i = 0; w == 0 && i < NTAGS; i++)
+        if (all[1 + i] < tag[i]) tag[i] = all[1 + i];
     }
     if (want[P_COMP]) {
       omp_set_num_threads(1);
@@ -440,7 +477,7 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
     if (all_parts) {
       printf(" nopoll_ms=%.4f window_ms=%.4f nopoll_window_ms=%.4f comm_ms=%.4f comp_ms=%.4f", 1e3 * best[P_NOPOLL],
              1e3 * best[WIN], 1e3 * best[WIN0], 1e3 * best[P_COMM], 1e3 * best[P_COMP]);
-      if (b.p->stages.nx > 0) {  /* from the best times (what a quiet machine gives), and the medians of each repetition's */
+      if (b.p->stages.nx > 0) { /* from the best times (what a quiet machine gives), and the medians of each repetition's */
         const double lo = best[P_COMM] < best[P_COMP] ? best[P_COMM] : best[P_COMP];
         printf(" overlap=%.3f nopoll_overlap=%.3f overlap_med=%.3f nopoll_overlap_med=%.3f",
                (best[P_COMM] + best[P_COMP] - best[WIN]) / lo, (best[P_COMM] + best[P_COMP] - best[WIN0]) / lo,
@@ -451,7 +488,8 @@ static int run_one(shiro_plan *plan, const options *o, int is_double, int64_t n,
                2.0 * (double)b.gather_bytes / best[P_PACK] / 1e9, 2.0 * (double)b.gather_bytes / best[P_MEMCPY] / 1e9);
       if (b.unpack_bytes)
         printf(" unpack_ms=%.4f unpack_GBs=%.2f", 1e3 * best[P_UNPACK], (double)b.unpack_bytes / best[P_UNPACK] / 1e9);
-      for (int i = 1; i < NTAGS; i++) if (tag[i] > 0) printf(" tag_%s_ms=%.4f", tag_name[i], 1e3 * tag[i]);
+      for (int i = 1; i < NTAGS; i++)
+        if (tag[i] > 0) printf(" tag_%s_ms=%.4f", tag_name[i], 1e3 * tag[i]);
     }
     printf("\n");
     fflush(stdout);

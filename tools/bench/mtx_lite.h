@@ -19,9 +19,9 @@
 
 typedef struct mtx_csr {
   int64_t m, k, nnz;
-  int64_t *Ap;  /* [m+1] */
-  int64_t *Aj;  /* [nnz], increasing within a row */
-  double *Ax;   /* [nnz] */
+  int64_t *Ap; /* [m+1] */
+  int64_t *Aj; /* [nnz], increasing within a row */
+  double *Ax; /* [nnz] */
 } mtx_csr;
 
 static void mtx_free(mtx_csr *A) {
@@ -46,7 +46,10 @@ static int mtx_cmp(const void *a, const void *b) {
 static int mtx_read(const char *path, mtx_csr *A) {
   memset(A, 0, sizeof *A);
   gzFile f = gzopen(path, "rb");
-  if (!f) { fprintf(stderr, "%s: cannot open\n", path); return 1; }
+  if (!f) {
+    fprintf(stderr, "%s: cannot open\n", path);
+    return 1;
+  }
   char line[1024];
   long long lineno = 1;
   int pattern = 0, sym = 0, skew = 0, rc = 1;
@@ -59,7 +62,10 @@ static int mtx_read(const char *path, mtx_csr *A) {
   pattern = strstr(line, "pattern") != NULL;
   skew = strstr(line, "skew-symmetric") != NULL;
   sym = skew || strstr(line, " symmetric") != NULL || strstr(line, "hermitian") != NULL;
-  if (strstr(line, "complex")) { fprintf(stderr, "%s:1: complex matrices are not supported\n", path); goto done; }
+  if (strstr(line, "complex")) {
+    fprintf(stderr, "%s:1: complex matrices are not supported\n", path);
+    goto done;
+  }
   while (gzgets(f, line, sizeof line)) {
     lineno++;
     if (line[0] == '%' || line[0] == '\n') continue;
@@ -68,14 +74,22 @@ static int mtx_read(const char *path, mtx_csr *A) {
       fprintf(stderr, "%s:%lld: expected 'rows cols nonzeros'\n", path, lineno);
       goto done;
     }
-    m = a; k = b; nz = c;
+    m = a;
+    k = b;
+    nz = c;
     break;
   }
   cap = (sym ? 2 : 1) * nz + 1;
   e = malloc((size_t)cap * sizeof *e);
-  if (!e) { fprintf(stderr, "%s: out of memory\n", path); goto done; }
+  if (!e) {
+    fprintf(stderr, "%s: out of memory\n", path);
+    goto done;
+  }
   for (int64_t t = 0; t < nz; t++) {
-    if (!gzgets(f, line, sizeof line)) { fprintf(stderr, "%s:%lld: %lld of %lld entries\n", path, lineno, (long long)t, (long long)nz); goto done; }
+    if (!gzgets(f, line, sizeof line)) {
+      fprintf(stderr, "%s:%lld: %lld of %lld entries\n", path, lineno, (long long)t, (long long)nz);
+      goto done;
+    }
     lineno++;
     long long i, j;
     double v = 1;
@@ -94,9 +108,15 @@ static int mtx_read(const char *path, mtx_csr *A) {
   A->Ap = calloc((size_t)m + 1, sizeof *A->Ap);
   A->Aj = malloc((size_t)(ne ? ne : 1) * sizeof *A->Aj);
   A->Ax = malloc((size_t)(ne ? ne : 1) * sizeof *A->Ax);
-  if (!A->Ap || !A->Aj || !A->Ax) { fprintf(stderr, "%s: out of memory\n", path); goto done; }
+  if (!A->Ap || !A->Aj || !A->Ax) {
+    fprintf(stderr, "%s: out of memory\n", path);
+    goto done;
+  }
   for (int64_t t = 0; t < ne; t++) {
-    if (A->nnz && e[t].i == e[t - 1].i && e[t].j == e[t - 1].j) { A->Ax[A->nnz - 1] += e[t].v; continue; }
+    if (A->nnz && e[t].i == e[t - 1].i && e[t].j == e[t - 1].j) {
+      A->Ax[A->nnz - 1] += e[t].v;
+      continue;
+    }
     A->Aj[A->nnz] = e[t].j;
     A->Ax[A->nnz++] = e[t].v;
     A->Ap[e[t].i + 1]++;

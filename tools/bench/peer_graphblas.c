@@ -24,13 +24,13 @@
 #include "mtx_lite.h"
 
 #define MAX_LIST 8
-#define OK(call)                                                                             \
-  do {                                                                                       \
-    GrB_Info info_ = (call);                                                                 \
-    if (info_ != GrB_SUCCESS) {                                                              \
-      fprintf(stderr, "peer-graphblas: %s failed (GrB_Info %d)\n", #call, (int)info_);      \
-      exit(1);                                                                               \
-    }                                                                                        \
+#define OK(call)                                                                       \
+  do {                                                                                 \
+    GrB_Info info_ = (call);                                                           \
+    if (info_ != GrB_SUCCESS) {                                                        \
+      fprintf(stderr, "peer-graphblas: %s failed (GrB_Info %d)\n", #call, (int)info_); \
+      exit(1);                                                                         \
+    }                                                                                  \
   } while (0)
 
 static double now(void) {
@@ -69,16 +69,21 @@ static void bench(const mtx_csr *M, int is_double, int64_t n, int threads, int r
   const size_t esz = is_double ? 8 : 4;
   GrB_Index *Ap = malloc((size_t)(M->m + 1) * sizeof *Ap), *Aj = malloc((size_t)(M->nnz ? M->nnz : 1) * sizeof *Aj);
   void *Ax = malloc((size_t)(M->nnz ? M->nnz : 1) * esz), *Bx = malloc((size_t)M->k * (size_t)n * esz);
-  if (!Ap || !Aj || !Ax || !Bx) { fprintf(stderr, "peer-graphblas: out of memory\n"); exit(1); }
+  if (!Ap || !Aj || !Ax || !Bx) {
+    fprintf(stderr, "peer-graphblas: out of memory\n");
+    exit(1);
+  }
   for (int64_t i = 0; i <= M->m; i++) Ap[i] = (GrB_Index)M->Ap[i];
   for (int64_t e = 0; e < M->nnz; e++) {
     Aj[e] = (GrB_Index)M->Aj[e];
-    if (is_double) ((double *)Ax)[e] = M->Ax[e]; else ((float *)Ax)[e] = (float)M->Ax[e];
+    if (is_double) ((double *)Ax)[e] = M->Ax[e];
+    else ((float *)Ax)[e] = (float)M->Ax[e];
   }
   for (int64_t g = 0; g < M->k; g++)
     for (int64_t c = 0; c < n; c++) {
       const double v = mtx_b_value(g, c);
-      if (is_double) ((double *)Bx)[g * n + c] = v; else ((float *)Bx)[g * n + c] = (float)v;
+      if (is_double) ((double *)Bx)[g * n + c] = v;
+      else ((float *)Bx)[g * n + c] = (float)v;
     }
   GrB_Matrix A = NULL, B = NULL, C = NULL;
   OK(GrB_Matrix_new(&A, type, (GrB_Index)M->m, (GrB_Index)M->k));
@@ -93,7 +98,7 @@ static void bench(const mtx_csr *M, int is_double, int64_t n, int threads, int r
   OK(GxB_set(GxB_NTHREADS, threads));
   const GrB_Semiring sr = is_double ? GrB_PLUS_TIMES_SEMIRING_FP64 : GrB_PLUS_TIMES_SEMIRING_FP32;
   const GrB_BinaryOp plus = is_double ? GrB_PLUS_FP64 : GrB_PLUS_FP32;
-  for (int v = 0; v < 2; v++) {  /* C = A·B (a new C each call), then C += A·B into a full C (in place: saxpy5) */
+  for (int v = 0; v < 2; v++) { /* C = A·B (a new C each call), then C += A·B into a full C (in place: saxpy5) */
     const GrB_BinaryOp accum = v ? plus : NULL;
     if (v) {
       OK(GrB_Matrix_assign_FP64(C, NULL, NULL, 0.0, GrB_ALL, (GrB_Index)M->m, GrB_ALL, (GrB_Index)n, NULL));
@@ -130,22 +135,42 @@ int main(int argc, char **argv) {
   double ms = 200;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (a[0] != '-') { path = a; continue; }
-    if (!v) { fprintf(stderr, "peer-graphblas: %s needs a value\n", a); return 2; }
+    if (a[0] != '-') {
+      path = a;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "peer-graphblas: %s needs a value\n", a);
+      return 2;
+    }
     i++;
-    if (!strcmp(a, "--n")) { if (!(nn = list(v, 1, 4096, n))) { fprintf(stderr, "peer-graphblas: --n: bad list '%s'\n", v); return 2; } }
-    else if (!strcmp(a, "--threads")) { if (!(nth = list(v, 1, 1024, th))) { fprintf(stderr, "peer-graphblas: --threads: bad list '%s'\n", v); return 2; } }
-    else if (!strcmp(a, "--dtype")) {
+    if (!strcmp(a, "--n")) {
+      if (!(nn = list(v, 1, 4096, n))) {
+        fprintf(stderr, "peer-graphblas: --n: bad list '%s'\n", v);
+        return 2;
+      }
+    } else if (!strcmp(a, "--threads")) {
+      if (!(nth = list(v, 1, 1024, th))) {
+        fprintf(stderr, "peer-graphblas: --threads: bad list '%s'\n", v);
+        return 2;
+      }
+    } else if (!strcmp(a, "--dtype")) {
       ndt = 0;
       char buf[64];
       snprintf(buf, sizeof buf, "%s", v);
       for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (ndt >= MAX_LIST || (strcmp(t, "double") && strcmp(t, "float"))) { fprintf(stderr, "peer-graphblas: --dtype: expected float or double, found '%s'\n", t); return 2; }
+        if (ndt >= MAX_LIST || (strcmp(t, "double") && strcmp(t, "float"))) {
+          fprintf(stderr, "peer-graphblas: --dtype: expected float or double, found '%s'\n", t);
+          return 2;
+        }
         dt[ndt++] = !strcmp(t, "double");
       }
     } else if (!strcmp(a, "--reps")) reps = atoi(v);
     else if (!strcmp(a, "--ms")) ms = atof(v);
-    else { fprintf(stderr, "peer-graphblas: unknown option '%s'\n", a); return 2; }
+    else {
+      fprintf(stderr, "peer-graphblas: unknown option '%s'\n", a);
+      return 2;
+    }
   }
   if (!path || reps < 1 || !(ms > 0)) {
     fprintf(stderr, "usage: peer-graphblas MATRIX.mtx[.gz] [--n 32,...] [--dtype double,float] [--threads 1,2] [--reps 5] [--ms 200]\n");

@@ -21,13 +21,13 @@
 #include "mtx_lite.h"
 
 #define MAX_LIST 8
-#define CHK(call)                                                                      \
-  do {                                                                                 \
-    PetscErrorCode ierr_ = (call);                                                     \
-    if (ierr_) {                                                                       \
+#define CHK(call)                                                                     \
+  do {                                                                                \
+    PetscErrorCode ierr_ = (call);                                                    \
+    if (ierr_) {                                                                      \
       fprintf(stderr, "peer-petsc: %s failed (PETSc error %d)\n", #call, (int)ierr_); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
-    }                                                                                  \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                   \
+    }                                                                                 \
   } while (0)
 
 static int64_t first(int64_t total, int p, int R) { return (int64_t)((__int128)total * p / R); }
@@ -90,7 +90,7 @@ static double bench(const mtx_csr *M, Mat A, int64_t n, int reps, double ms, int
     CHK(MatDenseGetArray(B, &a));
     CHK(MatDenseGetLDA(B, &lda));
     for (int64_t c = 0; c < n; c++)
-      for (int64_t g = k0; g < k1; g++) a[c * lda + (g - k0)] = mtx_b_value(g, c);  /* column-major */
+      for (int64_t g = k0; g < k1; g++) a[c * lda + (g - k0)] = mtx_b_value(g, c); /* column-major */
     CHK(MatDenseRestoreArray(B, &a));
     CHK(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
     CHK(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
@@ -124,8 +124,14 @@ int main(int argc, char **argv) {
   double ms = 200;
   for (int i = 1; i < argc && !bad; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (a[0] != '-') { path = a; continue; }
-    if (!v) { bad = 1; break; }
+    if (a[0] != '-') {
+      path = a;
+      continue;
+    }
+    if (!v) {
+      bad = 1;
+      break;
+    }
     i++;
     if (!strcmp(a, "--n")) {
       char buf[256];

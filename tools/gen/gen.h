@@ -18,7 +18,9 @@
 
 #include "shiro_status.h"
 
-typedef enum gen_kind { GEN_RMAT = 0, GEN_GRID2D = 1, GEN_GRID3D = 2 } gen_kind;
+typedef enum gen_kind { GEN_RMAT = 0,
+                        GEN_GRID2D = 1,
+                        GEN_GRID3D = 2 } gen_kind;
 
 /* What to generate. Zero-initialise, then set the fields of the kind. */
 typedef struct gen_spec {
@@ -26,17 +28,17 @@ typedef struct gen_spec {
   /* R-MAT (Graph500 parameters a = .57, b = .19, c = .19, d = .05): 2^scale
    * vertices, edge_factor * 2^scale edges, every generated edge written
    * (duplicates and self-loops included; a reader sums duplicates). */
-  int scale;           /* 1..40 */
+  int scale; /* 1..40 */
   int64_t edge_factor; /* >= 1 */
-  uint64_t seed;       /* any */
-  bool real_values;    /* real field, values 0.ddddddddddddddddd (17 random digits); else pattern */
-  bool no_scramble;    /* keep R-MAT's vertex order (vertex 0 the densest); default: a
+  uint64_t seed; /* any */
+  bool real_values; /* real field, values 0.ddddddddddddddddd (17 random digits); else pattern */
+  bool no_scramble; /* keep R-MAT's vertex order (vertex 0 the densest); default: a
                           seeded bijection of the labels, as Graph500 does */
   /* Grids: nx * ny (* nz) vertices numbered x + nx*(y + ny*z), the 5-point
    * (2-D) or 7-point (3-D) Laplacian: 4 or 6 on the diagonal, -1 to each
    * neighbour. Rows in order, columns increasing within a row. */
   int64_t nx, ny, nz; /* >= 1 (nz: 3-D only) */
-  bool general;       /* write both triangles ("general"); default: the lower one
+  bool general; /* write both triangles ("general"); default: the lower one
                          ("symmetric") */
 } gen_spec;
 

@@ -112,8 +112,7 @@ static int parse(int argc, char **argv, gen_spec *g, const char **out, int *thre
       }
     } else if (rmat && !strcmp(a, "--no-scramble")) {
       g->no_scramble = true;
-    } else if (!rmat && (!strcmp(a, "--nx") || !strcmp(a, "--ny") ||
-                         (g->kind == GEN_GRID3D && !strcmp(a, "--nz")))) {
+    } else if (!rmat && (!strcmp(a, "--nx") || !strcmp(a, "--ny") || (g->kind == GEN_GRID3D && !strcmp(a, "--nz")))) {
       if (!(val = cli_value(prog, argc, argv, &i)) ||
           !cli_int(prog, a, val, 1, INT64_C(1) << 40, &v))
         return 0;
@@ -141,9 +140,9 @@ static int parse(int argc, char **argv, gen_spec *g, const char **out, int *thre
   }
   if (g->kind != GEN_RMAT && (!have_nx || !have_ny || (g->kind == GEN_GRID3D && !have_nz))) {
     fprintf(stderr, "%s: %s: %s is required\n", prog, kind,
-            !have_nx   ? "--nx"
-            : !have_ny ? "--ny"
-                       : "--nz");
+            !have_nx       ? "--nx"
+                : !have_ny ? "--ny"
+                           : "--nz");
     return 0;
   }
   return 1;
@@ -192,7 +191,7 @@ int main(int argc, char **argv) {
     }
     return cli_finish_stdout(prog, 0);
   }
-  out_file *o = NULL;  /* -o FILE: atomic for a file, in place for a device or FIFO (out_file.h) */
+  out_file *o = NULL; /* -o FILE: atomic for a file, in place for a device or FIFO (out_file.h) */
   if (!to_stdout) {
     cli_remove_temps_on_signals();
     if (out_file_open(&o, out, 0, &err) != SHIRO_OK) {
@@ -210,7 +209,7 @@ int main(int argc, char **argv) {
   setvbuf(f, obuf, _IOFBF, sizeof obuf);
   shiro_status st = gen_write(&g, f, to_stdout ? "<stdout>" : out, threads, &err);
   if (o && st == SHIRO_OK) st = out_file_commit(o, &err);
-  else out_file_abandon(o);  /* the temporary removed; a device or FIFO is left as it is */
+  else out_file_abandon(o); /* the temporary removed; a device or FIFO is left as it is */
   if (st != SHIRO_OK) {
     fprintf(stderr, "%s: %s\n", prog, err.message);
     return 1;

@@ -22,9 +22,9 @@ extern "C" {
 /* A CSR matrix on the host, 32-bit columns (what cuSPARSE and the program take). */
 typedef struct bench_csr {
   int64_t m, k, nnz;
-  int64_t *Ap;   /* [m+1] */
-  int32_t *Aj;   /* [nnz] increasing within each row */
-  double *Ax;    /* [nnz] */
+  int64_t *Ap; /* [m+1] */
+  int32_t *Aj; /* [nnz] increasing within each row */
+  double *Ax; /* [nnz] */
 } bench_csr;
 
 /* Frees A's arrays and zeroes it; a zeroed A is a no-op. */
@@ -59,7 +59,7 @@ int bench_plain_spmm(const bench_csr *A, int is_double, int64_t n, int alg, int 
  * rows · (k + 2)). GB/s medians (1e9 bytes per second). */
 typedef struct bench_bw {
   double gather_gbs, add1_gbs, add4_gbs;
-  int vec_bytes, group;  /* the gather's vector width and threads per row */
+  int vec_bytes, group; /* the gather's vector width and threads per row */
 } bench_bw;
 int bench_kernels(int64_t rows, int is_double, int64_t n, int warmup, int reps, uint64_t seed, bench_bw *out, char *why,
                   size_t why_len);

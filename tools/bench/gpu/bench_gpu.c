@@ -48,7 +48,7 @@ typedef struct options {
   uint64_t rmat_seed;
   int64_t n[MAX_LIST];
   int nn;
-  int dt[MAX_LIST];  /* 1 double, 0 float */
+  int dt[MAX_LIST]; /* 1 double, 0 float */
   int ndt;
   int reps, warmup;
   int64_t micro_rows;
@@ -60,9 +60,9 @@ typedef struct options {
 typedef struct result {
   int is_double;
   int64_t n;
-  double replay_ms, local_ms;     /* whole call (host), the LOCAL op (events) */
-  bench_plain alg3, alg2, dflt;   /* plain cuSPARSE of the whole CSR: CSR_ALG3, CSR_ALG2, default */
-  int bits_equal;                 /* -1 unknown, 0/1: replay C vs plain C of the replay's algorithm */
+  double replay_ms, local_ms; /* whole call (host), the LOCAL op (events) */
+  bench_plain alg3, alg2, dflt; /* plain cuSPARSE of the whole CSR: CSR_ALG3, CSR_ALG2, default */
+  int bits_equal; /* -1 unknown, 0/1: replay C vs plain C of the replay's algorithm */
   bench_bw bw;
   int have_bw;
 } result;
@@ -92,20 +92,35 @@ static int parse(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int64_t x = 0;
-    if (!strcmp(a, "--no-plain")) { o->plain = 0; continue; }
-    if (!strcmp(a, "--no-micro")) { o->micro = 0; continue; }
+    if (!strcmp(a, "--no-plain")) {
+      o->plain = 0;
+      continue;
+    }
+    if (!strcmp(a, "--no-micro")) {
+      o->micro = 0;
+      continue;
+    }
     if (a[0] != '-') {
-      if (o->matrix) { fprintf(stderr, "%s: one matrix only ('%s')\n", prog, a); return 0; }
+      if (o->matrix) {
+        fprintf(stderr, "%s: one matrix only ('%s')\n", prog, a);
+        return 0;
+      }
       o->matrix = a;
       continue;
     }
-    if (!v) { fprintf(stderr, "%s: %s needs a value\n", prog, a); return 0; }
+    if (!v) {
+      fprintf(stderr, "%s: %s needs a value\n", prog, a);
+      return 0;
+    }
     i++;
     if (!strcmp(a, "--plan")) o->plan = v;
     else if (!strcmp(a, "--rmat")) {
       long long sc = 0, ef = 16, seed = 1;
       int k = sscanf(v, "%lld,%lld,%lld", &sc, &ef, &seed);
-      if (k < 1 || sc < 1 || sc > 30 || ef < 1 || ef > 1024) { fprintf(stderr, "%s: --rmat: expected SCALE[,EF[,SEED]]\n", prog); return 0; }
+      if (k < 1 || sc < 1 || sc > 30 || ef < 1 || ef > 1024) {
+        fprintf(stderr, "%s: --rmat: expected SCALE[,EF[,SEED]]\n", prog);
+        return 0;
+      }
       o->rmat_scale = (int)sc;
       o->rmat_ef = (int)ef;
       o->rmat_seed = (uint64_t)seed;
@@ -114,7 +129,10 @@ static int parse(int argc, char **argv, options *o) {
       snprintf(buf, sizeof buf, "%s", v);
       for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (a[2] == 'n') {
-          if (o->nn >= MAX_LIST || !parse_int(t, 1, 1 << 16, &x)) { fprintf(stderr, "%s: --n: bad value '%s'\n", prog, t); return 0; }
+          if (o->nn >= MAX_LIST || !parse_int(t, 1, 1 << 16, &x)) {
+            fprintf(stderr, "%s: --n: bad value '%s'\n", prog, t);
+            return 0;
+          }
           o->n[o->nn++] = x;
         } else {
           if (o->ndt >= MAX_LIST || (strcmp(t, "float") && strcmp(t, "double"))) {
@@ -125,19 +143,31 @@ static int parse(int argc, char **argv, options *o) {
         }
       }
     } else if (!strcmp(a, "--reps")) {
-      if (!parse_int(v, 1, 100000, &x)) { fprintf(stderr, "%s: --reps: bad value\n", prog); return 0; }
+      if (!parse_int(v, 1, 100000, &x)) {
+        fprintf(stderr, "%s: --reps: bad value\n", prog);
+        return 0;
+      }
       o->reps = (int)x;
     } else if (!strcmp(a, "--warmup")) {
-      if (!parse_int(v, 0, 100000, &x)) { fprintf(stderr, "%s: --warmup: bad value\n", prog); return 0; }
+      if (!parse_int(v, 0, 100000, &x)) {
+        fprintf(stderr, "%s: --warmup: bad value\n", prog);
+        return 0;
+      }
       o->warmup = (int)x;
     } else if (!strcmp(a, "--micro-rows")) {
-      if (!parse_int(v, 16, (int64_t)1 << 31, &x)) { fprintf(stderr, "%s: --micro-rows: bad value\n", prog); return 0; }
+      if (!parse_int(v, 16, (int64_t)1 << 31, &x)) {
+        fprintf(stderr, "%s: --micro-rows: bad value\n", prog);
+        return 0;
+      }
       o->micro_rows = x;
     } else if (!strcmp(a, "--transport")) {
       if (!strcmp(v, "auto")) o->transport = SHIRO_TRANSPORT_AUTO;
       else if (!strcmp(v, "nccl")) o->transport = SHIRO_TRANSPORT_NCCL;
       else if (!strcmp(v, "mpi")) o->transport = SHIRO_TRANSPORT_MPI;
-      else { fprintf(stderr, "%s: --transport: expected auto, nccl or mpi\n", prog); return 0; }
+      else {
+        fprintf(stderr, "%s: --transport: expected auto, nccl or mpi\n", prog);
+        return 0;
+      }
     } else {
       fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
       return 0;
@@ -145,11 +175,21 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->matrix && !o->rmat_scale && !o->plan) {
     fprintf(stderr, "usage: %s (MATRIX.mtx | --rmat SCALE[,EF[,SEED]]) [--plan PLAN.h5] [--n 32,64,128] [--dtype float,double]\n"
-                    "       [--reps 20] [--warmup 3] [--micro-rows R] [--transport auto|nccl|mpi] [--no-plain] [--no-micro]\n", prog);
+                    "       [--reps 20] [--warmup 3] [--micro-rows R] [--transport auto|nccl|mpi] [--no-plain] [--no-micro]\n",
+            prog);
     return 0;
   }
-  if (!o->nn) { o->n[0] = 32; o->n[1] = 64; o->n[2] = 128; o->nn = 3; }
-  if (!o->ndt) { o->dt[0] = 0; o->dt[1] = 1; o->ndt = 2; }
+  if (!o->nn) {
+    o->n[0] = 32;
+    o->n[1] = 64;
+    o->n[2] = 128;
+    o->nn = 3;
+  }
+  if (!o->ndt) {
+    o->dt[0] = 0;
+    o->dt[1] = 1;
+    o->ndt = 2;
+  }
   return 1;
 }
 
@@ -169,7 +209,10 @@ static int load_matrix(const options *o, bench_csr *A, char *name, size_t name_l
     return 1;
   }
   int rc = 1;
-  if (M->nnz > INT32_MAX || M->k > INT32_MAX) { fprintf(stderr, "%s: the matrix is too large for 32-bit indices\n", prog); goto done; }
+  if (M->nnz > INT32_MAX || M->k > INT32_MAX) {
+    fprintf(stderr, "%s: the matrix is too large for 32-bit indices\n", prog);
+    goto done;
+  }
   A->m = M->m;
   A->k = M->k;
   A->nnz = M->nnz;
@@ -248,8 +291,14 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
   opts.dtype = r->is_double ? SHIRO_FLOAT64 : SHIRO_FLOAT32;
   opts.n = r->n;
   opts.transport = o->transport;
-  if (!call || !opv || !op_ms) { snprintf(why, why_len, "out of memory"); goto done; }
-  if (shiro_ctx_create(plan, comm, &opts, &ctx, &err) != SHIRO_OK) { snprintf(why, why_len, "%s", err.message); goto done; }
+  if (!call || !opv || !op_ms) {
+    snprintf(why, why_len, "out of memory");
+    goto done;
+  }
+  if (shiro_ctx_create(plan, comm, &opts, &ctx, &err) != SHIRO_OK) {
+    snprintf(why, why_len, "%s", err.message);
+    goto done;
+  }
   if (cudaMalloc(&dB, (size_t)(pr->b_rows ? pr->b_rows : 1) * (size_t)r->n * esz) != cudaSuccess ||
       cudaMalloc(&dC, (size_t)(pr->c_rows ? pr->c_rows : 1) * (size_t)r->n * esz) != cudaSuccess ||
       bench_fill(dB, (size_t)pr->b_rows * (size_t)r->n, r->is_double, 1, 0) != cudaSuccess ||
@@ -258,16 +307,25 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
     goto done;
   }
   for (int w = 0; w < o->warmup; w++)
-    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
+    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) {
+      snprintf(why, why_len, "%s", ctx->error);
+      goto done;
+    }
   for (int t = 0; t < o->reps; t++) {
     MPI_Barrier(comm);
     double t0 = now_ms();
-    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
+    if (shiro_spmm(ctx, dB, dC) != SHIRO_OK) {
+      snprintf(why, why_len, "%s", ctx->error);
+      goto done;
+    }
     call[t] = now_ms() - t0;
   }
   for (int t = 0; t < o->reps; t++) {
     MPI_Barrier(comm);
-    if (cuda_backend_profile(ctx, dB, dC, op_ms) != SHIRO_OK) { snprintf(why, why_len, "%s", ctx->error); goto done; }
+    if (cuda_backend_profile(ctx, dB, dC, op_ms) != SHIRO_OK) {
+      snprintf(why, why_len, "%s", ctx->error);
+      goto done;
+    }
     for (int64_t op = 0; op < pr->nops; op++) opv[op * o->reps + t] = op_ms[op];
   }
   double mine = bench_median(call, o->reps), worst = 0;
@@ -292,7 +350,10 @@ static int run_replay(shiro_plan *plan, MPI_Comm comm, const options *o, result 
   }
   rc = 0;
 done:
-  if (rc == 0 && C_keep) { *C_keep = dC; dC = NULL; }
+  if (rc == 0 && C_keep) {
+    *C_keep = dC;
+    dC = NULL;
+  }
   shiro_ctx_destroy(&ctx);
   cudaFree(dB);
   cudaFree(dC);
@@ -306,7 +367,7 @@ done:
 static int same_bits(const void *a, const void *b, size_t bytes) {
   void *ha = malloc(bytes ? bytes : 1), *hb = malloc(bytes ? bytes : 1);
   int same = ha && hb && cudaMemcpy(ha, a, bytes, cudaMemcpyDeviceToHost) == cudaSuccess &&
-             cudaMemcpy(hb, b, bytes, cudaMemcpyDeviceToHost) == cudaSuccess && !memcmp(ha, hb, bytes);
+      cudaMemcpy(hb, b, bytes, cudaMemcpyDeviceToHost) == cudaSuccess && !memcmp(ha, hb, bytes);
   free(ha);
   free(hb);
   return same;
@@ -337,7 +398,9 @@ static void print_table(const result *res, int nres, const bench_csr *A, int64_t
            r->alg2.ok ? r->alg2.dev_ms : NAN, r->dflt.ok ? r->dflt.dev_ms : NAN,
            flops && r->replay_ms > 0 ? flops / (r->replay_ms * 1e9) : NAN, flops && best > 0 ? flops / (best * 1e9) : NAN,
            r->local_ms > 0 ? best / r->local_ms : NAN, r->replay_ms / best_host,
-           r->bits_equal < 0 ? "-" : r->bits_equal ? "same" : "DIFF", r->have_bw ? r->bw.gather_gbs : NAN,
+           r->bits_equal < 0 ? "-" : r->bits_equal ? "same"
+                                                   : "DIFF",
+           r->have_bw ? r->bw.gather_gbs : NAN,
            r->have_bw ? r->bw.add1_gbs : NAN, r->have_bw ? r->bw.add4_gbs : NAN);
   }
   printf("  replay_ms: whole call (host clock, synchronous); local_ms: the LOCAL op (events); alg3/alg2/dflt_ms: plain\n"
@@ -388,10 +451,16 @@ int main(int argc, char **argv) {
   memset(&A, 0, sizeof A);
   memset(&plan, 0, sizeof plan);
   memset(&map, 0, sizeof map);
-  if (!parse(argc, argv, &o)) { rc = 2; goto done; }
+  if (!parse(argc, argv, &o)) {
+    rc = 2;
+    goto done;
+  }
   double t0 = now_ms();
   if ((o.matrix || o.rmat_scale) && (!o.plan || rank == 0)) {
-    if (load_matrix(&o, &A, name, sizeof name)) { fprintf(stderr, "%s: cannot load the matrix\n", prog); goto done; }
+    if (load_matrix(&o, &A, name, sizeof name)) {
+      fprintf(stderr, "%s: cannot load the matrix\n", prog);
+      goto done;
+    }
     have_A = 1;
   }
   if (o.plan) {
@@ -406,7 +475,10 @@ int main(int argc, char **argv) {
       goto done;
     }
   } else {
-    if (size != 1) { fprintf(stderr, "%s: without --plan, run one rank\n", prog); goto done; }
+    if (size != 1) {
+      fprintf(stderr, "%s: without --plan, run one rank\n", prog);
+      goto done;
+    }
     if (one_rank_program(&A, &plan.meta, &plan.pr, &ops)) goto done;
   }
   plan.checked = 1;
@@ -438,7 +510,7 @@ int main(int argc, char **argv) {
       if (rank == 0 && have_A && o.plain) {
         const size_t cbytes = (size_t)A.m * (size_t)r->n * (r->is_double ? 8 : 4);
         if (cudaMalloc(&Cplain, cbytes ? cbytes : 1) != cudaSuccess) Cplain = NULL;
-        const int alg2_is_replays = cuda_ops_spmm_alg(r->n) == CUSPARSE_SPMM_CSR_ALG2;  /* its C is kept to compare */
+        const int alg2_is_replays = cuda_ops_spmm_alg(r->n) == CUSPARSE_SPMM_CSR_ALG2; /* its C is kept to compare */
         if (bench_plain_spmm(&A, r->is_double, r->n, CUSPARSE_SPMM_CSR_ALG3, o.warmup, o.reps, alg2_is_replays ? NULL : Cplain,
                              &r->alg3, why, sizeof why))
           fprintf(stderr, "%s: plain cuSPARSE (CSR_ALG3): %s\n", prog, why);

@@ -16,21 +16,21 @@ static double now_ms(void) {
   return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
-#define TRY(expr)                                                                                  \
-  do {                                                                                             \
-    cudaError_t e_ = (expr);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
+#define TRY(expr)                                                                                 \
+  do {                                                                                            \
+    cudaError_t e_ = (expr);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       snprintf(why, why_len, "%s:%d: %s: %s", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      goto done;                                                                                   \
-    }                                                                                              \
+      goto done;                                                                                  \
+    }                                                                                             \
   } while (0)
-#define TRYSP(expr)                                                                                    \
-  do {                                                                                                 \
-    cusparseStatus_t e_ = (expr);                                                                      \
-    if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                               \
+#define TRYSP(expr)                                                                                   \
+  do {                                                                                                \
+    cusparseStatus_t e_ = (expr);                                                                     \
+    if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                              \
       snprintf(why, why_len, "%s:%d: %s: %s", __FILE__, __LINE__, #expr, cusparseGetErrorString(e_)); \
-      goto done;                                                                                       \
-    }                                                                                                  \
+      goto done;                                                                                      \
+    }                                                                                                 \
   } while (0)
 
 int bench_plain_spmm(const bench_csr *A, int is_double, int64_t n, int alg, int warmup, int reps, void *C_out,
@@ -53,7 +53,10 @@ int bench_plain_spmm(const bench_csr *A, int is_double, int64_t n, int alg, int 
   const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
   size_t bytes = 0;
   memset(out, 0, sizeof *out);
-  if (!hp || !hv || !dev || !host || A->nnz > INT32_MAX) { snprintf(why, why_len, "out of memory or nnz > 2^31"); goto done; }
+  if (!hp || !hv || !dev || !host || A->nnz > INT32_MAX) {
+    snprintf(why, why_len, "out of memory or nnz > 2^31");
+    goto done;
+  }
   for (int64_t i = 0; i <= A->m; i++) hp[i] = (int32_t)A->Ap[i];
   for (int64_t e = 0; e < A->nnz; e++) {
     if (is_double) ((double *)hv)[e] = A->Ax[e];
@@ -71,7 +74,7 @@ int bench_plain_spmm(const bench_csr *A, int is_double, int64_t n, int alg, int 
   TRY(cudaMemcpy(dp, hp, (size_t)(A->m + 1) * sizeof *dp, cudaMemcpyHostToDevice));
   TRY(cudaMemcpy(dj, A->Aj, (size_t)A->nnz * sizeof *dj, cudaMemcpyHostToDevice));
   TRY(cudaMemcpy(dv, hv, (size_t)A->nnz * esz, cudaMemcpyHostToDevice));
-  TRY(bench_fill(dB, (size_t)A->k * (size_t)n, is_double, 1, s));  /* the same B as the replay's (seed 1) */
+  TRY(bench_fill(dB, (size_t)A->k * (size_t)n, is_double, 1, s)); /* the same B as the replay's (seed 1) */
   TRYSP(cusparseCreate(&h));
   TRYSP(cusparseSetStream(h, s));
   TRYSP(cusparseCreateCsr(&mA, A->m, A->k, A->nnz, dp, dj, dv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t));
@@ -130,7 +133,10 @@ static int time_mul(const cuda_mul *m, cudaStream_t s, cudaEvent_t e0, cudaEvent
                     char *why, size_t why_len) {
   int rc = 1;
   double *v = calloc((size_t)reps, sizeof *v);
-  if (!v) { snprintf(why, why_len, "out of memory"); return 1; }
+  if (!v) {
+    snprintf(why, why_len, "out of memory");
+    return 1;
+  }
   for (int r = 0; r < warmup; r++) TRY(cuda_mul_launch(m, s));
   for (int r = 0; r < reps; r++) {
     float ms = 0;
@@ -161,14 +167,21 @@ int bench_kernels(int64_t rows, int is_double, int64_t n, int warmup, int reps, 
   double ms = 0;
   memset(out, 0, sizeof *out);
   hcol4 = malloc((size_t)(4 * sel + 1) * sizeof *hcol4);
-  if (!perm || !hptr || !hcol4 || sel < 1) { snprintf(why, why_len, "out of memory (or too few rows)"); goto done; }
+  if (!perm || !hptr || !hcol4 || sel < 1) {
+    snprintf(why, why_len, "out of memory (or too few rows)");
+    goto done;
+  }
   /* Random distinct rows: a prefix of a seeded shuffle. */
   uint64_t x = seed | 1;
   for (int64_t i = 0; i < rows; i++) perm[i] = (int32_t)i;
   for (int64_t i = rows - 1; i > 0; i--) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     int64_t j = (int64_t)(x % (uint64_t)(i + 1));
-    int32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    int32_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
   }
   TRY(cudaStreamCreate(&s));
   TRY(cudaEventCreate(&e0));
@@ -185,24 +198,24 @@ int bench_kernels(int64_t rows, int is_double, int64_t n, int warmup, int reps, 
   TRY(bench_fill(dR, (size_t)4 * sel * (size_t)n, is_double, seed + 1, s));
   TRY(cudaMemcpy(d_idx, perm, (size_t)sel * sizeof *d_idx, cudaMemcpyHostToDevice));
   TRY(cudaMemcpy(d_rows, perm + sel, (size_t)sel * sizeof *d_rows, cudaMemcpyHostToDevice));
-  for (int64_t i = 0; i < sel; i++) hcol4[i] = (int32_t)i;  /* one R row per destination, in order */
+  for (int64_t i = 0; i < sel; i++) hcol4[i] = (int32_t)i; /* one R row per destination, in order */
   TRY(cudaMemcpy(d_iota, hcol4, (size_t)sel * sizeof *d_iota, cudaMemcpyHostToDevice));
   for (int64_t i = 0; i <= sel; i++) hptr[i] = (int32_t)(4 * i);
-  for (int64_t i = 0; i < 4 * sel; i++) hcol4[i] = (int32_t)((i % 4) * sel + i / 4);  /* 4 R rows, far apart */
+  for (int64_t i = 0; i < 4 * sel; i++) hcol4[i] = (int32_t)((i % 4) * sel + i / 4); /* 4 R rows, far apart */
   TRY(cudaMemcpy(d_ptr4, hptr, (size_t)(sel + 1) * sizeof *d_ptr4, cudaMemcpyHostToDevice));
   TRY(cudaMemcpy(d_col4, hcol4, (size_t)4 * sel * sizeof *d_col4, cudaMemcpyHostToDevice));
-  {  /* gather: S = B[idx] */
+  { /* gather: S = B[idx] */
     cuda_mul m = {dS, dB, NULL, d_idx, NULL, NULL, sel, n, is_double, 0};
     cuda_mul_shape(&m, &out->vec_bytes, &out->group);
     if (time_mul(&m, s, e0, e1, warmup, reps, &ms, why, why_len)) goto done;
     out->gather_gbs = 2.0 * (double)sel * (double)row_bytes / (ms * 1e6);
   }
-  {  /* scatter-add, one row each: B[rows] += R[i] (B stands in for C) */
+  { /* scatter-add, one row each: B[rows] += R[i] (B stands in for C) */
     cuda_mul m = {dB, dR, NULL, d_iota, NULL, d_rows, sel, n, is_double, 1};
     if (time_mul(&m, s, e0, e1, warmup, reps, &ms, why, why_len)) goto done;
     out->add1_gbs = 3.0 * (double)sel * (double)row_bytes / (ms * 1e6);
   }
-  {  /* scatter-add, four rows each, summed in order */
+  { /* scatter-add, four rows each, summed in order */
     cuda_mul m = {dB, dR, d_ptr4, d_col4, NULL, d_rows, sel, n, is_double, 1};
     if (time_mul(&m, s, e0, e1, warmup, reps, &ms, why, why_len)) goto done;
     out->add4_gbs = 6.0 * (double)sel * (double)row_bytes / (ms * 1e6);

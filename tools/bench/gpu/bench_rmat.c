@@ -41,14 +41,14 @@ int bench_rmat(int scale, int edge_factor, uint64_t seed, bench_csr *out) {
   int64_t *cnt = calloc((size_t)n + 1, sizeof *cnt), *pos = NULL;
   memset(out, 0, sizeof *out);
   if (!src || !dst || !cnt || scale < 1 || scale > 30) goto fail;
-  /* Edge e draws from its own stream (seed, e): the same graph for any thread count. */
+    /* Edge e draws from its own stream (seed, e): the same graph for any thread count. */
 #pragma omp parallel for schedule(static)
   for (int64_t e = 0; e < ne; e++) {
     uint64_t s = seed * 0xD1342543DE82EF95ull + (uint64_t)e * 0x2545F4914F6CDD1Dull;
     int64_t i = 0, j = 0;
     for (int l = 0; l < scale; l++) {
       const double u = (double)(splitmix(&s) >> 11) * 0x1.0p-53;
-      const int bi = u >= 0.57 + 0.19, bj = (u >= 0.57 && u < 0.76) || u >= 0.95;  /* a | b | c | d */
+      const int bi = u >= 0.57 + 0.19, bj = (u >= 0.57 && u < 0.76) || u >= 0.95; /* a | b | c | d */
       i = 2 * i + bi;
       j = 2 * j + bj;
     }
