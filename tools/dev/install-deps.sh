@@ -2,7 +2,8 @@
 # install-deps.sh — installs the Debian 12 packages shiro needs to build and test.
 #   tools/dev/install-deps.sh            build + test (Meson, MPI, HDF5, METIS, zlib; numpy, scipy, mpi4py, h5py,
 #                                    torch for the Python package python/shiro and its tests)
-#   tools/dev/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers)
+#   tools/dev/install-deps.sh --quality  also clang + libFuzzer + libomp (fuzzing, clang sanitizers),
+#                                        clang-format, shellcheck, pyflakes3 (tools/dev/check-style.sh)
 #   tools/dev/install-deps.sh --sim      also SimGrid (smpicc, smpirun: tools/sim/simulate.sh, the sim tests)
 # Flags combine. Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
 set -eu
@@ -10,7 +11,7 @@ pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-d
 pkgs="$pkgs python3-numpy python3-scipy python3-mpi4py python3-torch python3-h5py python3-venv python3-setuptools"
 for flag in "$@"; do
   case "$flag" in
-    --quality) pkgs="$pkgs clang libclang-rt-14-dev libomp-dev" ;;
+    --quality) pkgs="$pkgs clang libclang-rt-14-dev libomp-dev clang-format shellcheck pyflakes3" ;;
     --sim) pkgs="$pkgs libsimgrid-dev" ;;
     *) echo "install-deps: unknown flag '$flag' (expected --quality or --sim)" >&2; exit 2 ;;
   esac

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 build=bsan
 case "${1:-}" in -*|'') ;; *) build=$1; shift ;; esac
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" -Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled
+  meson setup "$build" -Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled --werror
 fi
 ninja -C "$build"
 logs="$build/sanitizer-logs"
