@@ -4,6 +4,7 @@
 #ifndef SHIRO_TEST_PLAN_H
 #define SHIRO_TEST_PLAN_H
 
+#include <mpi.h>
 #include <stdio.h>
 
 #include "blocks.h"
@@ -30,6 +31,19 @@ static inline int test_write_plan(const char *mtx, const char *path, int ranks, 
   part_free(&Pr);
   part_free(&Pc);
   sc_csr_free(A);
+  return ok;
+}
+
+/* For the MPI tests: rank 0 writes the plan of mtx for every rank of MPI_COMM_WORLD (strategy s,
+ * gpn ranks per node) to `path`, and every rank learns whether it could. Returns 1 when the plan
+ * was written, else 0 on every rank (the caller then finalizes MPI and fails). Collective over
+ * MPI_COMM_WORLD. */
+static inline int test_world_plan(const char *mtx, const char *path, sc_strategy s, int32_t gpn) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int ok = rank == 0 ? test_write_plan(mtx, path, size, s, gpn) : 1;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return ok;
 }
 

@@ -22,6 +22,7 @@
 #include "plan_file.h"
 #include "shiro.h"
 #include "shiro_config.h"
+#include "test_plan.h"
 #include "test_util.h"
 
 static int rank, size;
@@ -47,26 +48,6 @@ int MPI_Startall(int count, MPI_Request reqs[]) {
 /* Every rank must see `want`; prints what each saw on failure. */
 static void expect_all(shiro_status got, shiro_status want, const char *what, const char *msg) {
   EXPECT(got == want, "rank %d, %s: status %d (%s), expected %d", rank, what, (int)got, msg, (int)want);
-}
-
-static int write_plan(const char *mtx, const char *path) {
-  shiro_error err;
-  sc_csr *A = NULL;
-  sc_partition Pr = {0}, Pc = {0};
-  sc_blocks B = {0};
-  sc_plan plan = {0};
-  int ok = mm_read(mtx, &A, NULL, &err) == SHIRO_OK && part_block(A->m, size, &Pr, &err) == SHIRO_OK &&
-      part_block(A->k, size, &Pc, &err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, &err) == SHIRO_OK &&
-      strategy_select(&B, STRAT_JOINT, 1, NULL, NULL, &err) == SHIRO_OK &&
-      plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 1, &plan, &err) == SHIRO_OK &&
-      plan_file_write(path, &plan.meta, plan.ranks, &err) == SHIRO_OK;
-  if (!ok) fprintf(stderr, "write_plan: %s\n", err.message);
-  plan_free(&plan);
-  blocks_free(&B);
-  part_free(&Pr);
-  part_free(&Pc);
-  sc_csr_free(A);
-  return ok;
 }
 
 /* Every rank's message holds each of the (up to two) needles. */
@@ -112,9 +93,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char path[64];
   snprintf(path, sizeof path, "/tmp/shiro-misuse-%d.h5", (int)getppid());
-  int ok = rank == 0 ? write_plan("data/karate.mtx", path) : 1;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!ok) {
+  if (!test_world_plan("data/karate.mtx", path, STRAT_JOINT, 1)) {
     MPI_Finalize();
     return 1;
   }

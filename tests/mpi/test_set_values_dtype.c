@@ -67,9 +67,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char path[64];
   snprintf(path, sizeof path, "/tmp/shiro-values-dtype-%d.h5", (int)getppid());
-  int ok = rank == 0 ? test_write_plan(argc > 1 ? argv[1] : "data/karate.mtx", path, size, STRAT_JOINT, 1) : 1;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!ok) {
+  if (!test_world_plan(argc > 1 ? argv[1] : "data/karate.mtx", path, STRAT_JOINT, 1)) {
     MPI_Finalize();
     return 1;
   }
