@@ -351,6 +351,7 @@ void shiro_ctx_destroy(shiro_ctx **ctx) {
   if (c->be) c->be->destroy(c);
   interp_release(c);
   values_release(c);
+  layout_release(c);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c);
   *ctx = NULL;

@@ -82,6 +82,8 @@ struct shiro_ctx {
                                             values from row 0 (rs = n, cs = 1 but during a call of
                                             shiro_spmm_layout with another layout for B or C; layout.c) */
   int strided; /* 1 while rs / cs of B or C are not the dense rows' */
+  void *stage[2]; /* dense rows of B (b_rows × N) and C (c_rows × N) for calls in another layout,
+                     made at the first such call (layout.c), else NULL */
   struct { /* a split call (shiro_spmm_begin .. shiro_spmm_end; split.c) */
     int active; /* 1 between a begin that succeeded and its end */
     int dir; /* RT_FORWARD or RT_TRANSPOSE */
@@ -161,6 +163,8 @@ int rt_threads_share(int node_cpus, int node_ranks, int usable);
 
 /* layout.c: every buffer's layout back to dense rows of the call's width (rs = c->n, cs = 1). Local. */
 void layout_reset(shiro_ctx *c);
+/* layout.c: frees the staging rows of calls in another layout. */
+void layout_release(shiro_ctx *c);
 
 /* ctx.c: the checks of shiro_spmm_checked for either direction (dir), the width n agreed on across the
  * ranks, then the call at width n. Collective. */

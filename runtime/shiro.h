@@ -393,17 +393,22 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_end(shiro_ctx *ctx)
 typedef enum shiro_layout { SHIRO_ROW_MAJOR = 0,
                             SHIRO_COL_MAJOR = 1 } shiro_layout;
 
-/* shiro_spmm with B_local and C_local in the caller's layout, used in place
- * (no copy): B_local's b_rows × N values with leading dimension ldb, C_local's
- * c_rows × N values with ldc, both in `layout`. C_local's values are
+/* shiro_spmm with B_local and C_local in the caller's layout: B_local's
+ * b_rows × N values with leading dimension ldb, C_local's c_rows × N values
+ * with ldc, both in `layout`; the caller copies nothing. C_local's values are
  * overwritten, the rest of its leading dimension is not touched. The bits of
- * C are those of shiro_spmm on the same values in row-major order (the same
- * sums in the same order; the messages are the same). shiro_spmm is the case
- * ROW_MAJOR, ldb = ldc = N. CPU backend (and the simulation's); the CUDA
- * backend takes only that case (SHIRO_ERR_UNSUPPORTED otherwise). B_local and
- * C_local must not share a byte of the address ranges they span.
+ * C are those of shiro_spmm on the same values in row-major order: the call
+ * copies B into dense rows the context keeps, runs the row-major call on them
+ * and copies C back (two copies of b_rows·N + c_rows·N values, a few percent
+ * of a call); a context that cannot get those rows runs the call in place,
+ * with the same bits, about twice as slow. shiro_spmm is the case ROW_MAJOR,
+ * ldb = ldc = N. CPU backend (and the simulation's); the CUDA backend takes
+ * only that case (SHIRO_ERR_UNSUPPORTED otherwise). B_local and C_local must
+ * not share a byte of the address ranges they span.
  * Collective: yes, over the context's communicator, as shiro_spmm.
- * Allocates: nothing.
+ * Allocates: at the context's first call in another layout (either
+ * direction), its staging rows, b_rows × N and c_rows × N values, kept until
+ * shiro_ctx_destroy; nothing after that.
  * On failure: as shiro_spmm; a bad layout or an ld below its least
  * (SHIRO_ERR_ARG, naming ldb or ldc) is found before anything starts and is
  * reported on the calling rank only, as a NULL buffer is. */
@@ -411,10 +416,11 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_layout(shiro_ctx *ctx, shiro_
                                                           int64_t ldb, void *C_local, int64_t ldc);
 
 /* shiro_spmm_transpose with Y_local (c_rows × N, leading dimension ldy) and
- * X_local (b_rows × N, ldx) in `layout`, used in place: the bits of
- * shiro_spmm_transpose on the same values in row-major order.
+ * X_local (b_rows × N, ldx) in `layout`, through the same staging rows: the
+ * bits of shiro_spmm_transpose on the same values in row-major order.
  * Collective: yes, over the context's communicator, as shiro_spmm_transpose.
- * Allocates: as shiro_spmm_transpose (its first call derives the program).
+ * Allocates: as shiro_spmm_transpose (its first call derives the program)
+ * and shiro_spmm_layout (the staging rows).
  * On failure: as shiro_spmm_layout. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_layout(shiro_ctx *ctx, shiro_layout layout,
                                                                     const void *Y_local, int64_t ldy, void *X_local,

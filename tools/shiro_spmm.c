@@ -81,7 +81,7 @@ typedef struct options {
   int64_t device; /* -1: the library's choice */
   int64_t threads; /* CPU kernels' threads per rank; 0: the library's choice (shiro_ctx_options.threads) */
   int overlap; /* --overlap: the split-phase call with own work between begin and end (spmm_overlap.c) */
-  int col; /* --layout col: B and C (Y and X) column-major, in place (shiro_spmm_layout) */
+  int col; /* --layout: 0 row, 1 col (B and C, Y and X, column-major: shiro_spmm_layout), 2 both */
   int dirs; /* bit 0: C = A·B (forward), bit 1: X = Aᵀ·Y (transposed); default forward */
 } options;
 
@@ -103,7 +103,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
-          "                  [--transport auto|nccl|mpi] [--device D] [--threads T] [--layout row|col]\n"
+          "                  [--transport auto|nccl|mpi] [--device D] [--threads T] [--layout row|col|both]\n"
           "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
@@ -124,8 +124,8 @@ static void usage(FILE *f) {
           "  --device D        cuda: the GPU index (default: the library's choice)\n"
           "  --overlap         also time begin + own work + end against the call then the work\n"
           "                    (shiro_spmm_begin / shiro_spmm_end; a dense update as long as the call)\n"
-          "  --layout L        row (default) | col: B and C (Y and X) column-major, used in place\n"
-          "                    (shiro_spmm_layout; --check reads them back)\n"
+          "  --layout L        row (default) | col: B and C (Y and X) column-major (shiro_spmm_layout;\n"
+          "                    --check reads them back) | both: the two timed side by side, and their ratio\n"
           "  --threads T       cpu: OpenMP threads per rank (default 0: OMP_NUM_THREADS if set,\n"
           "                    else the node's CPUs / the ranks on the node, never more)\n"
           "  --help, --version this text / the version and the plan format read (exit 0)\n"
@@ -189,8 +189,9 @@ static int parse(int argc, char **argv, options *o) {
       if (!(v = cli_value(prog, argc, argv, &i))) return 0;
       if (!strcmp(v, "row")) o->col = 0;
       else if (!strcmp(v, "col")) o->col = 1;
+      else if (!strcmp(v, "both")) o->col = 2;
       else {
-        fprintf(stderr, "%s: --layout: expected row or col, found '%s'\n", prog, v);
+        fprintf(stderr, "%s: --layout: expected row, col or both, found '%s'\n", prog, v);
         return 0;
       }
     } else if (!strcmp(a, "--threads")) {
@@ -233,7 +234,7 @@ static int parse(int argc, char **argv, options *o) {
   if (!o->ndt) o->dt[o->ndt++] = SHIRO_FLOAT64;
   if (!o->dirs) o->dirs = DIR_FORWARD;
   if (o->overlap && (o->col || o->backend != SHIRO_BACKEND_CPU || !(o->dirs & DIR_FORWARD))) {
-    fprintf(stderr, "%s: --overlap times the forward call, row-major, on the cpu backend: not with --layout col, "
+    fprintf(stderr, "%s: --overlap times the forward call, row-major, on the cpu backend: not with --layout col|both, "
                     "--backend cuda|sim or --direction transpose\n",
             prog);
     return 0;
@@ -548,15 +549,17 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   }
   report_threads(ctx, rank);
   const int on_gpu = o->backend == SHIRO_BACKEND_CUDA;
-  direction d[2];
+  direction d[4]; /* forward, transposed; each row-major, column-major or both (--layout) */
   int nd = 0, bad = 0;
   memset(d, 0, sizeof d);
-  if (o->dirs & DIR_FORWARD) bad |= setup_direction(&d[nd++], DIR_FORWARD, in, dt, n, on_gpu, o->col, rank);
-  if (!bad && (o->dirs & DIR_TRANSPOSE)) bad |= setup_direction(&d[nd++], DIR_TRANSPOSE, in, dt, n, on_gpu, o->col, rank);
+  for (int dir = DIR_FORWARD; dir <= DIR_TRANSPOSE; dir <<= 1)
+    for (int col = 0; col <= 1; col++)
+      if ((o->dirs & dir) && (o->col == 2 || o->col == col) && !bad)
+        bad |= setup_direction(&d[nd++], dir, in, dt, n, on_gpu, col, rank);
   for (int k = 0; !bad && k < nd; k++) bad = calls(ctx, &d[k], o->warmup, rank);
-  /* both: rounds of K calls of each direction in turn, so that a slow spell of a shared machine
-   * hits both; the best round of each */
-  const int rounds = nd == 2 ? BOTH_ROUNDS : 1;
+  /* both directions or layouts: rounds of K calls of each in turn, so that a slow spell of a shared
+   * machine hits each; the best round of each */
+  const int rounds = nd >= 2 ? BOTH_ROUNDS : 1;
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k < nd; k++) {
       int anybad = 0;
@@ -572,7 +575,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
       MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       if (tmax < d[k].best) d[k].best = tmax;
     }
-  double worst[2] = {0, 0}, wmax[2] = {0, 0};
+  double worst[4] = {0, 0, 0, 0}, wmax[4] = {0, 0, 0, 0};
   for (int k = 0; !bad && A && k < nd; k++) {
     if (on_gpu) bad = gpu_download(d[k].hout, d[k].dout, d[k].out_bytes, rank);
     for (int64_t i = 0; d[k].lout && i < d[k].out_rows; i++) /* --layout col: back to rows for the check */
@@ -586,27 +589,34 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   int64_t mine[2] = {tr.bytes_sent, tr.inter_node_rows_sent * n * (int64_t)esz}, all[2] = {0, 0};
   int anybad = 0;
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(worst, wmax, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(worst, wmax, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  int fail = anybad || !(wmax[0] <= 1.0) || !(wmax[1] <= 1.0);
+  int fail = anybad;
+  for (int k = 0; k < 4; k++) fail |= !(wmax[k] <= 1.0);
   for (int k = 0; rank == 0 && k < nd; k++) {
-    printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s%s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
+    printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s%s%s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
            o->plan, in->ranks, in->strategy, on_gpu ? "cuda" : "cpu", (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double",
-           d[k].dir == DIR_TRANSPOSE ? ", transposed (X = A^T.Y)" : "", 1e3 * d[k].best,
+           d[k].dir == DIR_TRANSPOSE ? ", transposed (X = A^T.Y)" : "", d[k].lin ? ", column-major" : "", 1e3 * d[k].best,
            (long long)o->iters, (double)all[0] / 1e6, (double)all[1] / 1e6);
-    if (nd == 2) printf(" (best of %d rounds)", rounds);
+    if (nd >= 2) printf(" (best of %d rounds)", rounds);
     if (A) printf("; check: max error/bound %.3g %s", wmax[k], (anybad || !(wmax[k] <= 1.0)) ? "FAILED" : "ok");
     printf("\n");
   }
-  if (rank == 0 && nd == 2 && !anybad)
-    printf("shiro-spmm: %s, N=%lld %s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
-           dt == SHIRO_FLOAT32 ? "float" : "double", d[1].best / d[0].best, 1e3 * d[1].best, 1e3 * d[0].best);
+  const int per_dir = o->col == 2 ? 2 : 1; /* d[]: per direction, row-major then column-major */
+  for (int k = 0; rank == 0 && !anybad && o->dirs == (DIR_FORWARD | DIR_TRANSPOSE) && k < per_dir; k++)
+    printf("shiro-spmm: %s, N=%lld %s%s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
+           dt == SHIRO_FLOAT32 ? "float" : "double", d[k].lin ? ", column-major" : "", d[k + per_dir].best / d[k].best,
+           1e3 * d[k + per_dir].best, 1e3 * d[k].best);
+  for (int k = 0; rank == 0 && !anybad && per_dir == 2 && k < nd; k += 2)
+    printf("shiro-spmm: %s, N=%lld %s%s: column-major/row-major time %.3f (%.3f / %.3f ms/call)\n", o->plan,
+           (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double", d[k].dir == DIR_TRANSPOSE ? ", transposed" : "",
+           d[k + 1].best / d[k].best, 1e3 * d[k + 1].best, 1e3 * d[k].best);
   if (!fail && o->overlap) { /* parse() allowed it only for the forward row-major CPU call: d[0] */
     char label[600];
     snprintf(label, sizeof label, "%s, N=%lld %s", o->plan, (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double");
     fail = spmm_overlap(ctx, d[0].hin, d[0].hout, d[0].best, o->iters, rank, label);
   }
-  for (int k = 0; k < 2; k++) free_direction(&d[k]);
+  for (int k = 0; k < 4; k++) free_direction(&d[k]);
   shiro_ctx_destroy(&ctx);
   return fail;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tools' command lines as a new user meets them: --version and --help on
 every tool (exit 0, on stdout), complete usage text, shiro-spmm's argument
-errors once per launch (not once per rank) with one exit status, --backend
+errors once per launch, its --layout both, (not once per rank) with one exit status, --backend
 cuda without CUDA an error (77 only for "no CUDA device"), shiro-plan's
 warnings for rank counts that make no sense and its up-front refusal of an R
 whose R x R tables cannot fit, and tools/dev/demo.sh naming the strategy it wrote.
@@ -77,6 +77,13 @@ def main():
         expect(s.returncode == 0 and s.stdout.count(f"shiro-spmm {version}") == 1, "mpirun -np 3 shiro-spmm --version: once", s)
         s = run([mpirun, "-np", "3", exe["shiro-spmm"], plan, "--check", "--help"])
         expect(s.returncode != 0 and "usage:" not in s.stdout, "--check --help: '--help' is --check's file, not the flag", s)
+
+        # --layout both: row- and column-major side by side, both checked, their ratio printed.
+        s = run([mpirun, "-np", "3", exe["shiro-spmm"], plan, "--layout", "both", "--direction", "both", "--n", "5",
+                 "--iters", "2", "--check", matrix])
+        expect(s.returncode == 0 and s.stdout.count("check: max error/bound") == 4 and "FAILED" not in s.stdout
+               and s.stdout.count("column-major/row-major time") == 2 and s.stdout.count("transposed/forward time") == 2,
+               "shiro-spmm --layout both --direction both: four checked runs, two ratios of each kind", s)
 
         # --backend cuda: built without CUDA, an error (exit 1, said once); built with it, 77 only for no device.
         s = run([mpirun, "-np", "3", exe["shiro-spmm"], plan, "--backend", "cuda", "--n", "2", "--iters", "1"])

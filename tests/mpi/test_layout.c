@@ -3,7 +3,9 @@
  * the very bits of the dense row-major call, forward and transposed, float and double, N = 1, 3
  * and 8, on a flat (joint) and, with 4 ranks or more, a two-tier (group, 2 ranks per node) plan;
  * the values outside the N columns (or rows) of C and X are not touched; an ld below its least
- * or an unknown layout is refused naming it. The plans are written by rank 0 (ca-GrQc), and the
+ * or an unknown layout is refused naming it. The calls run through the context's staging rows;
+ * a context that cannot get them (its allocations refused here) runs them in place, with the same
+ * bits. The plans are written by rank 0 (ca-GrQc), and the
  * contexts get values other than 1 (shiro_ctx_set_values). */
 #include <mpi.h>
 #include <stdlib.h>
@@ -16,6 +18,33 @@
 
 static int rank, size;
 static const double SENTINEL = -12345.5;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define REFUSE_ALLOCS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define REFUSE_ALLOCS 0
+#endif
+#endif
+#ifndef REFUSE_ALLOCS
+#define REFUSE_ALLOCS 1
+#endif
+
+static size_t refuse_bytes; /* while armed, malloc of exactly this many bytes returns NULL (0: none) */
+static int armed; /* 1 during the layout calls of the context whose staging rows are refused */
+static long refused; /* how many it refused */
+
+#if REFUSE_ALLOCS
+/* glibc's malloc under the name this program defines: the library's calls pass here. */
+extern void *__libc_malloc(size_t n);
+void *malloc(size_t n) {
+  if (armed && n == refuse_bytes) {
+    refused++;
+    return NULL;
+  }
+  return __libc_malloc(n);
+}
+#endif
 
 /* Value v at element e of a buffer of esz-byte values. */
 static void put(void *p, size_t esz, int64_t e, double v) {
@@ -57,6 +86,42 @@ static int check(const void *out, const void *ref, int64_t rows, int64_t n, int 
   return bad;
 }
 
+/* The layout calls on ctx (column-major, row-major with ld) give the dense calls' C and X, the
+ * padding untouched, and the dense call after them its bits again. */
+static void layouts(shiro_ctx *ctx, const shiro_plan_info *in, const void *B, const void *C, const void *Y,
+                    const void *X, int64_t n, size_t esz, const char *tag) {
+  const int64_t br = in->b_rows, cr = in->c_rows;
+  for (int col = 0; col < 2; col++) {
+    const shiro_layout lay = col ? SHIRO_COL_MAJOR : SHIRO_ROW_MAJOR;
+    const int64_t ldb = col ? br + 3 : n + 2, ldc = col ? cr + 2 : n + 1;
+    void *Bl = laid(B, br, n, col, ldb, esz), *Cl = laid(NULL, cr, n, col, ldc, esz);
+    void *Yl = laid(Y, cr, n, col, ldc, esz), *Xl = laid(NULL, br, n, col, ldb, esz);
+    armed = refuse_bytes != 0;
+    shiro_status st = shiro_spmm_layout(ctx, lay, Bl, ldb, Cl, ldc);
+    armed = 0;
+    EXPECT(st == SHIRO_OK, "%s %s: %s", tag, col ? "col" : "row-ld", shiro_ctx_last_error(ctx));
+    int bad = st == SHIRO_OK ? check(Cl, C, cr, n, col, ldc, esz) : 0;
+    EXPECT(bad == 0, "rank %d, %s, %s: %d values of C differ from the row-major call's (or padding written)", rank, tag,
+           col ? "column-major" : "row-major with ld", bad);
+    armed = refuse_bytes != 0;
+    st = shiro_spmm_transpose_layout(ctx, lay, Yl, ldc, Xl, ldb);
+    armed = 0;
+    EXPECT(st == SHIRO_OK, "%s %s transposed: %s", tag, col ? "col" : "row-ld", shiro_ctx_last_error(ctx));
+    bad = st == SHIRO_OK ? check(Xl, X, br, n, col, ldb, esz) : 0;
+    EXPECT(bad == 0, "rank %d, %s, %s transposed: %d values of X differ (or padding written)", rank, tag,
+           col ? "column-major" : "row-major with ld", bad);
+    /* the same bits again after the layout call: the context went back to dense rows */
+    void *C2 = malloc((size_t)(cr * n + 1) * esz);
+    EXPECT(shiro_spmm(ctx, B, C2) == SHIRO_OK && !memcmp(C, C2, (size_t)(cr * n) * esz), "%s: dense after a layout call",
+           tag);
+    free(C2);
+    free(Bl);
+    free(Cl);
+    free(Yl);
+    free(Xl);
+  }
+}
+
 static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const char *tag) {
   shiro_ctx_options o = shiro_ctx_options_default();
   o.dtype = dt;
@@ -73,7 +138,6 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   double *v = malloc((size_t)(nnz + 1) * sizeof *v);
   for (int64_t t = 0; t < nnz; t++) v[t] = 0.75 + (double)((t * 7 + rank) % 11) / 16.0;
   EXPECT(shiro_ctx_set_values(ctx, v) == SHIRO_OK, "%s: set_values: %s", tag, shiro_ctx_last_error(ctx));
-  free(v);
   const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
   const int64_t br = in->b_rows, cr = in->c_rows;
   void *B = malloc((size_t)(br * n + 1) * esz), *C = malloc((size_t)(cr * n + 1) * esz);
@@ -82,31 +146,22 @@ static void one(shiro_plan *plan, const shiro_plan_info *in, shiro_dtype dt, int
   for (int64_t i = 0; i < cr * n; i++) put(Y, esz, i, (double)((in->c_global[i / n] * 3 + i % n * 7) % 13) / 4.0 - 1.5);
   EXPECT(shiro_spmm(ctx, B, C) == SHIRO_OK && shiro_spmm_transpose(ctx, Y, X) == SHIRO_OK, "%s: dense: %s", tag,
          shiro_ctx_last_error(ctx));
-  for (int col = 0; col < 2; col++) {
-    const shiro_layout lay = col ? SHIRO_COL_MAJOR : SHIRO_ROW_MAJOR;
-    const int64_t ldb = col ? br + 3 : n + 2, ldc = col ? cr + 2 : n + 1;
-    void *Bl = laid(B, br, n, col, ldb, esz), *Cl = laid(NULL, cr, n, col, ldc, esz);
-    void *Yl = laid(Y, cr, n, col, ldc, esz), *Xl = laid(NULL, br, n, col, ldb, esz);
-    shiro_status st = shiro_spmm_layout(ctx, lay, Bl, ldb, Cl, ldc);
-    EXPECT(st == SHIRO_OK, "%s %s: %s", tag, col ? "col" : "row-ld", shiro_ctx_last_error(ctx));
-    int bad = st == SHIRO_OK ? check(Cl, C, cr, n, col, ldc, esz) : 0;
-    EXPECT(bad == 0, "rank %d, %s, %s: %d values of C differ from the row-major call's (or padding written)", rank, tag,
-           col ? "column-major" : "row-major with ld", bad);
-    st = shiro_spmm_transpose_layout(ctx, lay, Yl, ldc, Xl, ldb);
-    EXPECT(st == SHIRO_OK, "%s %s transposed: %s", tag, col ? "col" : "row-ld", shiro_ctx_last_error(ctx));
-    bad = st == SHIRO_OK ? check(Xl, X, br, n, col, ldb, esz) : 0;
-    EXPECT(bad == 0, "rank %d, %s, %s transposed: %d values of X differ (or padding written)", rank, tag,
-           col ? "column-major" : "row-major with ld", bad);
-    /* the same bits again after the layout call: the context went back to dense rows */
-    void *C2 = malloc((size_t)(cr * n + 1) * esz);
-    EXPECT(shiro_spmm(ctx, B, C2) == SHIRO_OK && !memcmp(C, C2, (size_t)(cr * n) * esz), "%s: dense after a layout call",
-           tag);
-    free(C2);
-    free(Bl);
-    free(Cl);
-    free(Yl);
-    free(Xl);
+  layouts(ctx, in, B, C, Y, X, n, esz, tag);
+  if (REFUSE_ALLOCS) { /* a context whose staging rows cannot be had: the calls run in place */
+    shiro_ctx *inplace = NULL;
+    char tag2[128];
+    snprintf(tag2, sizeof tag2, "%s, in place", tag);
+    EXPECT(shiro_ctx_create(plan, MPI_COMM_WORLD, &o, &inplace, &err) == SHIRO_OK &&
+               shiro_ctx_set_values(inplace, v) == SHIRO_OK,
+           "%s: create: %s", tag2, err.message);
+    refused = 0;
+    refuse_bytes = (size_t)(br > 0 ? br : 1) * (size_t)n * esz; /* the staging rows of B */
+    if (inplace) layouts(inplace, in, B, C, Y, X, n, esz, tag2);
+    refuse_bytes = 0;
+    EXPECT(refused > 0, "%s: the staging rows were not asked for", tag2);
+    shiro_ctx_destroy(&inplace);
   }
+  free(v);
   /* an ld below its least, an unknown layout: refused on the calling rank (every rank here), named */
   if (n > 1) {
     EXPECT(shiro_spmm_layout(ctx, SHIRO_ROW_MAJOR, B, n, C, n - 1) == SHIRO_ERR_ARG && strstr(shiro_ctx_last_error(ctx), "ldc"),
@@ -158,6 +213,7 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) unlink(path);
   }
+  if (!REFUSE_ALLOCS && rank == 0) printf("note: a sanitizer build: the in-place calls (staging refused) are not run\n");
   int fails = 0;
   MPI_Allreduce(&test_failures, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("%s: %d failures\n", fails ? "FAIL" : "ok", fails);
