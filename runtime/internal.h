@@ -90,6 +90,10 @@ struct shiro_ctx {
     const void *in; /* B (Y) and C (X) of the call, borrowed until its end */
     void *out;
     int64_t next; /* the first op end runs (the program's nops: begin ran them all) */
+    void *user_out; /* a layout call's output (shiro_spmm_layout_begin), copied from the staging rows
+                       at end; NULL otherwise */
+    int64_t out_rs, out_cs; /* its layout */
+    int relayout; /* 1: end puts the context back to dense rows (layout_split_end) */
   } split;
   int threads; /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
   char threads_why[96]; /* how that count was chosen, in words (shiro_ctx_get_threads) */
@@ -163,6 +167,13 @@ int rt_threads_share(int node_cpus, int node_ranks, int usable);
 
 /* layout.c: every buffer's layout back to dense rows of the call's width (rs = c->n, cs = 1). Local. */
 void layout_reset(shiro_ctx *c);
+/* split.c: the begin of a split call of program dir (in: B or Y, out: C or X, in the layout set),
+ * `what` naming the call; on failure the call is over. */
+shiro_status split_begin(shiro_ctx *c, int dir, const void *in, void *out, const char *what);
+/* layout.c: the end of a split call begun in another layout (shiro_spmm_layout_begin): copies the
+ * output from the staging rows into the caller's layout if the call succeeded (st), and puts the
+ * context back to dense rows. Returns st. Local. */
+shiro_status layout_split_end(shiro_ctx *c, shiro_status st);
 /* layout.c: frees the staging rows of calls in another layout. */
 void layout_release(shiro_ctx *c);
 

@@ -84,43 +84,85 @@ static int stage_ready(shiro_ctx *c) {
 }
 
 /* The call of program dir with its input `in` and output `out` in the layout set (c->rs, c->cs):
- * through the staging rows (see the top of this file), or in place where they cannot be made. */
-static shiro_status run_in_layout(shiro_ctx *c, int dir, const void *in, void *out, const char *what) {
+ * through the staging rows (see the top of this file), or in place where they cannot be made.
+ * split: only its begin (split.c), the output copied at its end (layout_split_end); the layout of
+ * an in-place begin stays the context's until then. */
+static shiro_status run_in_layout(shiro_ctx *c, int dir, const void *in, void *out, int split, const char *what) {
   const int fwd = dir == RT_FORWARD;
-  if (!c->strided || !stage_ready(c)) return fwd ? shiro_spmm(c, in, out) : shiro_spmm_transpose(c, in, out);
+  shiro_status st;
+  if (!c->strided || !stage_ready(c)) {
+    if (!split) return fwd ? shiro_spmm(c, in, out) : shiro_spmm_transpose(c, in, out);
+    st = split_begin(c, dir, in, out, what);
+    if (st == SHIRO_OK) c->split.relayout = 1;
+    return st;
+  }
   const prog_rank *pr = &c->plan->pr;
   const int kin = fwd ? PROG_BUF_B : PROG_BUF_C, kout = fwd ? PROG_BUF_C : PROG_BUF_B;
   const int64_t in_rows = fwd ? pr->b_rows : pr->c_rows, out_rows = fwd ? pr->c_rows : pr->b_rows;
   const int64_t rs_in = c->rs[kin], cs_in = c->cs[kin], rs_out = c->rs[kout], cs_out = c->cs[kout];
-  shiro_status st = ctx_check_buffers(c, dir, in, out, what); /* the caller's buffers, in their layout */
+  st = ctx_check_buffers(c, dir, in, out, what); /* the caller's buffers, in their layout */
   if (st != SHIRO_OK) return st;
   void *s_in = c->stage[fwd ? 0 : 1], *s_out = c->stage[fwd ? 1 : 0];
   if (in_rows > 0) layout_copy(s_in, in, in_rows, c->n, rs_in, cs_in, 1, c->esz, c->threads);
   layout_reset(c);
+  if (split) {
+    st = split_begin(c, dir, s_in, s_out, what);
+    if (st == SHIRO_OK) {
+      c->split.relayout = 1;
+      c->split.user_out = out;
+      c->split.out_rs = rs_out;
+      c->split.out_cs = cs_out;
+    }
+    return st;
+  }
   st = fwd ? shiro_spmm(c, s_in, s_out) : shiro_spmm_transpose(c, s_in, s_out);
   if (st == SHIRO_OK && out_rows > 0) layout_copy(out, s_out, out_rows, c->n, rs_out, cs_out, 0, c->esz, c->threads);
   return st;
 }
 
-shiro_status shiro_spmm_layout(shiro_ctx *c, shiro_layout layout, const void *B_local, int64_t ldb, void *C_local,
-                               int64_t ldc) {
-  if (!c) return SHIRO_ERR_ARG;
-  shiro_status st = split_busy(c, "shiro_spmm_layout"); /* the call in progress runs on the context's layout */
-  if (st != SHIRO_OK) return st;
-  st = set_layout(c, layout, ldb, "ldb", ldc, "ldc", "shiro_spmm_layout");
-  if (st == SHIRO_OK) st = run_in_layout(c, RT_FORWARD, B_local, C_local, "shiro_spmm_layout");
+shiro_status layout_split_end(shiro_ctx *c, shiro_status st) {
+  const prog_rank *pr = &c->plan->pr;
+  const int fwd = c->split.dir == RT_FORWARD;
+  const int64_t out_rows = fwd ? pr->c_rows : pr->b_rows;
+  if (st == SHIRO_OK && c->split.user_out && out_rows > 0)
+    layout_copy(c->split.user_out, c->stage[fwd ? 1 : 0], out_rows, c->n, c->split.out_rs, c->split.out_cs, 0, c->esz,
+                c->threads);
+  c->split.user_out = NULL;
+  c->split.relayout = 0;
   layout_reset(c);
   return st;
 }
 
+/* A layout call (split: its begin) of program dir: the checks, then run_in_layout. */
+static shiro_status layout_call(shiro_ctx *c, int dir, shiro_layout layout, const void *in, int64_t ld_in, void *out,
+                                int64_t ld_out, int split, const char *what) {
+  if (!c) return SHIRO_ERR_ARG;
+  shiro_status st = split_busy(c, what); /* the call in progress runs on the context's layout */
+  if (st != SHIRO_OK) return st;
+  const int fwd = dir == RT_FORWARD;
+  /* B's layout is ld_in's forward, ld_out's (X's) transposed */
+  st = fwd ? set_layout(c, layout, ld_in, "ldb", ld_out, "ldc", what) : set_layout(c, layout, ld_out, "ldx", ld_in, "ldy", what);
+  if (st == SHIRO_OK) st = run_in_layout(c, dir, in, out, split, what);
+  if (!split || st != SHIRO_OK) layout_reset(c);
+  return st;
+}
+
+shiro_status shiro_spmm_layout(shiro_ctx *c, shiro_layout layout, const void *B_local, int64_t ldb, void *C_local,
+                               int64_t ldc) {
+  return layout_call(c, RT_FORWARD, layout, B_local, ldb, C_local, ldc, 0, "shiro_spmm_layout");
+}
+
 shiro_status shiro_spmm_transpose_layout(shiro_ctx *c, shiro_layout layout, const void *Y_local, int64_t ldy,
                                          void *X_local, int64_t ldx) {
-  if (!c) return SHIRO_ERR_ARG;
-  shiro_status st = split_busy(c, "shiro_spmm_transpose_layout");
-  if (st != SHIRO_OK) return st;
-  /* X takes B's place (b_rows rows), Y takes C's (c_rows rows) */
-  st = set_layout(c, layout, ldx, "ldx", ldy, "ldy", "shiro_spmm_transpose_layout");
-  if (st == SHIRO_OK) st = run_in_layout(c, RT_TRANSPOSE, Y_local, X_local, "shiro_spmm_transpose_layout");
-  layout_reset(c);
-  return st;
+  return layout_call(c, RT_TRANSPOSE, layout, Y_local, ldy, X_local, ldx, 0, "shiro_spmm_transpose_layout");
+}
+
+shiro_status shiro_spmm_layout_begin(shiro_ctx *c, shiro_layout layout, const void *B_local, int64_t ldb, void *C_local,
+                                     int64_t ldc) {
+  return layout_call(c, RT_FORWARD, layout, B_local, ldb, C_local, ldc, 1, "shiro_spmm_layout_begin");
+}
+
+shiro_status shiro_spmm_transpose_layout_begin(shiro_ctx *c, shiro_layout layout, const void *Y_local, int64_t ldy,
+                                               void *X_local, int64_t ldx) {
+  return layout_call(c, RT_TRANSPOSE, layout, Y_local, ldy, X_local, ldx, 1, "shiro_spmm_transpose_layout_begin");
 }

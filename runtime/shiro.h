@@ -426,6 +426,26 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_layout(shiro_ctx *c
                                                                     const void *Y_local, int64_t ldy, void *X_local,
                                                                     int64_t ldx);
 
+/* shiro_spmm_begin with B_local and C_local in the caller's layout, as
+ * shiro_spmm_layout takes them; the call is completed by shiro_spmm_end,
+ * which writes C_local. As with shiro_spmm_begin, the caller does not touch
+ * B_local or C_local in between. The bits of shiro_spmm_layout.
+ * Collective: yes, as shiro_spmm_begin.
+ * Allocates: as shiro_spmm_layout (the staging rows, at the context's first
+ * call in another layout).
+ * On failure: as shiro_spmm_begin and shiro_spmm_layout. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_layout_begin(shiro_ctx *ctx, shiro_layout layout,
+                                                                const void *B_local, int64_t ldb, void *C_local,
+                                                                int64_t ldc);
+
+/* shiro_spmm_transpose_begin with Y_local and X_local in the caller's layout
+ * (as shiro_spmm_transpose_layout); completed by shiro_spmm_transpose_end.
+ * Collective: yes. Allocates: as shiro_spmm_transpose_layout.
+ * On failure: as shiro_spmm_transpose_begin and shiro_spmm_layout. */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_spmm_transpose_layout_begin(shiro_ctx *ctx, shiro_layout layout,
+                                                                          const void *Y_local, int64_t ldy,
+                                                                          void *X_local, int64_t ldx);
+
 /* Installs new values for this rank's nonzeros: values[t] replaces the value
  * of entry t of the rank's local matrix (shiro_plan_get_local_matrix's
  * order; *nnz doubles, host memory for every backend; NULL only where the

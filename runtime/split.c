@@ -31,8 +31,8 @@ static shiro_status named(shiro_ctx *c, shiro_status st, const char *what) {
 }
 
 /* Begin of a call of program dir: checks, then the ops before the first WAIT (all of them on the
- * CUDA backend). On failure the call is over (no end to call). */
-static shiro_status begin(shiro_ctx *c, int dir, const void *in, void *out, const char *what) {
+ * CUDA backend). On failure the call is over (no end to call). (internal.h) */
+shiro_status split_begin(shiro_ctx *c, int dir, const void *in, void *out, const char *what) {
   shiro_status st = split_busy(c, what);
   if (st == SHIRO_OK) st = ctx_check_buffers(c, dir, in, out, what);
   if (st != SHIRO_OK) return st;
@@ -52,6 +52,8 @@ static shiro_status begin(shiro_ctx *c, int dir, const void *in, void *out, cons
   c->split.in = in;
   c->split.out = out;
   c->split.next = stop;
+  c->split.user_out = NULL;
+  c->split.relayout = 0;
   return SHIRO_OK;
 }
 
@@ -64,20 +66,23 @@ static shiro_status end(shiro_ctx *c, int dir, const char *what) {
   }
   const rt_program *p = &c->prog[dir];
   c->split.active = 0;
-  if (c->split.next >= p->nops) return SHIRO_OK; /* begin ran the whole call (and its finish) */
-  shiro_status st = interp_ops(c, dir, c->split.in, c->split.out, c->split.next, p->nops, NULL, NULL);
-  st = c->be->finish ? c->be->finish(c, st) : st;
+  shiro_status st = SHIRO_OK;
+  if (c->split.next < p->nops) { /* else begin ran the whole call (and its finish) */
+    st = interp_ops(c, dir, c->split.in, c->split.out, c->split.next, p->nops, NULL, NULL);
+    st = c->be->finish ? c->be->finish(c, st) : st;
+  }
+  if (c->split.relayout) st = layout_split_end(c, st);
   return named(c, st, what);
 }
 
 shiro_status shiro_spmm_begin(shiro_ctx *c, const void *B_local, void *C_local) {
-  return c ? begin(c, RT_FORWARD, B_local, C_local, "shiro_spmm_begin") : SHIRO_ERR_ARG;
+  return c ? split_begin(c, RT_FORWARD, B_local, C_local, "shiro_spmm_begin") : SHIRO_ERR_ARG;
 }
 
 shiro_status shiro_spmm_end(shiro_ctx *c) { return c ? end(c, RT_FORWARD, "shiro_spmm_end") : SHIRO_ERR_ARG; }
 
 shiro_status shiro_spmm_transpose_begin(shiro_ctx *c, const void *Y_local, void *X_local) {
-  return c ? begin(c, RT_TRANSPOSE, Y_local, X_local, "shiro_spmm_transpose_begin") : SHIRO_ERR_ARG;
+  return c ? split_begin(c, RT_TRANSPOSE, Y_local, X_local, "shiro_spmm_transpose_begin") : SHIRO_ERR_ARG;
 }
 
 shiro_status shiro_spmm_transpose_end(shiro_ctx *c) {

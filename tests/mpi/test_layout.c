@@ -3,7 +3,8 @@
  * the very bits of the dense row-major call, forward and transposed, float and double, N = 1, 3
  * and 8, on a flat (joint) and, with 4 ranks or more, a two-tier (group, 2 ranks per node) plan;
  * the values outside the N columns (or rows) of C and X are not touched; an ld below its least
- * or an unknown layout is refused naming it. The calls run through the context's staging rows;
+ * or an unknown layout is refused naming it; the split-phase layout calls (begin in the layout,
+ * end) give the same bits. The calls run through the context's staging rows;
  * a context that cannot get them (its allocations refused here) runs them in place, with the same
  * bits. The plans are written by rank 0 (ca-GrQc), and the
  * contexts get values other than 1 (shiro_ctx_set_values). */
@@ -110,6 +111,26 @@ static void layouts(shiro_ctx *ctx, const shiro_plan_info *in, const void *B, co
     bad = st == SHIRO_OK ? check(Xl, X, br, n, col, ldb, esz) : 0;
     EXPECT(bad == 0, "rank %d, %s, %s transposed: %d values of X differ (or padding written)", rank, tag,
            col ? "column-major" : "row-major with ld", bad);
+    /* split phase: begin in the layout, end; the same bits */
+    void *Cs = laid(NULL, cr, n, col, ldc, esz), *Xs = laid(NULL, br, n, col, ldb, esz);
+    armed = refuse_bytes != 0;
+    st = shiro_spmm_layout_begin(ctx, lay, Bl, ldb, Cs, ldc);
+    armed = 0;
+    EXPECT(st == SHIRO_OK && shiro_spmm_end(ctx) == SHIRO_OK, "%s %s begin/end: %s", tag, col ? "col" : "row-ld",
+           shiro_ctx_last_error(ctx));
+    bad = st == SHIRO_OK ? check(Cs, C, cr, n, col, ldc, esz) : 0;
+    EXPECT(bad == 0, "rank %d, %s, %s begin/end: %d values of C differ (or padding written)", rank, tag,
+           col ? "column-major" : "row-major with ld", bad);
+    armed = refuse_bytes != 0;
+    st = shiro_spmm_transpose_layout_begin(ctx, lay, Yl, ldc, Xs, ldb);
+    armed = 0;
+    EXPECT(st == SHIRO_OK && shiro_spmm_transpose_end(ctx) == SHIRO_OK, "%s %s transposed begin/end: %s", tag,
+           col ? "col" : "row-ld", shiro_ctx_last_error(ctx));
+    bad = st == SHIRO_OK ? check(Xs, X, br, n, col, ldb, esz) : 0;
+    EXPECT(bad == 0, "rank %d, %s, %s transposed begin/end: %d values of X differ (or padding written)", rank, tag,
+           col ? "column-major" : "row-major with ld", bad);
+    free(Cs);
+    free(Xs);
     /* the same bits again after the layout call: the context went back to dense rows */
     void *C2 = malloc((size_t)(cr * n + 1) * esz);
     EXPECT(shiro_spmm(ctx, B, C2) == SHIRO_OK && !memcmp(C, C2, (size_t)(cr * n) * esz), "%s: dense after a layout call",
