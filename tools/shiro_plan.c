@@ -51,6 +51,7 @@ typedef struct options {
   int base; /* edgelist: 0- or 1-based ids */
   int64_t rows, cols; /* edgelist: size given, 0: max id + 1 */
   plan_effort effort; /* --effort: how auto searches (plan_choose.h) */
+  int floor; /* the floors (plan_floor.h): 1 (--floor), 0 (--no-floor), -1: where a time is predicted */
 } options;
 
 typedef struct timings {
@@ -91,6 +92,7 @@ static void usage(FILE *f) {
           "                     tools/sim/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
           "  --effort E         fast (default) | exhaustive: how auto weighs partitions (man page)\n"
+          "  --floor, --no-floor  the rows and time no schedule can beat (default: with a machine)\n"
           "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
           "                     and the N --partition work balances for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
@@ -116,6 +118,7 @@ static int parse(int argc, char **argv, options *o) {
   o->partition = "block";
   o->format = "mtx";
   o->effort = PLAN_EFFORT_FAST;
+  o->floor = -1;
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
@@ -128,6 +131,8 @@ static int parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--compare")) o->compare = 1;
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--no-floor")) o->floor = 0;
+    else if (!strcmp(a, "--floor")) o->floor = 1;
     else if (!strcmp(a, "--ranks")) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &v)) return 0;
       o->ranks = (int32_t)v;
@@ -447,6 +452,52 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
   printf("}");
 }
 
+/* The kept plan's floors in the summary: its predicted time against the time floor (on a machine),
+ * and the row floors of the busiest node and rank. */
+static void print_floor(const options *o, const predictions *P, const plan_choice *c) {
+  const plan_floor *f = &c->floor;
+  if (P->m && P->have[o->strategy]) {
+    const char *term;
+    int32_t at;
+    const double fl = plan_floor_time(f, P->m, (size_t)o->n * (o->dbl ? sizeof(double) : sizeof(float)), &term, &at);
+    const double pr = P->pred[o->strategy].time_s;
+    if (fl > 0)
+      fprintf(stderr, "  predicted %.4f ms, floor %.4f ms (%.2fx the floor; the floor's term: %s of %s %d)\n", pr * 1e3,
+              fl * 1e3, pr / fl, term, term[0] == 'n' ? "node" : "rank", (int)at);
+    else fprintf(stderr, "  predicted %.4f ms, floor 0 ms (no row must move)\n", pr * 1e3);
+  }
+  fprintf(stderr, "  floors (rows any schedule moves): the busiest node sends %lld, receives %lld (all nodes: %lld); "
+                  "the busiest rank sends %lld, receives %lld (all ranks: %lld); %.3f s\n",
+          (long long)f->node.out_max, (long long)f->node.in_max, (long long)f->node.out_sum, (long long)f->rank.out_max,
+          (long long)f->rank.in_max, (long long)f->rank.out_sum, c->floor_s);
+}
+
+/* One level of the floors as JSON. */
+static void print_floor_level(const char *name, const plan_floor_level *L) {
+  printf("\"%s\": {\"egress_rows_max\": %lld, \"egress_at\": %d, \"ingress_rows_max\": %lld, \"ingress_at\": %d, "
+         "\"egress_rows_sum\": %lld, \"ingress_rows_sum\": %lld, \"egress_rows\": [",
+         name, (long long)L->out_max, (int)L->out_at, (long long)L->in_max, (int)L->in_at, (long long)L->out_sum,
+         (long long)L->in_sum);
+  for (int32_t x = 0; x < L->groups; x++) printf("%s%lld", x ? ", " : "", (long long)(L->out ? L->out[x] : 0));
+  printf("], \"ingress_rows\": [");
+  for (int32_t x = 0; x < L->groups; x++) printf("%s%lld", x ? ", " : "", (long long)(L->in ? L->in[x] : 0));
+  printf("]}");
+}
+
+/* The floors as JSON: ", \"floor\": {...}" (time_s null without a machine). */
+static void print_floor_json(const options *o, const predictions *P, const plan_choice *c) {
+  printf(", \"floor\": {\"time_s\": ");
+  const char *term = "none";
+  int32_t at = 0;
+  if (P->m) printf("%.9g", plan_floor_time(&c->floor, P->m, (size_t)o->n * (o->dbl ? sizeof(double) : sizeof(float)), &term, &at));
+  else printf("null");
+  printf(", \"term\": \"%s\", \"at\": %d, \"seconds\": %.6f, ", P->m ? term : "none", (int)at, c->floor_s);
+  print_floor_level("node", &c->floor.node);
+  printf(", ");
+  print_floor_level("rank", &c->floor.rank);
+  printf("}");
+}
+
 static void report(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, const sc_volumes *v,
                    const int *have, const timings *t, const char *out, double balance, const predictions *P,
                    const plan_choice *c) {
@@ -468,6 +519,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
               (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
+    if (c->floor_have) print_floor(o, P, c);
     if (c->hybrid_have)
       fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
                       "the rail; estimated %.4f ms (all direct %.4f, all relayed %.4f, all relayed with joint's covers %.4f); "
@@ -578,6 +630,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     if (P->m) cli_json_string(stdout, P->m->name);
     else printf("null");
     if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
+    if (c->floor_have) print_floor_json(o, P, c);
     if (c->hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
              "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
@@ -638,7 +691,7 @@ int main(int argc, char **argv) {
   t1 = cli_now();
   t.read = t1 - t0;
   t0 = t1;
-  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy, .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given, .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL, .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .progress = plan_progress};
+  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy, .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given, .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL, .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .floor = o.floor < 0 ? P.m != NULL : o.floor, .progress = plan_progress};
   shiro_status cst = plan_choose(&req, A, &c, &err); /* A is c's from here */
   A = NULL;
   if (cst != SHIRO_OK) goto fail;

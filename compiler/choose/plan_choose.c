@@ -527,10 +527,16 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
   free(ev);
   t1 = now();
   c->cover_s = t1 - t0;
+  if (st == SHIRO_OK && r->floor) {
+    st = plan_floor_rows(c->A, &c->Prow, &c->Pcol, r->gpn, omp_get_max_threads(), &c->floor, err);
+    c->floor_have = st == SHIRO_OK;
+    c->floor_s = now() - t1;
+  }
   return st;
 }
 
 void plan_choice_free(plan_choice *c) {
+  plan_floor_free(&c->floor);
   blocks_free(&c->B);
   part_free(&c->Prow);
   part_free(&c->Pcol);

@@ -7,6 +7,7 @@
 #define SHIRO_PLAN_CHOOSE_H
 
 #include "cost_plan.h"
+#include "plan_floor.h"
 #include "strategy.h"
 #include "work_balance.h"
 #include "work_choice.h"
@@ -35,6 +36,7 @@ typedef struct plan_request {
   int64_t n; /* columns of B predicted for (and the work partition's N) */
   size_t row_bytes; /* bytes of one row of B */
   plan_effort effort;
+  int floor; /* 1: the kept partition's floors (plan_floor.h) into plan_choice.floor */
   plan_progress_fn progress; /* NULL: none */
 } plan_request;
 
@@ -88,6 +90,9 @@ typedef struct plan_choice {
   plan_candidate cand[PLAN_MAX_CANDIDATES];
   int ncand;
   double partition_s, cover_s; /* seconds: partitioning (time and metis included), covers and pricing */
+  plan_floor floor; /* the kept partition's floors (plan_request.floor) */
+  int floor_have;
+  double floor_s; /* seconds computing them */
 } plan_choice;
 
 /* Partitions A (the matrix as read; ownership passes to *c, freed by plan_choice_free even on

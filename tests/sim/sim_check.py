@@ -14,7 +14,8 @@ usage: sim_check.py BUILD_DIR MODE
                never makes a call faster, and counts the local multiply
   predict      the planner's cost model (shiro-plan --machine) within 15% of the
                simulated time per call (10 calls), communication only, for every strategy
-               on the shipped ca-GrQc and email-Eu-core at R = 8 and 16
+               on the shipped ca-GrQc and email-Eu-core at R = 8 and 16, and never
+               below the partition's time floor (--json "floor")
   args         bad machine files, platforms and arguments: exit 2 and a
                message naming the file and the field (needs no SimGrid)
   skipped      exit 77 saying why the sim tests are not registered
@@ -224,7 +225,8 @@ def predict(c):
             if p.returncode != 0:
                 c.fail(f"shiro-plan --compare --machine {name} R={R}: exit {p.returncode}: {p.stderr.strip()}")
                 continue
-            vols = json.loads(p.stdout)["volumes"]
+            doc = json.loads(p.stdout)
+            vols, floor = doc["volumes"], doc["floor"]["time_s"]
             for s in STRATEGIES:
                 # 10 calls: the first after the barrier starts skewed (up to 20 us late on some ranks at
                 # R = 16), which the model, a call in a loop, leaves out
@@ -234,7 +236,10 @@ def predict(c):
                     continue
                 sim, pred = j["time_per_call_s"], vols[s]["predicted_time_s"]
                 err = pred / sim - 1
-                print(f"{name} R={R} {s}: simulated {sim * 1e6:.1f} us, predicted {pred * 1e6:.1f} us ({err:+.1%})")
+                print(f"{name} R={R} {s}: simulated {sim * 1e6:.1f} us, predicted {pred * 1e6:.1f} us ({err:+.1%}), "
+                      f"floor {floor * 1e6:.1f} us ({doc['floor']['term']}; simulated / floor {sim / floor:.2f})")
+                if not sim >= floor:
+                    c.fail(f"{name} R={R} {s}: simulated {sim * 1e6:.2f} us below the floor {floor * 1e6:.2f} us")
                 if abs(err) > PREDICT_TOLERANCE:
                     c.fail(f"{name} R={R} {s}: predicted {pred * 1e6:.1f} us, simulated {sim * 1e6:.1f} us: "
                            f"{err:+.1%}, outside {PREDICT_TOLERANCE:.0%}")

@@ -18,7 +18,13 @@ Checks, per matrix and (R, G):
     Cols(A(p,q))|; intra-node rows = the sum over pairs inside a node of
     |Cols(A(p,q))| plus, for each such (q, N), |Cols(A(p,q))| for every p in
     N other than rail(N, q), the rank that received them and forwards them;
-    and cola <= col in inter-node rows.
+    and cola <= col in inter-node rows;
+  * the floors (--json "floor"): for each node and each rank X, the rows that
+    must leave it equal the maximum matching of the nonzeros (i, j) with j's
+    owner in X and i's outside (its column stripe against all others), those
+    that must enter it that of the nonzeros with i in X and j outside; every
+    strategy's inter-node (total) rows are at least the nodes' (ranks') sum,
+    and with two nodes group's inter-node rows equal it.
 Matrices that do not exist are skipped; exit 77 if all were skipped.
 """
 import glob
@@ -150,8 +156,38 @@ def recompute(m, k, pat, R, G):
         add("row", p, q, len(adj))
         add("joint", p, q, mu)
     vols["cola"] = recompute_cola(blocks, R, G)
+
+    def stripe_floors(g):
+        """Per group of g ranks: the matchings of its column stripe (egress) and row stripe (ingress)."""
+        n = (R + g - 1) // g
+        out, inn = [dict() for _ in range(n)], [dict() for _ in range(n)]
+        for i, j in pat:
+            a, b = orow[i] // g, ocol[j] // g
+            if a != b:
+                out[b].setdefault(i, []).append(j)
+                inn[a].setdefault(i, []).append(j)
+        return [max_matching(adj) for adj in out], [max_matching(adj) for adj in inn]
+
+    floors = {"node": stripe_floors(G), "rank": stripe_floors(1)}
     out = {s: {"total_rows": v[0], "inter_node_rows": v[1], "intra_node_rows": v[2]} for s, v in vols.items()}
-    return out, group_inter
+    return out, group_inter, floors
+
+
+def check_floors(got_floor, floors, vols, R, G):
+    """shiro-plan's floors equal the recomputed ones and no strategy moves fewer rows; messages of what fails."""
+    bad = []
+    for level, key in (("node", "inter_node_rows"), ("rank", "total_rows")):
+        out, inn = floors[level]
+        g = got_floor[level]
+        if g["egress_rows"] != out or g["ingress_rows"] != inn:
+            bad.append(f"{level} floors {g['egress_rows']} / {g['ingress_rows']}, recomputed {out} / {inn}")
+        for s, v in vols.items():
+            if v[key] < sum(out) or v[key] < sum(inn):
+                bad.append(f"{s}: {key} {v[key]} below the {level} floor ({sum(out)} out, {sum(inn)} in)")
+    if (R + G - 1) // G == 2 and vols["group"]["inter_node_rows"] != sum(floors["node"][0]):
+        bad.append(f"two nodes: group's inter-node rows {vols['group']['inter_node_rows']} != the node floor "
+                   f"{sum(floors['node'][0])}")
+    return bad
 
 
 def main():
@@ -168,8 +204,9 @@ def main():
             R, G = (int(x) for x in rg.split(":"))
             out = subprocess.run([os.path.join(build, "tools", "shiro-plan"), path, "--ranks", str(R), "--gpus-per-node",
                                   str(G), "--compare", "--json", "--quiet", "--partition", "block"], stdout=subprocess.PIPE, text=True)
-            got = json.loads(out.stdout)["volumes"] if out.returncode == 0 else None
-            want, group_inter = recompute(m, k, pat, R, G)
+            doc = json.loads(out.stdout) if out.returncode == 0 else None
+            got = doc["volumes"] if doc else None
+            want, group_inter, floors = recompute(m, k, pat, R, G)
             checked += 1
             ok = got is not None and all({key: got[s][key] for key in want[s]} == want[s] for s in want)  # not predicted_time_s
             if got:
@@ -184,6 +221,9 @@ def main():
                 if not got["cola"]["inter_node_rows"] <= got["col"]["inter_node_rows"]:
                     print(f"  inter-node rows: cola {got['cola']['inter_node_rows']} > col {got['col']['inter_node_rows']}")
                     ok = False
+            for msg in check_floors(doc["floor"], floors, got, R, G) if got else []:
+                print(f"  floor: {msg}")
+                ok = False
             for key in ("total_rows", "inter_node_rows", "intra_node_rows"):
                 if got and not (got["joint"][key] <= got["col"][key] and got["joint"][key] <= got["row"][key]):
                     ok = False
