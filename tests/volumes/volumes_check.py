@@ -203,7 +203,7 @@ def main():
         for rg in configs.split(","):
             R, G = (int(x) for x in rg.split(":"))
             out = subprocess.run([os.path.join(build, "tools", "shiro-plan"), path, "--ranks", str(R), "--gpus-per-node",
-                                  str(G), "--compare", "--json", "--quiet", "--partition", "block"], stdout=subprocess.PIPE, text=True)
+                                  str(G), "--compare", "--json", "--quiet", "--partition", "block", "--floor"], stdout=subprocess.PIPE, text=True)
             doc = json.loads(out.stdout) if out.returncode == 0 else None
             got = doc["volumes"] if doc else None
             want, group_inter, floors = recompute(m, k, pat, R, G)
