@@ -153,8 +153,11 @@ static shiro_status request_of(const shiro_planner_options *o, const shiro_plann
 
 shiro_status shiro_plan_compile_csr(const shiro_planner_matrix *A, const shiro_planner_options *o, const char *out,
                                     shiro_planner_result *res, shiro_error *err) {
-  if (!A || !o || !out || !*out)
-    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_compile_csr: %s is NULL or empty", !A ? "A" : !o ? "o" : "out");
+  if (!A || !o || !out || !*out) {
+    const char *what = !A ? "A" : !o ? "o"
+                                     : "out";
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_plan_compile_csr: %s is NULL or empty", what);
+  }
   if (res) memset(res, 0, sizeof *res);
   plan_request r;
   sc_machine mach;

@@ -32,4 +32,6 @@ def spmm(ctx, X):
 
 
 # The graph object and GNN layers over spmm (_gnn.py).
-from ._gnn import GCNConv, Graph, SAGEConv  # noqa: E402,F401
+from ._gnn import GCNConv, Graph, SAGEConv  # noqa: E402
+
+__all__ = ["spmm", "Graph", "GCNConv", "SAGEConv"]
