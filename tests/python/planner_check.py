@@ -4,7 +4,7 @@
 usage: planner_check.py BUILD_DIR SOURCE_DIR
 One process: for email-Eu-core (pattern) and lp_afiro (rectangular, values), and several strategies,
 partitions and rank counts (flat, two-tier, auto, metis, an array partition), plan_matrix of the
-matrix in memory (edge_index or scipy COO/CSR, with values where the file has them) writes the very
+matrix in memory (edge_index; scipy and torch COO/CSR with the values) writes the very
 bytes shiro-plan writes from the file; the planner's warnings (G > R, ranks without rows) arrive as
 shiro.PlanWarning and nothing is printed; a partition array with a bad rank id is refused naming its
 index, and leaves no plan file; a path with format='csr-h5' still plans through shiro-plan.
@@ -30,10 +30,12 @@ def worker(build, src):
 
     import numpy as np
     import scipy.io
+    import torch
 
     import shiro
 
     bad = []
+    warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")  # torch's, not ours
     tmp = tempfile.mkdtemp(prefix="planner-")
     cli = os.path.join(build, "tools", "shiro-plan")
     for name, R, G, strategy, partition in CASES:
@@ -41,7 +43,13 @@ def worker(build, src):
         pattern = "pattern" in open(mtx).readline()
         A = scipy.io.mmread(mtx)
         coo = A.tocoo()
-        inputs = {"edge_index": np.vstack([coo.row, coo.col])} if pattern else {"scipy COO": coo, "scipy CSR": A.tocsr()}
+        if pattern:
+            inputs = {"edge_index": np.vstack([coo.row, coo.col])}
+        else:
+            csr = A.tocsr()
+            inputs = {"scipy COO": coo, "scipy CSR": csr,
+                      "torch COO": torch.sparse_coo_tensor(np.vstack([coo.row, coo.col]), coo.data, coo.shape),
+                      "torch CSR": torch.sparse_csr_tensor(csr.indptr, csr.indices, csr.data, csr.shape)}
         part_arg, cmd = partition, [cli, mtx, "--ranks", str(R), "--gpus-per-node", str(G), "--quiet"]
         if partition == "parts":
             part_arg = np.random.default_rng(2).integers(0, R, A.shape[0])
