@@ -33,8 +33,8 @@ _NORMS = (None, "mean", "gcn")
 
 
 class Graph:
-    """A planned graph on comm's ranks: the plan (a path, opened collectively, or an open shiro.Plan,
-    borrowed), and a context per normalization, for widths 1..n_max of dtype (torch.float32 or
+    """A planned graph on comm's ranks: the plan (a path, opened collectively over comm, default
+    COMM_WORLD; or an open shiro.Plan, borrowed, with its own communicator), and a context per normalization, for widths 1..n_max of dtype (torch.float32 or
     torch.float64). threads, checked: as Plan.context. Collective: every rank constructs it, and calls
     spmm / the layers in the same order. close() (or `with`) releases the contexts (and the plan if
     the Graph opened it)."""
