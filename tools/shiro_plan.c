@@ -27,6 +27,7 @@
 #include "plan_build.h"
 #include "plan_choose.h"
 #include "plan_file.h"
+#include "plan_write.h"
 #include "shiro_config.h"
 #include "strategy.h"
 
@@ -242,12 +243,14 @@ static int parse(int argc, char **argv, options *o) {
   return 1;
 }
 
-/* G > R: a warning (the plan stays valid: one node holds every rank). */
-static void warn_node_size(const options *o) {
-  if (o->gpn > o->ranks)
-    fprintf(stderr, "%s: warning: --gpus-per-node %d is more than --ranks %d: one node holds all the ranks, so "
-                    "nothing moves between nodes (no inter-node traffic; the plan is the one --gpus-per-node %d gives)\n",
-            prog, o->gpn, o->ranks, o->ranks);
+/* Each warning of plan_write.h's (G > R, ranks without rows) on stderr: the plan stays valid. */
+static void print_warnings(const char *lines) {
+  for (const char *l = lines; *l;) {
+    const char *e = strchr(l, '\n');
+    int len = e ? (int)(e - l) : (int)strlen(l);
+    fprintf(stderr, "%s: warning: %.*s\n", prog, len, l);
+    l += len + (e != NULL);
+  }
 }
 
 /* Refuses up front, before the matrix is read, a rank count whose per-rank
@@ -272,24 +275,6 @@ static int pair_tables_fit(const options *o, int write_plan) {
   plan_pair_table_fail(o->ranks, o->gpn, s, than, &e);
   fprintf(stderr, "%s: %s\n", prog, e.message); /* names R = --ranks */
   return 0;
-}
-
-/* Ranks that own no rows (R above the matrix's rows or columns, or a
- * partition that leaves some empty): a warning, the plan stays valid. */
-static void warn_empty_ranks(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol) {
-  int32_t none_c = 0, none_b = 0;
-  for (int32_t p = 0; p < Prow->parts; p++) {
-    none_c += Prow->first[p + 1] == Prow->first[p];
-    none_b += Pcol->first[p + 1] == Pcol->first[p];
-  }
-  if (none_c)
-    fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of A and C (the matrix has %lld rows, partition %s): "
-                    "they hold no data but still take part in every call\n",
-            prog, none_c, o->ranks, (long long)A->m,
-            o->partition);
-  if (none_b && (none_b != none_c || A->m != A->k))
-    fprintf(stderr, "%s: warning: %d of the %d ranks own no rows of B (the matrix has %lld columns)\n", prog, none_b,
-            o->ranks, (long long)A->k);
 }
 
 /* Reads the matrix o->matrix in o->format into *A (hdr: what it held). */
@@ -320,79 +305,6 @@ static char *default_output(const char *matrix) {
     strcpy(out + n, ".shiro.h5");
   }
   return out;
-}
-
-/* Where the programs go as they are built: each is completed (metis row
- * lists), counted (two-tier volumes), written, and freed, so that the whole
- * plan is never in memory at once. */
-typedef struct plan_out {
-  const char *path; /* plan file, NULL: none written */
-  const char *partition; /* the partition's name, for the file */
-  const sc_csr *A0; /* metis: the original matrix ... */
-  const int64_t *oldof; /* ... and oldof[new] = original row; else NULL */
-  const sc_csr *A; /* the matrix the programs were built from (metis: the permuted one) */
-  int pattern; /* 1: the file had no values (pattern): the plan stores none for the local matrices */
-  uint64_t digest0; /* metis: shiro_pattern_digest of A0 */
-  sc_volumes *vol; /* two-tier: volumes summed here; else NULL */
-  cost_model *cost; /* priced here (--machine); else NULL */
-  plan_writer *w; /* open from rank 0 on */
-  sc_blocks *B; /* the blocks built from: once rank p's program holds its certificate,
-                              the matchings of p's blocks (rmatch) are freed; NULL: kept */
-  int32_t ranks;
-  double write_s; /* seconds spent writing */
-} plan_out;
-
-/* parts:FILE on a rectangular matrix renumbers only the rows (B rows keep their ids, block over
- * the columns): records the rank's original row ids (oldof[new] = old). Its rows of A are the
- * original rows, columns unchanged, so the program's digest already is the original's. */
-static shiro_status set_c_rows(prog_rank *pr, const int64_t *oldof, shiro_error *err) {
-  pr->c_global = malloc((size_t)(pr->c_rows ? pr->c_rows : 1) * sizeof *pr->c_global);
-  if (!pr->c_global) return shiro_fail(err, SHIRO_ERR_NOMEM, "plan: out of memory");
-  for (int64_t i = 0; i < pr->c_rows; i++) pr->c_global[i] = oldof[pr->c_first + i];
-  pr->ncglobal = pr->c_rows;
-  return SHIRO_OK;
-}
-
-/* Frees the matchings (rmatch) of destination p's blocks: the plan_sink of rank p runs once p's
- * program holds them as its certificate (plan_deliver_finish), and nothing after the last build
- * reads them; the builders of other ranks never do. mu stays. 4 bytes per block row, freed as the
- * programs go out rather than at the end (the peak is at the end of the build). */
-static void release_certs(sc_blocks *B, int32_t p) {
-  for (int64_t t = B->first_p[p]; t < B->first_p[p + 1]; t++) {
-    free(B->b[t].rmatch);
-    B->b[t].rmatch = NULL;
-  }
-}
-
-static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  plan_out *po = arg;
-  shiro_status st = po->oldof && po->A0->m != po->A0->k ? set_c_rows(pr, po->oldof, err) /* parts:FILE, rectangular */
-      : po->oldof                                       ? plan_rank_set_rows(pr, po->A0, po->A, po->oldof, err)
-                                                        : SHIRO_OK;
-  if (po->pattern) { /* a_val empty: the plan says the matrix had no values */
-    free(pr->a_val);
-    pr->a_val = NULL;
-    pr->naval = 0;
-  }
-  if (po->vol) plan_rank_volumes(pr, po->vol);
-  if (po->cost) cost_add_rank(po->cost, pr);
-  if (st == SHIRO_OK && po->path) {
-    double t0 = cli_now();
-    if (pr->rank == 0) {
-      prog_meta m = *meta;
-      memset(m.partition, 0, sizeof m.partition);
-      strncpy(m.partition, po->partition, sizeof m.partition - 1);
-      if (po->oldof) m.matrix_digest = po->digest0;
-      st = plan_writer_open(&po->w, po->path, &m, err);
-    }
-    if (st == SHIRO_OK) st = plan_writer_rank(po->w, pr, err);
-    po->write_s += cli_now() - t0;
-  }
-  int32_t done = pr->rank + 1;
-  if (po->B) release_certs(po->B, pr->rank);
-  prog_rank_free(pr);
-  cli_progress("programs", done, po->ranks);
-  return st;
 }
 
 /* What the cost model predicted per strategy. */
@@ -657,7 +569,9 @@ int main(int argc, char **argv) {
    * of datasets left ~13 MiB there (massif, R-MAT s16 at R = 128), a fixed cost the smaller
    * matrices feel. 1 MiB per kind in all, 64 KiB per list: the rest goes back to malloc. */
   H5set_free_list_limits(1 << 20, 64 << 10, 1 << 20, 64 << 10, 1 << 20, 64 << 10);
-  warn_node_size(&o);
+  char warn[2048] = "";
+  plan_warn_node_size(o.ranks, o.gpn, warn, sizeof warn);
+  print_warnings(warn);
   if (o.threads) omp_set_num_threads(o.threads);
   cli_progress_enable(!o.quiet);
   int rc = 1;
@@ -697,40 +611,26 @@ int main(int argc, char **argv) {
   if (cst != SHIRO_OK) goto fail;
   t.partition = c.partition_s;
   t.cover = c.cover_s;
-  t0 = cli_now();
   o.partition = c.partition;
   o.strategy = c.strategy;
-  warn_empty_ranks(&o, c.A, &c.Prow, &c.Pcol);
+  warn[0] = 0;
+  plan_warn_empty_ranks(&c, o.ranks, warn, sizeof warn);
+  print_warnings(warn);
   sc_volumes *vol = c.vol;
   int *have = c.have;
   memcpy(P.pred, c.pred, sizeof P.pred);
   memcpy(P.have, c.pred_have, sizeof P.have);
   if (write_plan || strategy_is_two_tier(o.strategy)) {
-    plan_out po = {.path = write_plan ? out : NULL, .partition = o.partition, .A0 = c.A0, .oldof = c.oldof, .A = c.A, .pattern = hdr.field == MM_PATTERN, .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .ranks = o.ranks, .B = &c.B}; /* the last build: the certificates are not needed after it */
-    if (po.vol) memset(po.vol, 0, sizeof *po.vol); /* auto: counted once already */
+    plan_write_args wa = {.path = write_plan ? out : NULL, .pattern = hdr.field == MM_PATTERN, .vol = strategy_is_two_tier(o.strategy) ? &vol[o.strategy] : NULL, .progress = plan_progress};
+    if (wa.vol) memset(wa.vol, 0, sizeof *wa.vol); /* auto: counted once already */
     if (P.m && !P.have[o.strategy]) {
       if (cost_init(&cm, P.m, o.ranks, row_bytes, &err) != SHIRO_OK) goto fail;
-      po.cost = &cm;
+      wa.cost = &cm;
     }
-    if (c.oldof) po.digest0 = plan_rows_digest(c.A0, NULL, 0, c.A0->m); /* = shiro_pattern_digest of A0 */
     /* Interrupted: the plan's temporary file is removed, neither the final
      * name nor a half-written file is left behind. */
     if (write_plan) cli_remove_temps_on_signals();
-    cli_progress("programs", 0, o.ranks);
-    shiro_status pst = plan_build_each(c.A, &c.Prow, &c.Pcol, &c.B, o.strategy, o.gpn, out_rank, &po, &err);
-    t1 = cli_now();
-    t.plan = t1 - t0 - po.write_s; /* building only: writing each program is timed apart */
-    t.write = po.write_s;
-    t0 = t1;
-    if (pst == SHIRO_OK && po.w) {
-      cli_progress("write", 0, 1);
-      pst = plan_writer_close(po.w, &err); /* sealed and renamed into place */
-      po.w = NULL;
-      cli_progress("write", 1, 1);
-      t1 = cli_now();
-      t.write += t1 - t0;
-    }
-    plan_writer_abort(po.w);
+    shiro_status pst = plan_write(&c, o.gpn, &wa, &t.plan, &t.write, &err); /* the certificates are not needed after it */
     if (pst != SHIRO_OK) goto fail;
   }
   if (!strategy_is_two_tier(o.strategy)) strategy_volumes(&c.B, &c.Pcol, o.strategy, o.gpn, &vol[o.strategy]);

@@ -163,7 +163,7 @@ static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_cho
   return evaluate_all_known(r, s0, c, A, Prow, Pcol, B, NULL, ev, err);
 }
 
-/* parts:FILE: the application's row partition (part_file), rows renumbered part by part as
+/* parts:FILE or parts: the application's row partition (part_file, or part_from_labels of r->parts), rows renumbered part by part as
  * metis does; square A: B rows follow C rows (the same renumbering of the columns), rectangular
  * A: B rows block over k, columns kept. Replaces *A by the renumbered matrix; returns oldof. */
 static shiro_status partition_parts(const plan_request *r, sc_csr **A, int64_t **oldof, sc_partition *Prow,
@@ -172,7 +172,8 @@ static shiro_status partition_parts(const plan_request *r, sc_csr **A, int64_t *
   const int square = M->m == M->k;
   int64_t *newof = NULL;
   sc_csr *P = NULL;
-  shiro_status st = part_file(r->parts_file, "rows", M->m, r->ranks, &newof, Prow, err);
+  shiro_status st = r->parts ? part_from_labels(r->parts, M->m, r->ranks, &newof, Prow, err)
+                             : part_file(r->parts_file, "rows", M->m, r->ranks, &newof, Prow, err);
   if (st == SHIRO_OK) st = square ? part_copy(Prow, Pcol, err) : part_block(M->k, r->ranks, Pcol, err);
   if (st == SHIRO_OK) st = sc_csr_permute2(M, newof, square ? newof : NULL, &P, err);
   if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");

@@ -29,7 +29,8 @@ typedef struct plan_request {
   int cpu_auto; /* 1: joint or col, whichever's busiest rank costs less (work_choice.h) */
   const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
   int partition_given; /* 0 under auto: block, time or metis as predicted */
-  const char *parts_file; /* parts: one rank id per row */
+  const char *parts_file; /* parts: one rank id per row (when parts is NULL) */
+  const int32_t *parts; /* parts: [m] the rank of each row, each in 0..ranks-1 (checked by the caller); or NULL */
   int compare; /* 1: every strategy evaluated */
   const sc_machine *m; /* the machine predictions are for; NULL: none */
   int machine_given; /* 1: --machine: every strategy evaluated is priced */

@@ -1,6 +1,7 @@
 /* plan_local_matrix.c — a program's local matrix (plan_local_matrix.h). */
 #include <stdlib.h>
 
+#include "big_alloc.h"
 #include "plan_local_matrix.h"
 
 shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_t *list, int64_t first) {
@@ -20,6 +21,11 @@ shiro_status plan_rank_local_matrix(prog_rank *pr, const sc_csr *A, const int64_
   pr->a_col = malloc((size_t)(n ? n : 1) * sizeof *pr->a_col);
   pr->a_val = malloc((size_t)(n ? n : 1) * sizeof *pr->a_val);
   if (!pr->a_ptr || !pr->a_col || !pr->a_val) return SHIRO_ERR_NOMEM;
+  /* Every byte is written next: mapped in one call each, not a page fault per page (a process
+   * without shiro-plan's huge-page heap, such as Python's, pays for each fault). */
+  sc_big_populate(pr->a_ptr, 0, (size_t)(pr->c_rows + 1) * sizeof *pr->a_ptr);
+  sc_big_populate(pr->a_col, 0, (size_t)n * sizeof *pr->a_col);
+  sc_big_populate(pr->a_val, 0, (size_t)n * sizeof *pr->a_val);
   pr->a_ptr[0] = 0;
   for (int64_t x = 0, at = 0; x < pr->c_rows; x++) {
     const int64_t i = list ? list[x] : first + x, len = A->Ap[i + 1] - A->Ap[i];

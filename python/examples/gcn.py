@@ -15,15 +15,14 @@ learnt and every run is the same: X (n x 32) standard normal from numpy's defaul
 labels are the classes (4) a random "teacher" GCN of the same shape gives, argmax(Â relu(Â X T1) T2),
 T1, T2 standard normal from default_rng(1).
 
-With shiro: every rank reads the graph (it is small) and rank 0 plans A + I's pattern
+With shiro: every rank reads the graph (it is small) and rank 0 plans A + I's pattern in-process
 (shiro.plan_matrix of an edge_index, for the communicator's size; --strategy, --partition, --gpn
-pass through). Each rank then takes its rows of A + I from the plan (plan.local_matrix()), the
-degrees of all nodes from the others (one allgather), and installs Â's values with ctx.set_values in
-one context made for N = 16 that serves both layers (16 columns, then classes: any width up to its
-N per call). Layer 1's C rows are layer 2's B rows (square A: B rows follow
-C rows). The forward products are shiro.torch.spmm, so loss.backward() runs ctx.spmm_t (Aᵀ·Y from
-the same plan; Â is symmetric); the weight gradients are summed over the ranks (allreduce) and every
-rank takes the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
+pass through); the self loops are in the plan. A shiro.torch.Graph over the plan computes Â on the
+ranks (degrees through the plan, no gathering of the graph) in one context for widths up to 16 that
+serves both layers; g.scatter gives each rank its rows of X and the layers are two
+shiro.torch.GCNConv (no bias) holding W1 and W2. loss.backward() runs the transposed products on
+the same plan; the weight gradients are summed over the ranks (g.allreduce_) and every rank takes
+the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
 
 --time measures the bindings' goal: one training step (forward + backward of both layers) against
 two forward SpMMs plus the dense work (the same step with the SpMMs left out), best of --reps runs
@@ -138,76 +137,79 @@ def distributed(args):
         coo = A.tocoo()
         shiro.plan_matrix(np.vstack([coo.row, coo.col]), num_nodes=n, ranks=R, gpus_per_node=args.gpn,
                           strategy=args.strategy, partition=args.partition, out=plan_path, comm=comm)
-    with shiro.Plan(plan_path, comm) as plan, plan.context(max(HIDDEN, CLASSES), dtype=args.dtype) as ctx:
+    # The graph: the plan, Â = D^-1/2 (A + I) D^-1/2 computed on the ranks (degrees through the plan),
+    # one context for every width up to 16 (both layers).
+    with shiro.torch.Graph(plan_path, comm, n_max=max(HIDDEN, CLASSES), dtype=dtype) as g:
         if tmp is not None:
             comm.Barrier()
             if rank == 0:
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)
-        if not np.array_equal(plan.c_global, plan.b_global):
-            raise shiro.Error("gcn.py: the plan's B rows do not follow its C rows (layer 1's output rows must be "
-                              "layer 2's input rows)")
-        # Â's values for this rank's nonzeros, in local_matrix() order: degrees of the local rows here,
-        # of every node from the others (one allgather; A + I is symmetric, so row sums are degrees).
-        indptr, indices, _ = plan.local_matrix()
-        deg = np.zeros(n)
-        for rows, d in comm.allgather((plan.c_global, np.diff(indptr).astype(np.float64))):
-            deg[rows] = d
-        s = 1.0 / np.sqrt(deg)
-        values = np.repeat(s[plan.c_global], np.diff(indptr)) * s[indices]
-        ctx.set_values(values)  # one context, one set of values, both layers' widths
-        Xl = torch.tensor(X[plan.b_global], dtype=dtype)
-        yl = torch.from_numpy(y[plan.c_global])
-        agg1 = agg2 = lambda H: shiro.torch.spmm(ctx, H)  # noqa: E731
-
-        def allreduce(t):
-            out = np.empty_like(t.numpy())
-            comm.Allreduce(np.ascontiguousarray(t.numpy()), out, op=MPI.SUM)
-            return torch.from_numpy(out)
+        conv1 = shiro.torch.GCNConv(FEATURES, HIDDEN, bias=False, dtype=dtype)
+        conv2 = shiro.torch.GCNConv(HIDDEN, CLASSES, bias=False, dtype=dtype)
+        with torch.no_grad():  # the reference's weights: Linear keeps W transposed
+            conv1.lin.weight.copy_(W1.T)
+            conv2.lin.weight.copy_(W2.T)
+        Xl, yl = g.scatter(X), g.scatter_rows(torch.from_numpy(y))
+        params = list(conv1.parameters()) + list(conv2.parameters())
 
         def log(e, loss):
             if rank == 0:
                 print(f"epoch {e} loss {loss!r}", flush=True)
 
         if rank == 0:
-            print(f"gcn.py: {args.graph}: {n} nodes, {A.nnz} entries of A + I, {R} ranks, plan {plan.strategy}/"
-                  f"{plan.partition}, {args.dtype}")
-        train(args, agg1, agg2, Xl, yl, W1, W2, n, allreduce, log)
+            print(f"gcn.py: {args.graph}: {n} nodes, {A.nnz} entries of A + I, {R} ranks, plan {g.plan.strategy}/"
+                  f"{g.plan.partition}, {args.dtype}")
+        opt = torch.optim.Adam(params, lr=args.lr)
+        for epoch in range(args.epochs):
+            opt.zero_grad()
+            Z = conv2(g, torch.relu(conv1(g, Xl)))
+            loss = torch.nn.functional.cross_entropy(Z, yl, reduction="sum") / n  # this rank's share
+            loss.backward()
+            for p in params:  # every rank takes the same step: the gradients summed over the ranks
+                g.allreduce_(p.grad)
+            log(epoch, float(g.allreduce_(loss.detach().reshape(1)).item()))
+            opt.step()
         if args.time:
-            timing(args, comm, ctx, ctx, Xl, yl, W1, W2, n)
+            timing(args, comm, g, conv1, conv2, Xl, yl, n)
     return 0
 
 
-def timing(args, comm, ctx1, ctx2, Xl, yl, W1, W2, n):
+def timing(args, comm, g, conv1, conv2, Xl, yl, n):
     """The goal: a step (forward + backward) against two forward SpMMs plus the dense work."""
-    import shiro.torch
+    from mpi4py import MPI
 
     def once(fn):
         comm.Barrier()
         t0 = time.perf_counter()
         for _ in range(args.iters):
             fn()
-        return comm.allreduce((time.perf_counter() - t0) / args.iters, op=__import__("mpi4py").MPI.MAX)
+        return comm.allreduce((time.perf_counter() - t0) / args.iters, op=MPI.MAX)
 
     def full():
-        W1.grad = W2.grad = None
-        step(lambda H: shiro.torch.spmm(ctx1, H), lambda H: shiro.torch.spmm(ctx2, H), Xl, yl, W1, W2, n).backward()
+        conv1.zero_grad()
+        conv2.zero_grad()
+        Z = conv2(g, torch.relu(conv1(g, Xl)))
+        (torch.nn.functional.cross_entropy(Z, yl, reduction="sum") / n).backward()
 
     def dense():
-        W1.grad = W2.grad = None
-        step(lambda H: H, lambda H: H, Xl, yl, W1, W2, n).backward()
+        conv1.zero_grad()
+        conv2.zero_grad()
+        Z = conv2.lin(torch.relu(conv1.lin(Xl)))
+        (torch.nn.functional.cross_entropy(Z, yl, reduction="sum") / n).backward()
 
-    B1 = np.ascontiguousarray((Xl @ W1).detach().numpy())
+    ctx = g.context("gcn")
+    B1 = np.ascontiguousarray(conv1.lin(Xl).detach().numpy())
     B2 = np.ascontiguousarray(np.maximum(B1, 0)[:, :CLASSES])
     C1, C2 = np.empty_like(B1), np.empty_like(B2)
 
     def spmms():
-        ctx1.spmm(B1, out=C1)
-        ctx2.spmm(B2, out=C2)
+        ctx.spmm(B1, out=C1)
+        ctx.spmm(B2, out=C2)
 
     def spmm_ts():
-        ctx1.spmm_t(C1, out=B1)
-        ctx2.spmm_t(C2, out=B2)
+        ctx.spmm_t(C1, out=B1)
+        ctx.spmm_t(C2, out=B2)
 
     fns = (full, dense, spmms, spmm_ts)
     [once(f) for f in fns]  # warm up

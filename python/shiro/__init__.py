@@ -22,11 +22,11 @@ import numpy as np
 from . import _lib
 from ._lib import (MPI, ArgumentError, CUDAError, Error, FileError, InternalError, MismatchError, MPIError,
                    OutOfMemoryError, UnsupportedError, VersionError)
-from ._plan_matrix import plan_matrix
+from ._plan_matrix import PlanWarning, plan_matrix
 
 __version__ = "0.1.0"  # meson.build's project version (tests/python/python_check.py keeps them equal)
 
-__all__ = ["Plan", "Context", "plan_matrix", "library_path", "__version__",  # the errors: _lib.ERRORS
+__all__ = ["Plan", "Context", "plan_matrix", "PlanWarning", "library_path", "__version__",  # the errors: _lib.ERRORS
            "Error", "ArgumentError", "OutOfMemoryError", "FileError", "VersionError", "MismatchError", "MPIError",
            "CUDAError", "UnsupportedError", "InternalError"]
 assert set(_lib.ERRORS) <= set(__all__), "shiro.__all__ lacks an error class of _lib.ERRORS"

@@ -1,23 +1,29 @@
-"""_plan_matrix.py — shiro.plan_matrix: a plan from a scipy.sparse matrix or a 2 x E edge_index.
+"""_plan_matrix.py — shiro.plan_matrix: a plan from a matrix in memory (scipy.sparse, torch sparse
+COO/CSR, a 2 x E edge_index with optional edge weights) or a matrix file.
 
-The plan compiler is a program, not a library libshiro exports: plan_matrix writes
-the matrix to a temporary directory, as an HDF5 CSR file where h5py is installed
-(binary: seconds for 10M edges) and as a Matrix Market file otherwise, and runs shiro-plan
-on it (found at $SHIRO_PLAN, beside the library: ../tools/shiro-plan in a build
-tree or ../bin/shiro-plan, ../../bin/shiro-plan installed, then on PATH). The
-plan is written by shiro-plan itself (a temporary file renamed at the end: a
-failed run leaves nothing at `out`); the temporary file is removed.
+Arrays are planned in this process: libshiro_planner's shiro_plan_compile_csr (_planner.py) takes
+the CSR or COO arrays as they are (no file written, no program run) and writes the plan, the same
+bytes shiro-plan writes for the same entries and options; its warnings become Python warnings
+(shiro.PlanWarning), and a bad partition array is reported by its index. A path is planned by
+shiro-plan (found at $SHIRO_PLAN, beside the library: ../tools/shiro-plan in a build tree or
+../bin/shiro-plan, ../../bin/shiro-plan installed, then on PATH), in the format= given. Either way
+the plan is written to a temporary file renamed at the end: a failed run leaves nothing at `out`.
 """
-import importlib.util
 import os
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _planner
 from ._lib import Error
+
+
+class PlanWarning(UserWarning):
+    """A planner warning: the plan is written and valid, but probably not what was meant (ranks that
+    own no rows, more GPUs per node than ranks)."""
 
 
 def _find_planner():
@@ -42,18 +48,31 @@ def _find_planner():
     raise Error("shiro.plan_matrix: shiro-plan not found (set SHIRO_PLAN); tried " + ", ".join(tried + ["PATH"]))
 
 
+def _i64(a):
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _f64(a):
+    return None if a is None else np.ascontiguousarray(a, dtype=np.float64)
+
+
 def _coo(A, num_nodes):
-    """(m, k, rows, cols, vals) of A: a scipy.sparse matrix or a torch sparse COO or CSR tensor (vals
+    """(m, k, rowptr, rows, cols, vals) of A (rowptr for CSR input, else None and rows given): a scipy.sparse matrix or a torch sparse COO or CSR tensor (vals
     their values), a 2 x E integer edge_index (A[edge_index[0], edge_index[1]] = 1, num_nodes x
     num_nodes, default max id + 1; vals None: a pattern) or a pair (edge_index, edge_weight) (vals the
     weights). Raises Error naming what is wrong."""
     if hasattr(A, "tocoo") and hasattr(A, "shape"):
+        m, k = A.shape
+        if getattr(A, "format", None) == "csr":  # its arrays as they are: no COO copy
+            vals = np.asarray(A.data)
+            if not np.issubdtype(vals.dtype, np.number) or np.iscomplexobj(vals):
+                raise Error(f"shiro.plan_matrix: values of dtype {vals.dtype}, expected real numbers")
+            return m, k, _i64(A.indptr), None, _i64(A.indices), _f64(vals)
         coo = A.tocoo()
-        m, k = coo.shape
-        rows, cols, vals = np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64), np.asarray(coo.data)
+        vals = np.asarray(coo.data)
         if not np.issubdtype(vals.dtype, np.number) or np.iscomplexobj(vals):
             raise Error(f"shiro.plan_matrix: values of dtype {vals.dtype}, expected real numbers")
-        return m, k, rows, cols, vals
+        return m, k, None, _i64(coo.row), _i64(coo.col), _f64(vals)
     weight = None
     if isinstance(A, tuple) and len(A) == 2:  # (edge_index, edge_weight), as PyG passes them
         A, weight = A
@@ -70,22 +89,21 @@ def _coo(A, num_nodes):
                 raise Error(f"shiro.plan_matrix: a sparse tensor of {A.dim()} dimensions, expected 2")
             m, k = (int(x) for x in A.shape)
             if A.layout == torch.sparse_csr:
-                crow = A.crow_indices().cpu().numpy().astype(np.int64)
-                rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(crow))
-                cols, vals = A.col_indices().cpu().numpy().astype(np.int64), A.values().detach().cpu().numpy()
+                rowptr, rows = _i64(A.crow_indices().cpu().numpy()), None
+                cols, vals = _i64(A.col_indices().cpu().numpy()), A.values().detach().cpu().numpy()
             else:
                 A = A.coalesce()
-                idx = A.indices().cpu().numpy().astype(np.int64)
-                rows, cols, vals = idx[0], idx[1], A.values().detach().cpu().numpy()
+                idx = A.indices().cpu().numpy()
+                rowptr, rows, cols, vals = None, _i64(idx[0]), _i64(idx[1]), A.values().detach().cpu().numpy()
             if not np.issubdtype(vals.dtype, np.number) or np.iscomplexobj(vals):
                 raise Error(f"shiro.plan_matrix: values of dtype {vals.dtype}, expected real numbers")
-            return m, k, rows, cols, vals
+            return m, k, rowptr, rows, cols, _f64(vals)
         A = A.detach().cpu().numpy()
     ei = np.asarray(A)
     if ei.ndim != 2 or ei.shape[0] != 2 or not np.issubdtype(ei.dtype, np.integer):
         raise Error(f"shiro.plan_matrix: expected a scipy.sparse matrix or a 2 x E integer edge_index, "
                     f"found {type(A).__name__} of shape {getattr(ei, 'shape', '?')} and dtype {ei.dtype}")
-    rows, cols = ei[0].astype(np.int64), ei[1].astype(np.int64)
+    rows, cols = _i64(ei[0]), _i64(ei[1])
     if rows.size and min(rows.min(), cols.min()) < 0:
         raise Error("shiro.plan_matrix: edge_index holds a negative node id")
     top = int(max(rows.max(), cols.max())) + 1 if rows.size else 0
@@ -94,67 +112,38 @@ def _coo(A, num_nodes):
         raise Error(f"shiro.plan_matrix: edge_index names node {top - 1}, num_nodes is {m}")
     if weight is not None and weight.shape[0] != rows.size:
         raise Error(f"shiro.plan_matrix: {weight.shape[0]} edge weights for {rows.size} edges")
-    return m, k, rows, cols, weight
+    return m, k, None, rows, cols, _f64(weight)
 
 
-def _write_mtx(path, m, k, rows, cols, vals):
-    """A coordinate Matrix Market file: real general (values to 17 digits) or pattern general.
-    Duplicates are left to shiro-plan, which sums them."""
-    field = "pattern" if vals is None else "real"
-    with open(path, "w") as f:
-        f.write(f"%%MatrixMarket matrix coordinate {field} general\n% written by shiro.plan_matrix\n")
-        f.write(f"{m} {k} {rows.size}\n")
-        if vals is None:
-            np.savetxt(f, np.stack([rows + 1, cols + 1], axis=1), fmt="%d")
-        else:
-            for i, j, v in zip((rows + 1).tolist(), (cols + 1).tolist(), vals.astype(np.float64).tolist()):
-                f.write(f"{i} {j} {v!r}\n")
+def _parts(partition, m, ranks):
+    """(name, int32 labels or None) for plan_matrix's partition= (a name or one rank id per row)."""
+    if partition is None or isinstance(partition, str):
+        return partition, None
+    if type(partition).__module__.startswith("torch"):
+        partition = partition.detach().cpu().numpy()
+    parts = np.asarray(partition)
+    if parts.ndim != 1 or parts.shape[0] != m or not (np.issubdtype(parts.dtype, np.integer) or parts.size == 0):
+        raise Error(f"shiro.plan_matrix: partition of shape {parts.shape} and dtype {parts.dtype}, expected one "
+                    f"integer rank id per row ({m})")
+    bad = np.flatnonzero((parts < 0) | (parts >= ranks))
+    if bad.size:
+        i = int(bad[0])
+        raise Error(f"shiro.plan_matrix: partition[{i}] = {int(parts[i])} is not a rank (expected 0..{ranks - 1}); "
+                    f"{bad.size} such entries")
+    return "parts", np.ascontiguousarray(parts, dtype=np.int32)
 
 
-def _write_csr_h5(path, m, k, rows, cols, vals):
-    """The same entries as an HDF5 CSR file (shiro-plan --format csr-h5: /indptr, /indices, /data when
-    there are values, root attribute shape): the entries of each row in their given order, so that
-    shiro-plan sums duplicates as it would from the .mtx. Binary: a 10M-edge graph in about a second
-    where the text file takes tens of seconds."""
-    import h5py
-    order = np.argsort(rows, kind="stable")
-    indptr = np.zeros(m + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-    with h5py.File(path, "w") as f:
-        f.create_dataset("indptr", data=indptr)
-        f.create_dataset("indices", data=cols[order])
-        if vals is not None:
-            f.create_dataset("data", data=np.asarray(vals, np.float64)[order])
-        f.attrs["shape"] = np.array([m, k], np.int64)
-
-
-def _have_h5py():
-    return importlib.util.find_spec("h5py") is not None
-
-
-def _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, threads):
-    """Runs shiro-plan in this process; returns None or the error message."""
+def _plan_file(path, fmt, ranks, gpus_per_node, out, strategy, partition, threads):
+    """shiro-plan on a file (format fmt: mtx, edgelist, csr-h5; None: mtx); returns [warnings]."""
     exe = _find_planner()
     with tempfile.TemporaryDirectory(prefix="shiro-plan-") as tmp:
-        fmt = []
-        if isinstance(A, (str, os.PathLike)):
-            mtx = os.fspath(A)
-        else:
-            m, k, rows, cols, vals = _coo(A, num_nodes)
-            if _have_h5py():
-                mtx, fmt = os.path.join(tmp, "matrix.h5"), ["--format", "csr-h5"]
-                _write_csr_h5(mtx, m, k, rows, cols, vals)
-            else:
-                mtx = os.path.join(tmp, "matrix.mtx")
-                _write_mtx(mtx, m, k, rows, cols, vals)
-        cmd = [exe, mtx] + fmt + ["--ranks", str(int(ranks)), "--gpus-per-node", str(int(gpus_per_node)), "-o",
-                                  os.fspath(out), "--quiet"]
+        cmd = [exe, os.fspath(path)] + (["--format", str(fmt)] if fmt else []) + [
+            "--ranks", str(int(ranks)), "--gpus-per-node", str(int(gpus_per_node)), "-o", os.fspath(out), "--quiet"]
         if strategy is not None:
             cmd += ["--strategy", str(strategy)]
         if partition is not None and not isinstance(partition, str):
-            parts = np.asarray(partition)
             pfile = os.path.join(tmp, "parts.txt")
-            np.savetxt(pfile, parts.astype(np.int64), fmt="%d")
+            np.savetxt(pfile, np.asarray(partition).astype(np.int64), fmt="%d")
             partition = "parts:" + pfile
         if partition is not None:
             cmd += ["--partition", partition]
@@ -162,34 +151,57 @@ def _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, th
             cmd += ["--threads", str(int(threads))]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
-            return p.stderr.strip() or f"shiro-plan exited {p.returncode}"
-    return None
+            raise Error(p.stderr.strip() or f"shiro-plan exited {p.returncode}", 1)
+        return [line.split("warning: ", 1)[1] for line in p.stderr.splitlines() if "warning: " in line]
+
+
+def _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, threads, fmt):
+    """Plans in this process; returns [warnings]. Raises Error (or anything the input raises)."""
+    if isinstance(A, (str, os.PathLike)):
+        return _plan_file(A, fmt, ranks, gpus_per_node, out, strategy, partition, threads)
+    if fmt is not None:
+        raise Error(f"shiro.plan_matrix: format={fmt!r} is for a path; found {type(A).__name__}")
+    if not 1 <= int(ranks) <= 1 << 20 or not 1 <= int(gpus_per_node) <= 1 << 20:
+        raise Error(f"shiro.plan_matrix: ranks = {ranks}, gpus_per_node = {gpus_per_node} (expected 1..{1 << 20})")
+    m, k, rowptr, rows, cols, vals = _coo(A, num_nodes)
+    name, parts = _parts(partition, m, int(ranks))
+    try:
+        _, _, warns = _planner.compile_csr(m, k, rowptr, rows, cols, vals, out, ranks, gpus_per_node, strategy, name,
+                                           parts, threads)
+    except Error as e:
+        raise Error(str(e).replace("shiro_plan_compile_csr:", "shiro.plan_matrix:"), e.status) from None
+    return warns
 
 
 def plan_matrix(A, *, ranks, out, gpus_per_node=1, strategy=None, partition=None, num_nodes=None, threads=None,
-                comm=None):
+                comm=None, format=None):
     """Plans C = A·B for `ranks` ranks (`gpus_per_node` per node) and writes the plan file `out`; returns
     `out`. A: a scipy.sparse matrix or a torch sparse COO/CSR tensor (their values go into the plan), a
     2 x E integer edge_index (numpy or torch; A[edge_index[0][e], edge_index[1][e]] = 1, num_nodes x
-    num_nodes, default max id + 1), a pair (edge_index, edge_weight) (the weights as values) or the
-    path of a Matrix Market file. strategy, partition: shiro-plan's --strategy and --partition
-    ('block', 'nnz', 'work', 'time', 'metis', or an array of one rank id per row, written as a parts: file;
-    None: shiro-plan's default, which under auto may be 'time': each rank's rows come from the plan).
-    Local by default; with comm (an mpi4py communicator) collective: rank 0 plans, and every rank
-    returns or raises the same, whatever rank 0 raised (chained there as the cause). Raises shiro.Error
-    with shiro-plan's message on failure; MismatchError at once under a launch of several processes
-    that MPI sees as one each (torchrun)."""
+    num_nodes, default max id + 1), a pair (edge_index, edge_weight) (the weights as values), all planned
+    in this process (libshiro_planner); or the path of a matrix file in `format` ('mtx', the default,
+    'edgelist' or 'csr-h5'), planned by shiro-plan. Duplicate entries are summed. strategy, partition:
+    shiro-plan's --strategy and --partition ('block', 'nnz', 'work', 'time', 'metis', or an array of one
+    rank id per row; None: shiro-plan's default, which under auto may be 'time': each rank's rows come
+    from the plan). threads: planner threads (None: OpenMP's default). Planner warnings (ranks without
+    rows, G > R) are issued as shiro.PlanWarning (with comm: on rank 0). Local by default; with comm (an
+    mpi4py communicator) collective: rank 0 plans, and every rank returns or raises the same, whatever
+    rank 0 raised (chained there as the cause). Raises shiro.Error with the planner's message on
+    failure (a bad partition array: its index); MismatchError at once under a launch of several
+    processes that MPI sees as one each (torchrun)."""
     _lib.check_launch()
-    msg, cause = None, None
+    msg, cause, status, warns = None, None, 1, []
     if comm is None or comm.Get_rank() == 0:
         try:
-            msg = _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, threads)
+            warns = _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, threads, format)
         except Error as e:
-            msg, cause = str(e), e
+            msg, cause, status = str(e), e, e.status or 1
         except Exception as e:  # anything (a TypeError for an input it cannot read): the other ranks must hear
             msg, cause = f"shiro.plan_matrix: {type(e).__name__}: {e}", e
     if comm is not None:
-        msg = comm.bcast(msg, root=0)
+        msg, status = comm.bcast((msg, status), root=0)
     if msg is not None:
-        raise Error(msg, 1) from cause
+        raise Error(msg, status) from cause
+    for w in warns:
+        warnings.warn(f"shiro.plan_matrix: {w}", PlanWarning, stacklevel=2)
     return out

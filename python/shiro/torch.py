@@ -29,3 +29,9 @@ class _SpMM(torch.autograd.Function):
 def spmm(ctx, X):
     """This rank's rows of A·X for a shiro.Context ctx, recorded for autograd. Collective."""
     return _SpMM.apply(ctx, X)
+
+
+# The graph object and GNN layers over spmm (_gnn.py).
+from ._gnn import GCNConv, Graph, SAGEConv  # noqa: E402
+
+__all__ = ["spmm", "Graph", "GCNConv", "SAGEConv"]

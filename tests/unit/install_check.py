@@ -7,6 +7,10 @@ temporary directory, then, from there only,
     rank (MPI singleton) and checks C; it prints shiro_strerror(SHIRO_OK);
   * the installed shiro-spmm runs (--version) and takes libshiro from the
     install (its rpath), not the build;
+  * libshiro_planner and shiro_planner.h: a C program built with them alone
+    (-I, -L, -lshiro_planner) plans a 4 x 4 CSR matrix for 2 ranks into a plan
+    the installed shiro-plan-dump --verify proves, and a column out of range
+    is refused naming cols[1];
   * CMake's find_package(shiro) gives shiro::shiro (when cmake is installed);
   * as a Meson subproject, dependency('shiro') is libshiro and the tests and
     benchmarks are left out (configure only).
@@ -30,6 +34,26 @@ from checklib import expect
 def run(cmd, **kw):
     return checklib.run(cmd, timeout=240, **kw)
 
+
+PLANNER_APP = r"""
+#include <stdio.h>
+#include <shiro_planner.h>
+int main(int argc, char **argv) {
+  const int64_t rowptr[5] = {0, 2, 3, 5, 6}, cols[6] = {0, 1, 2, 1, 3, 0};
+  shiro_planner_matrix A = {.m = 4, .k = 4, .nnz = 6, .rowptr = rowptr, .cols = cols};
+  shiro_planner_options o = shiro_planner_options_default();
+  o.ranks = 2;
+  shiro_planner_result res;
+  shiro_error err;
+  shiro_status st = shiro_plan_compile_csr(&A, &o, argv[1], &res, &err);
+  printf("status %d strategy %s partition %s\n", (int)st, st ? err.message : res.strategy, res.partition);
+  const int64_t bad[6] = {0, 4, 2, 1, 3, 0};
+  A.cols = bad;
+  st = shiro_plan_compile_csr(&A, &o, argv[1], &res, &err);
+  printf("bad %d %s\n", (int)st, err.message);
+  return argc < 2;
+}
+"""
 
 APP = r"""
 #include <stdio.h>
@@ -158,6 +182,21 @@ def main():
                    f"the program replays the plan (one rank): {r.stdout.strip()}", r)
             ldd = run(["ldd", app], env=env).stdout
             expect(os.path.realpath(libdir) in ldd or libdir in ldd, "the program takes the installed libshiro")
+
+        # libshiro_planner: a C program of its header and library alone plans a matrix.
+        with open(os.path.join(tmp, "planner.c"), "w") as f:
+            f.write(PLANNER_APP)
+        papp, pplan = os.path.join(tmp, "planner"), os.path.join(tmp, "p.shiro.h5")
+        c = run([cc, os.path.join(tmp, "planner.c"), "-o", papp, "-I" + incdir, "-L" + libdir, "-lshiro_planner",
+                 f"-Wl,-rpath,{libdir}"], env=env)
+        if expect(c.returncode == 0 and os.path.exists(os.path.join(libdir, "libshiro_planner.so.0")),
+                  "cc planner.c -lshiro_planner (shiro_planner.h and libshiro_planner.so.0 installed)", c):
+            r = run([papp, pplan], env=env)
+            expect(r.returncode == 0 and "status 0 strategy joint partition block" in r.stdout
+                   and "cols[1] = 4 is out of range (expected 0..3)" in r.stdout,
+                   f"the program plans, and names a bad column: {r.stdout.strip()}", r)
+            v = run([os.path.join(bindir, "shiro-plan-dump"), pplan, "--verify"], env=env)
+            expect(v.returncode == 0, "installed shiro-plan-dump --verify proves its plan", v)
 
         # The installed shiro-spmm finds libshiro through its rpath.
         spmm = os.path.join(bindir, "shiro-spmm")

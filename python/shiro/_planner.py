@@ -1,0 +1,105 @@
+"""_planner.py — libshiro_planner (compiler/api/shiro_planner.h) over ctypes: the plan compiler
+as one call on arrays in memory, what shiro.plan_matrix runs in-process.
+
+The library is found at $SHIRO_PLANNER_LIBRARY, else beside libshiro (the file _lib.path()
+names): ../compiler/libshiro_planner.so in a build tree, libshiro_planner.so.0 in the same
+directory installed, then by the dynamic loader's search. It is loaded RTLD_LOCAL: it carries
+its own copy of base/ and format/ (hidden), and exports only the shiro_planner_* calls.
+The structs below mirror shiro_planner.h field for field (keep them in step).
+"""
+import ctypes
+import os
+
+from . import _lib
+from ._lib import Error
+
+_I64P = ctypes.POINTER(ctypes.c_int64)
+
+
+class shiro_planner_matrix(ctypes.Structure):
+    _fields_ = [("m", ctypes.c_int64), ("k", ctypes.c_int64), ("nnz", ctypes.c_int64),
+                ("rowptr", _I64P), ("rows", _I64P), ("cols", _I64P), ("values", ctypes.POINTER(ctypes.c_double))]
+
+
+class shiro_planner_options(ctypes.Structure):
+    _fields_ = [("ranks", ctypes.c_int32), ("gpus_per_node", ctypes.c_int32), ("strategy", ctypes.c_char_p),
+                ("partition", ctypes.c_char_p), ("parts", ctypes.POINTER(ctypes.c_int32)),
+                ("effort", ctypes.c_char_p), ("machine", ctypes.c_char_p), ("n", ctypes.c_int64),
+                ("dtype_double", ctypes.c_int), ("threads", ctypes.c_int)]
+
+
+class shiro_planner_result(ctypes.Structure):
+    _fields_ = [("strategy", ctypes.c_char * 16), ("partition", ctypes.c_char * 16), ("nwarnings", ctypes.c_int32),
+                ("warnings", ctypes.c_char * 2048)]
+
+
+_planner = None
+
+
+def candidates():
+    """Where libshiro_planner is looked for, in order (see the module's docstring)."""
+    env = os.environ.get("SHIRO_PLANNER_LIBRARY")
+    if env:
+        return [env]
+    out = []
+    try:
+        libdir = os.path.dirname(os.path.realpath(_lib.path()))
+        out += [os.path.normpath(os.path.join(libdir, "..", "compiler", "libshiro_planner.so")),
+                os.path.join(libdir, "libshiro_planner.so.0")]
+    except Error:
+        pass
+    return out + ["libshiro_planner.so.0"]
+
+
+def load():
+    """The loaded libshiro_planner (loaded once); raises Error (status 0) naming every place tried."""
+    global _planner
+    if _planner is not None:
+        return _planner
+    tried = []
+    for path in candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(f"{path} (no such file)")
+            continue
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+            continue
+        lib.shiro_planner_options_default.restype = shiro_planner_options
+        lib.shiro_planner_options_default.argtypes = []
+        lib.shiro_plan_compile_csr.restype = ctypes.c_int
+        lib.shiro_plan_compile_csr.argtypes = [ctypes.POINTER(shiro_planner_matrix),
+                                               ctypes.POINTER(shiro_planner_options), ctypes.c_char_p,
+                                               ctypes.POINTER(shiro_planner_result), ctypes.POINTER(_lib.shiro_error)]
+        _planner = lib
+        return lib
+    raise Error("shiro.plan_matrix: libshiro_planner not found; build it (ninja -C build) or set "
+                "SHIRO_PLANNER_LIBRARY. Tried: " + "; ".join(tried), 0)
+
+
+def _ptr(a, ctype):
+    return None if a is None else a.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+def compile_csr(m, k, rowptr, rows, cols, values, out, ranks, gpus_per_node=1, strategy=None, partition=None,
+                parts=None, threads=None):
+    """shiro_plan_compile_csr on numpy arrays (int64 rowptr or rows, int64 cols, float64 values or None,
+    int32 parts or None: C-contiguous, checked by the caller); returns (strategy, partition, [warnings]).
+    Raises Error with the library's message and status."""
+    lib = load()
+    A = shiro_planner_matrix(int(m), int(k), int(cols.size), _ptr(rowptr, ctypes.c_int64), _ptr(rows, ctypes.c_int64),
+                             _ptr(cols, ctypes.c_int64), _ptr(values, ctypes.c_double))
+    o = lib.shiro_planner_options_default()
+    o.ranks, o.gpus_per_node = int(ranks), int(gpus_per_node)
+    o.strategy = None if strategy is None else str(strategy).encode()
+    o.partition = None if partition is None else str(partition).encode()
+    o.parts = _ptr(parts, ctypes.c_int32)
+    o.threads = 0 if threads is None else int(threads)
+    res, err = shiro_planner_result(), _lib.shiro_error()
+    st = lib.shiro_plan_compile_csr(ctypes.byref(A), ctypes.byref(o), os.fsencode(out), ctypes.byref(res),
+                                    ctypes.byref(err))
+    if st != _lib.OK:
+        raise Error(err.message.decode(errors="replace"), st)
+    warns = [w for w in res.warnings.decode(errors="replace").split("\n") if w]
+    return res.strategy.decode(), res.partition.decode(), warns
