@@ -59,9 +59,26 @@
 extern "C" {
 #endif
 
-/* Value type of B and C (and of the multiply). */
+/* Value type of B and C (and of the multiply). The 16-bit types hold B, C and
+ * the rows on the wire in 16 bits (uint16_t bit patterns: bfloat16, the upper
+ * half of a float32; or IEEE 754 binary16) and compute in float32: A's values
+ * are kept as float32 (rounded once from the doubles given), the inputs are
+ * widened exactly, products and sums are float32 as in a float32 context, and
+ * each value that leaves float32 is rounded once to nearest even: every
+ * output value, and the partial rows of C that a rank sends (once per hop).
+ * Accuracy: with t the entries of an output value's row (column in the
+ * transposed product), h the hops its partial rows take (1 in flat plans, at
+ * most 3 in two-tier ones), u16 the unit roundoff of the 16-bit type (2^-8
+ * bfloat16, 2^-11 float16) and u32 = 2^-24,
+ *     |C - A·B̃| <= ((h + 1)·u16 + (t + 3)·u32) · (|A|·|B̃|)   (B̃: B as given)
+ * up to second-order terms, and float16 within its range (below 65504 in
+ * magnitude, above 2^-14 for full precision). Plans without partial rows
+ * (strategy col, forward) round each output once: the float32 context's
+ * result on the same inputs, rounded. */
 typedef enum shiro_dtype { SHIRO_FLOAT32 = 0,
-                           SHIRO_FLOAT64 = 1 } shiro_dtype;
+                           SHIRO_FLOAT64 = 1,
+                           SHIRO_BFLOAT16 = 2,
+                           SHIRO_FLOAT16 = 3 } shiro_dtype;
 
 /* Backend that executes the plan. SIM: the CPU backend under a simulated GPU
  * clock (SimGrid SMPI; only in the libshiro tools/sim/simulate.sh builds, elsewhere
@@ -195,7 +212,7 @@ typedef enum shiro_transport {
 /* Options of a context. Start from shiro_ctx_options_default(). */
 typedef struct shiro_ctx_options {
   shiro_backend backend; /* CPU (default) or CUDA */
-  shiro_dtype dtype; /* FLOAT64 (default) or FLOAT32 */
+  shiro_dtype dtype; /* FLOAT64 (default), FLOAT32, BFLOAT16 or FLOAT16 (CPU backend and its simulation) */
   int64_t n; /* columns of B and C (N >= 1): of every call but those of the _n and
                               * _checked calls, which take any width up to N; default 1 */
   int device; /* CUDA: device ordinal to use; -1 (default): the rank's index among the
