@@ -80,6 +80,18 @@ typedef enum shiro_dtype { SHIRO_FLOAT32 = 0,
                            SHIRO_BFLOAT16 = 2,
                            SHIRO_FLOAT16 = 3 } shiro_dtype;
 
+/* A float rounded to the bits of a 16-bit type (dtype SHIRO_BFLOAT16 or
+ * SHIRO_FLOAT16), to nearest even, as the library rounds (NaN stays a quiet
+ * NaN; float16 overflows to infinity and underflows through its subnormals);
+ * and those bits widened to the float they stand for (exact). For filling B
+ * and reading C of a 16-bit context from C code (which has no such type).
+ * Another dtype gives 0 (0.0f).
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
+SHIRO_API uint16_t shiro_float_to_16(shiro_dtype dtype, float x);
+/* The float that the bits h of a 16-bit type stand for (see shiro_float_to_16).
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
+SHIRO_API float shiro_16_to_float(shiro_dtype dtype, uint16_t h);
+
 /* Backend that executes the plan. SIM: the CPU backend under a simulated GPU
  * clock (SimGrid SMPI; only in the libshiro tools/sim/simulate.sh builds, elsewhere
  * shiro_ctx_create refuses it with SHIRO_ERR_UNSUPPORTED). */

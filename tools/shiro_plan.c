@@ -46,7 +46,8 @@ typedef struct options {
   int auto_strategy; /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
   int cpu_auto; /* --strategy auto-cpu: joint or col, whichever's busiest rank costs less (work_choice.h) */
   int64_t n; /* --n: the columns of B predictions are for (default 64) */
-  int dbl; /* --dtype double (default float) */
+  int vbytes; /* --dtype: bytes per value, 8 double, 4 float (default), 2 bfloat16 / float16 */
+  const char *dtype; /* its name */
   const char *format; /* "mtx", "edgelist" or "csr-h5" */
   int base; /* edgelist: 0- or 1-based ids */
   int64_t rows, cols; /* edgelist: size given, 0: max id + 1 */
@@ -91,7 +92,8 @@ static void usage(FILE *f) {
           "                     tools/sim/simulate.sh takes: every strategy evaluated gets its predicted\n"
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
           "  --effort E         fast (default) | exhaustive: how auto weighs partitions (man page)\n"
-          "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
+          "  --n N, --dtype T   the N (default 64) and float|double|bfloat16|float16 (default float)\n"
+          "                     predicted for (bytes per value 4|8|2|2),\n"
           "                     and the N --partition work balances for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
           "                     'u v value' per line, '#'/'%%' comments) | csr-h5 (HDF5: /indptr,\n"
@@ -143,11 +145,12 @@ static int parse(int argc, char **argv, options *o) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &o->n)) return 0;
     } else if (!strcmp(a, "--dtype")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
-      if (strcmp(val, "float") && strcmp(val, "double")) {
-        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+      if (strcmp(val, "float") && strcmp(val, "double") && strcmp(val, "bfloat16") && strcmp(val, "float16")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float, double, bfloat16 or float16)\n", prog, val);
         return 0;
       }
-      o->dbl = !strcmp(val, "double");
+      o->dtype = !strcmp(val, "double") ? "double" : !strcmp(val, "float") ? "float" : !strcmp(val, "bfloat16") ? "bfloat16" : "float16";
+      o->vbytes = !strcmp(val, "double") ? 8 : !strcmp(val, "float") ? 4 : 2;
     } else if (!strcmp(a, "--strategy")) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
@@ -227,6 +230,10 @@ static int parse(int argc, char **argv, options *o) {
     else o->strategy = STRAT_JOINT;
   }
   if (!o->n) o->n = 64;
+  if (!o->vbytes) {
+    o->vbytes = 4;
+    o->dtype = "float";
+  }
   if (o->cpu_auto && !o->partition_given) o->partition = "work";
   if (o->cpu_auto && !strcmp(o->partition, "time")) {
     fprintf(stderr, "%s: --strategy auto-cpu: --partition time balances a network's links, auto-cpu the ranks' CPU "
@@ -466,7 +473,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     }
     if (P->m)
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
-              (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
+              (long long)o->n, o->dtype, o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
     if (c->hybrid_have)
       fprintf(stderr, "  hybrid: %lld node pairs direct, %lld relayed (%lld of them with joint's covers), %lld relays off "
@@ -577,7 +584,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
                                                                                                    : "given");
     if (P->m) cli_json_string(stdout, P->m->name);
     else printf("null");
-    if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
+    if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dtype);
     if (c->hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
              "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
@@ -612,7 +619,7 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   predictions P = {0};
   sc_machine mach;
-  size_t row_bytes = (size_t)o.n * (o.dbl ? sizeof(double) : sizeof(float));
+  size_t row_bytes = (size_t)o.n * (size_t)o.vbytes;
   cost_model cm = {0};
   timings t = {0};
   char *out = NULL;

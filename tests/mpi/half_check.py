@@ -53,6 +53,22 @@ def main():
                 else:
                     lines = t.stdout.strip().splitlines()
                     print(f"ok   {tag}: {lines[-2] if len(lines) > 1 else ''}")
+                # shiro-spmm --dtype bfloat16,float16 --check, both directions
+                spmm = os.path.join(a.build, "tools", "shiro-spmm")
+                t = subprocess.run([mpirun, "-np", r, spmm, plan, "--n", a.n.split(",")[-1], "--dtype", "bfloat16,float16",
+                                    "--direction", "both", "--iters", "2", "--check", a.matrix],
+                                   capture_output=True, text=True, timeout=600)
+                checks = t.stdout.count("check: max error/bound")
+                if t.returncode != 0 or checks != 4 or "FAILED" in t.stdout:
+                    print(f"FAIL {tag}: shiro-spmm --dtype bfloat16,float16 --check: exit {t.returncode}, {checks} checks:\n"
+                          f"{t.stdout}{t.stderr}")
+                    failures += 1
+    # a type shiro-spmm does not know: exit 2, named
+    t = subprocess.run([os.path.join(a.build, "tools", "shiro-spmm"), "x.h5", "--dtype", "bfloat8"],
+                       capture_output=True, text=True, timeout=60)
+    if t.returncode != 2 or "bfloat16" not in t.stderr or "bfloat8" not in t.stderr:
+        print(f"FAIL shiro-spmm --dtype bfloat8: exit {t.returncode}: {t.stderr.strip()}")
+        failures += 1
     print(f"{runs} runs, {failures} failures")
     return 1 if failures or not runs else 0
 
