@@ -25,6 +25,9 @@ C rows). The forward products are shiro.torch.spmm, so loss.backward() runs ctx.
 the same plan; Â is symmetric); the weight gradients are summed over the ranks (allreduce) and every
 rank takes the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
 
+--dtype bfloat16 trains mixed-precision: float32 weights, the step under torch.autocast("cpu",
+bfloat16), the SpMMs on a bfloat16 context (16-bit rows on the wire, float32 sums).
+
 --time measures the bindings' goal: one training step (forward + backward of both layers) against
 two forward SpMMs plus the dense work (the same step with the SpMMs left out), best of --reps runs
 of --iters steps, the slowest rank's time; the step should be within 2.3x.
@@ -80,7 +83,7 @@ def step(aggregate1, aggregate2, X, y, W1, W2, n_total):
     """The forward pass and the loss: this process's share of the mean cross-entropy over n_total nodes."""
     H = torch.relu(aggregate1(X @ W1))
     Z = aggregate2(H @ W2)
-    return torch.nn.functional.cross_entropy(Z, y, reduction="sum") / n_total
+    return (torch.nn.functional.cross_entropy(Z, y, reduction="sum") / n_total).to(W1.dtype)
 
 
 def train(args, aggregate1, aggregate2, X, y, W1, W2, n_total, allreduce, log):
@@ -125,7 +128,7 @@ def distributed(args):
 
     comm = MPI.COMM_WORLD
     rank, R = comm.Get_rank(), comm.Get_size()
-    dtype = torch.float64 if args.dtype == "float64" else torch.float32
+    dtype = torch.float64 if args.dtype == "float64" else torch.float32  # bfloat16: float32 weights
     A = load_graph(args.graph)
     n = A.shape[0]
     X, y, W1, W2 = problem(A, dtype)
@@ -172,7 +175,10 @@ def distributed(args):
         if rank == 0:
             print(f"gcn.py: {args.graph}: {n} nodes, {A.nnz} entries of A + I, {R} ranks, plan {plan.strategy}/"
                   f"{plan.partition}, {args.dtype}")
-        train(args, agg1, agg2, Xl, yl, W1, W2, n, allreduce, log)
+        # bfloat16: a CPU autocast region; shiro.torch.spmm runs its inputs through the bfloat16 context.
+        # No cast cache: one region spans every epoch, and the weights change at each step.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.dtype == "bfloat16", cache_enabled=False):
+            train(args, agg1, agg2, Xl, yl, W1, W2, n, allreduce, log)
         if args.time:
             timing(args, comm, ctx, ctx, Xl, yl, W1, W2, n)
     return 0
@@ -228,7 +234,9 @@ def main():
                     help="Matrix Market graph (default tests/data/email-Eu-core.mtx)")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--dtype", choices=["float64", "float32", "bfloat16"], default="float64",
+                    help="bfloat16: float32 weights under torch.autocast('cpu', bfloat16), a bfloat16 context "
+                         "(--reference: float32)")
     ap.add_argument("--reference", action="store_true", help="one process, torch.sparse.mm instead of shiro")
     ap.add_argument("--plan", help="an existing plan of A + I for this launch (default: planned here)")
     ap.add_argument("--strategy", help="shiro-plan --strategy (default: shiro-plan's)")
