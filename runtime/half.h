@@ -35,11 +35,11 @@ static inline uint16_t half_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
-/* float16 -> float32: exact (subnormals normalized). */
+/* float16 -> float32: exact (subnormals normalized); a NaN is made quiet, as F16C's VCVTPH2PS does. */
 static inline float half_f16_to_f32(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3ffu;
   uint32_t e = (h >> 10) & 0x1fu;
-  if (e == 0x1f) return half_bits_f32(sign | 0x7f800000u | (m << 13));
+  if (e == 0x1f) return half_bits_f32(sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));
   if (e) return half_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
   if (!m) return half_bits_f32(sign);
   uint32_t mm = m; /* subnormal: m · 2^-24, normalized */

@@ -89,6 +89,33 @@ static void check_rows(void) {
   }
 }
 
+/* The dense row conversions (vector paths: AVX2, F16C) against the scalar functions on floats of
+ * every kind: a stride through all 2^32 bit patterns (NaN, inf, subnormals) and bfloat16's ties. */
+static void check_dense_paths(void) {
+  enum { M = 1 << 16 };
+  static float f[M], back[M];
+  static uint16_t h[M];
+  for (int i = 0; i < M; i++)
+    f[i] = half_bits_f32(i % 3 == 0 ? (uint32_t)i * 65521u : i % 3 == 1 ? ((uint32_t)i << 16) | 0x8000u : (uint32_t)i * 2654435761u);
+  for (int t = 0; t < 2; t++) {
+    const shiro_dtype dt = t ? SHIRO_FLOAT16 : SHIRO_BFLOAT16;
+    for (int threads = 1; threads <= 2; threads++) {
+      half_round(dt, h, M - 3, 1, f, 1, M - 3, threads); /* M - 3: a tail after the vectors */
+      int bad = 0;
+      for (int i = 0; i < M - 3; i++) bad += h[i] != (t ? half_f32_to_f16(f[i]) : half_f32_to_bf16(f[i]));
+      EXPECT(!bad, "dense %s rounding: %d values differ from the scalar function's", t ? "float16" : "bfloat16", bad);
+      for (int i = 0; i < M; i++) h[i] = (uint16_t)(i * 40503u);
+      half_widen(dt, back, h, 1, M - 3, M - 3, 1, threads);
+      bad = 0;
+      for (int i = 0; i < M - 3; i++) {
+        const float want = t ? half_f16_to_f32(h[i]) : half_bf16_to_f32(h[i]);
+        bad += half_f32_bits(back[i]) != half_f32_bits(want);
+      }
+      EXPECT(!bad, "dense %s widening: %d values differ", t ? "float16" : "bfloat16", bad);
+    }
+  }
+}
+
 int main(void) {
   fesetround(FE_TONEAREST);
   for (uint64_t u = 0; u <= 0xffffffffu; u += 251) check_one((uint32_t)u);
@@ -130,6 +157,7 @@ int main(void) {
   }
 #endif
   check_rows();
+  check_dense_paths();
   printf("%s: %ld values against the reference, %ld against F16C, %d failures\n", test_failures ? "FAIL" : "ok",
          checked, hw, test_failures);
   return test_failures != 0;
