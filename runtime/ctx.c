@@ -40,9 +40,6 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
 #endif
   if (o->backend != SHIRO_BACKEND_CPU && o->backend != SHIRO_BACKEND_CUDA && o->backend != SHIRO_BACKEND_SIM)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown backend %d", (int)o->backend);
-  if (o->backend == SHIRO_BACKEND_CUDA && (o->dtype == SHIRO_BFLOAT16 || o->dtype == SHIRO_FLOAT16))
-    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "shiro_ctx_create: the CUDA backend does not take bfloat16 or float16 "
-                                                  "yet (the CPU backend does)");
   if (o->threads < 0)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: threads = %d, expected 0 (automatic) or more", o->threads);
   if (o->timeout_ms < 0)

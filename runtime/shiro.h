@@ -224,7 +224,7 @@ typedef enum shiro_transport {
 /* Options of a context. Start from shiro_ctx_options_default(). */
 typedef struct shiro_ctx_options {
   shiro_backend backend; /* CPU (default) or CUDA */
-  shiro_dtype dtype; /* FLOAT64 (default), FLOAT32, BFLOAT16 or FLOAT16 (CPU backend and its simulation) */
+  shiro_dtype dtype; /* FLOAT64 (default), FLOAT32, BFLOAT16 or FLOAT16 (CUDA: compiled, not yet run) */
   int64_t n; /* columns of B and C (N >= 1): of every call but those of the _n and
                               * _checked calls, which take any width up to N; default 1 */
   int device; /* CUDA: device ordinal to use; -1 (default): the rank's index among the
