@@ -26,7 +26,8 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
     return shiro_fail(err, SHIRO_ERR_MISMATCH, "rank %d opened the plan part of rank %d", rank, plan->pr.rank);
   if (o->dtype != SHIRO_FLOAT32 && o->dtype != SHIRO_FLOAT64 && o->dtype != SHIRO_BFLOAT16 && o->dtype != SHIRO_FLOAT16)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown dtype %d (expected SHIRO_FLOAT32, SHIRO_FLOAT64, "
-                                          "SHIRO_BFLOAT16 or SHIRO_FLOAT16)", (int)o->dtype);
+                                          "SHIRO_BFLOAT16 or SHIRO_FLOAT16)",
+                      (int)o->dtype);
   if (o->n < 1 || o->n > INT_MAX)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: N = %lld, expected 1 .. %d", (long long)o->n, INT_MAX);
 #if !SHIRO_HAVE_CUDA
@@ -72,9 +73,10 @@ static void count_traffic(shiro_ctx *c) {
 }
 
 const char *ctx_dtype_name(int64_t d) {
-  return d == SHIRO_FLOAT32 ? "float32" : d == SHIRO_FLOAT64 ? "float64" : d == SHIRO_BFLOAT16 ? "bfloat16"
-                                                                     : d == SHIRO_FLOAT16 ? "float16"
-                                                                                          : "an unknown type";
+  return d == SHIRO_FLOAT32 ? "float32" : d == SHIRO_FLOAT64 ? "float64"
+      : d == SHIRO_BFLOAT16                                  ? "bfloat16"
+      : d == SHIRO_FLOAT16                                   ? "float16"
+                                                             : "an unknown type";
 }
 static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : b == SHIRO_BACKEND_SIM ? "sim"
                                                                                                               : "cpu"; }
@@ -153,7 +155,8 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
     c->n = opts->n;
-    c->esz = opts->dtype == SHIRO_FLOAT64 ? sizeof(double) : opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(uint16_t);
+    c->esz = opts->dtype == SHIRO_FLOAT64 ? sizeof(double) : opts->dtype == SHIRO_FLOAT32 ? sizeof(float)
+                                                                                          : sizeof(uint16_t);
     c->vsz = opts->dtype == SHIRO_FLOAT64 ? sizeof(double) : sizeof(float);
     layout_reset(c); /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;

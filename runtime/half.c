@@ -133,9 +133,11 @@ void half_round(shiro_dtype dt, uint16_t *dst, int64_t drs, int64_t dcs, const f
 }
 
 uint16_t shiro_float_to_16(shiro_dtype dtype, float x) {
-  return dtype == SHIRO_BFLOAT16 ? half_f32_to_bf16(x) : dtype == SHIRO_FLOAT16 ? half_f32_to_f16(x) : 0;
+  return dtype == SHIRO_BFLOAT16 ? half_f32_to_bf16(x) : dtype == SHIRO_FLOAT16 ? half_f32_to_f16(x)
+                                                                                : 0;
 }
 
 float shiro_16_to_float(shiro_dtype dtype, uint16_t h) {
-  return dtype == SHIRO_BFLOAT16 ? half_bf16_to_f32(h) : dtype == SHIRO_FLOAT16 ? half_f16_to_f32(h) : 0.0f;
+  return dtype == SHIRO_BFLOAT16 ? half_bf16_to_f32(h) : dtype == SHIRO_FLOAT16 ? half_f16_to_f32(h)
+                                                                                : 0.0f;
 }

@@ -30,8 +30,10 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
   x->comm = comm;
   x->n = n;
   /* the 16-bit types move as their bits (MPI has no bfloat16; nothing is reduced) */
-  x->value = dtype == SHIRO_FLOAT32 ? MPI_FLOAT : dtype == SHIRO_FLOAT64 ? MPI_DOUBLE : MPI_UINT16_T;
-  x->esz = dtype == SHIRO_FLOAT32 ? sizeof(float) : dtype == SHIRO_FLOAT64 ? sizeof(double) : sizeof(uint16_t);
+  x->value = dtype == SHIRO_FLOAT32 ? MPI_FLOAT : dtype == SHIRO_FLOAT64 ? MPI_DOUBLE
+                                                                         : MPI_UINT16_T;
+  x->esz = dtype == SHIRO_FLOAT32 ? sizeof(float) : dtype == SHIRO_FLOAT64 ? sizeof(double)
+                                                                           : sizeof(uint16_t);
   for (int k = 0; k < PROG_NBUF; k++) x->base[k] = base[k];
   if (!x->req || !x->alt || !x->rec || !x->first) {
     snprintf(msg, 512, "out of memory (%lld persistent requests)", (long long)sg->nx);

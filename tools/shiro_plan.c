@@ -149,8 +149,11 @@ static int parse(int argc, char **argv, options *o) {
         fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float, double, bfloat16 or float16)\n", prog, val);
         return 0;
       }
-      o->dtype = !strcmp(val, "double") ? "double" : !strcmp(val, "float") ? "float" : !strcmp(val, "bfloat16") ? "bfloat16" : "float16";
-      o->vbytes = !strcmp(val, "double") ? 8 : !strcmp(val, "float") ? 4 : 2;
+      o->dtype = !strcmp(val, "double") ? "double" : !strcmp(val, "float") ? "float"
+          : !strcmp(val, "bfloat16")                                       ? "bfloat16"
+                                                                           : "float16";
+      o->vbytes = !strcmp(val, "double") ? 8 : !strcmp(val, "float") ? 4
+                                                                     : 2;
     } else if (!strcmp(a, "--strategy")) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;

@@ -95,14 +95,17 @@ enum { DIR_FORWARD = 1,
        BOTH_ROUNDS = 5 };
 
 static int is16(shiro_dtype dt) { return dt == SHIRO_BFLOAT16 || dt == SHIRO_FLOAT16; }
-static size_t dt_size(shiro_dtype dt) { return dt == SHIRO_FLOAT64 ? 8 : dt == SHIRO_FLOAT32 ? 4 : 2; }
+static size_t dt_size(shiro_dtype dt) { return dt == SHIRO_FLOAT64 ? 8 : dt == SHIRO_FLOAT32 ? 4
+                                                                                             : 2; }
 static const char *dt_name(shiro_dtype dt) {
-  return dt == SHIRO_FLOAT32 ? "float" : dt == SHIRO_FLOAT64 ? "double" : dt == SHIRO_BFLOAT16 ? "bfloat16" : "float16";
+  return dt == SHIRO_FLOAT32 ? "float" : dt == SHIRO_FLOAT64 ? "double"
+      : dt == SHIRO_BFLOAT16                                 ? "bfloat16"
+                                                             : "float16";
 }
 /* Value i of an array of type dt, as a double; v stored at i in that type (rounded to nearest even). */
 static double dt_get(shiro_dtype dt, const void *p, int64_t i) {
   return dt == SHIRO_FLOAT64 ? ((const double *)p)[i] : dt == SHIRO_FLOAT32 ? (double)((const float *)p)[i]
-                                                                             : (double)shiro_16_to_float(dt, ((const uint16_t *)p)[i]);
+                                                                            : (double)shiro_16_to_float(dt, ((const uint16_t *)p)[i]);
 }
 static void dt_put(shiro_dtype dt, void *p, int64_t i, double v) {
   if (dt == SHIRO_FLOAT64) ((double *)p)[i] = v;

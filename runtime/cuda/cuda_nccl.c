@@ -49,8 +49,8 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
   const rt_stage *g = &c->prog[c->dir].stages.stage[stage];
   const ncclDataType_t t = c->opts.dtype == SHIRO_FLOAT32 ? ncclFloat : c->opts.dtype == SHIRO_FLOAT64 ? ncclDouble
-                          : c->opts.dtype == SHIRO_BFLOAT16                              ? ncclBfloat16
-                                                                                          : ncclFloat16;
+      : c->opts.dtype == SHIRO_BFLOAT16                                                                ? ncclBfloat16
+                                                                                                       : ncclFloat16;
   int open = 0;
   if (g->nx == 0) return SHIRO_OK;
   CUDACHECKGOTO(cudaEventRecord(s->filled, s->compute), st, c->error);

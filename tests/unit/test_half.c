@@ -59,7 +59,8 @@ static void check_one(uint32_t u) {
 }
 
 static void check_rows(void) {
-  enum { R = 37, N = 5 };
+  enum { R = 37,
+         N = 5 };
   float f[R * N], back[R * N];
   uint16_t h[R * N * 3];
   for (int t = 0; t < 2; t++) {
@@ -96,7 +97,8 @@ static void check_dense_paths(void) {
   static float f[M], back[M];
   static uint16_t h[M];
   for (int i = 0; i < M; i++)
-    f[i] = half_bits_f32(i % 3 == 0 ? (uint32_t)i * 65521u : i % 3 == 1 ? ((uint32_t)i << 16) | 0x8000u : (uint32_t)i * 2654435761u);
+    f[i] = half_bits_f32(i % 3 == 0 ? (uint32_t)i * 65521u : i % 3 == 1 ? ((uint32_t)i << 16) | 0x8000u
+                                                                        : (uint32_t)i * 2654435761u);
   for (int t = 0; t < 2; t++) {
     const shiro_dtype dt = t ? SHIRO_FLOAT16 : SHIRO_BFLOAT16;
     for (int threads = 1; threads <= 2; threads++) {
