@@ -1,9 +1,17 @@
-/* cpu_backend.c — the CPU backend's table: host buffers, OpenMP kernels, the MPI transport. */
+/* cpu_backend.c — the CPU backend's table: host buffers, OpenMP kernels, the MPI transport.
+ *
+ * The 16-bit types (SHIRO_BFLOAT16, SHIRO_FLOAT16) run the float32 kernels on float32 copies: the
+ * call's input is widened (exactly) into `in32` at begin, the ops write `out32` and float32 S and R
+ * (c->buf), each stage's rows to send are rounded (once, to nearest even) into 16-bit `wire` buffers
+ * just before they are posted, the rows received are widened back after the wait, and `out32` is
+ * rounded into the caller's output at finish. So every sum is the float32 context's, in the same
+ * order; what differs is one rounding per hop of a partial row and one of each output value. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "half.h"
 #include "internal.h"
 #include "mpi_xport.h"
 
@@ -21,6 +29,9 @@ typedef struct cpu_state {
   mpi_xport x[2];
   cpu_dense_rows *dense[2]; /* [nops] or NULL */
   int64_t ndense[2];
+  /* 16-bit contexts only (else NULL): */
+  uint16_t *wire[PROG_NBUF]; /* [S] and [R]: the rows on the wire, 16-bit (c->buf's are float32) */
+  float *in32, *out32; /* the call's input widened, its output before rounding (the most rows of B and C) */
 } cpu_state;
 
 /* A zeroed host buffer of rows x row_bytes bytes (at least one row), NULL when out of memory. From
@@ -60,6 +71,10 @@ static void cpu_destroy(shiro_ctx *c) {
     mpi_xport_destroy(&s->x[1]);
     free_dense(s, 0);
     free_dense(s, 1);
+    free(s->wire[PROG_BUF_S]);
+    free(s->wire[PROG_BUF_R]);
+    free(s->in32);
+    free(s->out32);
   }
   free(s);
   free(c->buf[PROG_BUF_S]);
@@ -70,12 +85,22 @@ static void cpu_destroy(shiro_ctx *c) {
 
 static shiro_status cpu_setup(shiro_ctx *c) {
   const size_t n = (size_t)c->opts.n;
-  c->buf[PROG_BUF_S] = host_buffer(c->rows[PROG_BUF_S], n * c->esz);
-  c->buf[PROG_BUF_R] = host_buffer(c->rows[PROG_BUF_R], n * c->esz);
-  c->state = calloc(1, sizeof(cpu_state));
-  if (!c->buf[PROG_BUF_S] || !c->buf[PROG_BUF_R] || !c->state) {
+  const prog_rank *pr = &c->plan->pr;
+  c->buf[PROG_BUF_S] = host_buffer(c->rows[PROG_BUF_S], n * c->vsz);
+  c->buf[PROG_BUF_R] = host_buffer(c->rows[PROG_BUF_R], n * c->vsz);
+  cpu_state *s = c->state = calloc(1, sizeof(cpu_state));
+  int ok = c->buf[PROG_BUF_S] && c->buf[PROG_BUF_R] && s;
+  if (ok && half_is16(c->opts.dtype)) {
+    const int64_t io = pr->b_rows > pr->c_rows ? pr->b_rows : pr->c_rows;
+    s->wire[PROG_BUF_S] = host_buffer(c->rows[PROG_BUF_S], n * c->esz);
+    s->wire[PROG_BUF_R] = host_buffer(c->rows[PROG_BUF_R], n * c->esz);
+    s->in32 = host_buffer(io, n * sizeof(float));
+    s->out32 = host_buffer(io, n * sizeof(float));
+    ok = s->wire[PROG_BUF_S] && s->wire[PROG_BUF_R] && s->in32 && s->out32;
+  }
+  if (!ok) {
     snprintf(c->error, sizeof c->error, "out of memory (send and receive buffers: %lld and %lld rows of %zu bytes)",
-             (long long)c->rows[PROG_BUF_S], (long long)c->rows[PROG_BUF_R], n * c->esz);
+             (long long)c->rows[PROG_BUF_S], (long long)c->rows[PROG_BUF_R], n * c->vsz);
     return SHIRO_ERR_NOMEM;
   }
   return SHIRO_OK;
@@ -128,7 +153,9 @@ static shiro_status cpu_load(shiro_ctx *c, int d) {
     snprintf(c->error, sizeof c->error, "out of memory (the row lists of the adds into C)");
     return SHIRO_ERR_NOMEM;
   }
-  return mpi_xport_setup(&s->x[d], &c->prog[d].stages, c->comm, c->opts.dtype, c->opts.n, c->buf, c->error);
+  void *const wire[PROG_NBUF] = {NULL, NULL, s->wire[PROG_BUF_S], s->wire[PROG_BUF_R]};
+  return mpi_xport_setup(&s->x[d], &c->prog[d].stages, c->comm, c->opts.dtype, c->opts.n,
+                         half_is16(c->opts.dtype) ? wire : c->buf, c->error);
 }
 
 /* A compute op (multiply, gather or add, as op->kind says) on the kernels (cpu_kernels.c); while a
@@ -148,17 +175,66 @@ static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[
     op = &dense;
   }
   const cpu_layout lay = {c->rs[op->dst_buf], c->cs[op->dst_buf], c->rs[op->src_buf], c->cs[op->src_buf]};
-  const int rows_dense = lay.dst_cs == 1 && lay.src_cs == 1 && lay.dst_rs == c->n && lay.src_rs == c->n;
-  cpu_kernel_run(op, bufs[op->dst_buf], bufs[op->src_buf], c->opts.dtype == SHIRO_FLOAT64, c->n, c->threads,
-                 rows_dense ? NULL : &lay, mpi_xport_in_flight(x) ? &pg : NULL);
+  int rows_dense = lay.dst_cs == 1 && lay.src_cs == 1 && lay.dst_rs == c->n && lay.src_rs == c->n;
+  void *dst = bufs[op->dst_buf];
+  const void *src = bufs[op->src_buf];
+  if (s->in32) { /* 16-bit: the float32 copies of the call's input and output, dense rows */
+    const int in_buf = c->dir == RT_FORWARD ? PROG_BUF_B : PROG_BUF_C, out_buf = PROG_BUF_B + PROG_BUF_C - in_buf;
+    if (op->dst_buf == out_buf) dst = s->out32;
+    if (op->src_buf == out_buf) src = s->out32;
+    if (op->src_buf == in_buf) src = s->in32;
+    rows_dense = 1;
+  }
+  cpu_kernel_run(op, dst, src, c->opts.dtype == SHIRO_FLOAT64, c->n, c->threads, rows_dense ? NULL : &lay,
+                 mpi_xport_in_flight(x) ? &pg : NULL);
+  return SHIRO_OK;
+}
+
+/* 16-bit: the ranges of stage `stage` that it sends (out) rounded from c->buf into the wire
+ * buffers, or that it received (!out) widened from the wire into c->buf. */
+static void convert_ranges(shiro_ctx *c, const cpu_state *s, int32_t stage, int out) {
+  const rt_stages *sg = &c->prog[c->dir].stages;
+  const rt_stage *g = &sg->stage[stage];
+  const int64_t first = out ? g->out_first : g->in_first, count = out ? g->nout : g->nin, n = c->n;
+  for (int64_t k = first; k < first + count; k++) {
+    const rt_range *r = &sg->ranges[k];
+    float *f = (float *)c->buf[r->buf] + r->row * n;
+    uint16_t *h = s->wire[r->buf] + r->row * n;
+    if (out) half_round(c->opts.dtype, h, n, 1, f, r->count, n, c->threads);
+    else half_widen(c->opts.dtype, f, h, r->count, n, n, 1, c->threads);
+  }
+}
+
+/* 16-bit: the call's input widened into in32 (from the caller's layout; X = Aᵀ·Y's Y is in C's place). */
+static shiro_status cpu_begin(shiro_ctx *c) {
+  const cpu_state *s = c->state;
+  if (!s->in32) return SHIRO_OK;
+  const prog_rank *pr = &c->plan->pr;
+  const int fwd = c->dir == RT_FORWARD, k = fwd ? PROG_BUF_B : PROG_BUF_C;
+  half_widen(c->opts.dtype, s->in32, c->call_in, fwd ? pr->b_rows : pr->c_rows, c->n, c->rs[k], c->cs[k], c->threads);
+  return SHIRO_OK;
+}
+
+/* 16-bit: out32 rounded into the caller's output (in its layout), once the call has succeeded. */
+static shiro_status cpu_finish(shiro_ctx *c, shiro_status st) {
+  const cpu_state *s = c->state;
+  if (st != SHIRO_OK || !s->out32) return st;
+  const prog_rank *pr = &c->plan->pr;
+  const int fwd = c->dir == RT_FORWARD, k = fwd ? PROG_BUF_C : PROG_BUF_B;
+  half_round(c->opts.dtype, c->call_out, c->rs[k], c->cs[k], s->out32, fwd ? pr->c_rows : pr->b_rows, c->n, c->threads);
   return SHIRO_OK;
 }
 
 static shiro_status cpu_start(shiro_ctx *c, int32_t stage) {
-  return mpi_xport_start(&((cpu_state *)c->state)->x[c->dir], stage, c->n, c->error);
+  cpu_state *s = c->state;
+  if (s->in32) convert_ranges(c, s, stage, 1);
+  return mpi_xport_start(&s->x[c->dir], stage, c->n, c->error);
 }
 static shiro_status cpu_wait(shiro_ctx *c, int32_t stage) {
-  return mpi_xport_wait(&((cpu_state *)c->state)->x[c->dir], stage, c->error);
+  cpu_state *s = c->state;
+  const shiro_status st = mpi_xport_wait(&s->x[c->dir], stage, c->error);
+  if (st == SHIRO_OK && s->in32) convert_ranges(c, s, stage, 0);
+  return st;
 }
 
 const backend cpu_backend = {
@@ -170,5 +246,7 @@ const backend cpu_backend = {
     .add = cpu_compute,
     .start = cpu_start,
     .wait = cpu_wait,
+    .begin = cpu_begin,
+    .finish = cpu_finish,
     .destroy = cpu_destroy,
 };

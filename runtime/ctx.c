@@ -24,8 +24,10 @@ static shiro_status check_launch(shiro_plan *plan, MPI_Comm comm, const shiro_ct
                       plan->meta.ranks, size, plan->meta.ranks);
   if (rank != plan->pr.rank)
     return shiro_fail(err, SHIRO_ERR_MISMATCH, "rank %d opened the plan part of rank %d", rank, plan->pr.rank);
-  if (o->dtype != SHIRO_FLOAT32 && o->dtype != SHIRO_FLOAT64)
-    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown dtype %d", (int)o->dtype);
+  if (o->dtype != SHIRO_FLOAT32 && o->dtype != SHIRO_FLOAT64 && o->dtype != SHIRO_BFLOAT16 && o->dtype != SHIRO_FLOAT16)
+    return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: unknown dtype %d (expected SHIRO_FLOAT32, SHIRO_FLOAT64, "
+                                          "SHIRO_BFLOAT16 or SHIRO_FLOAT16)",
+                      (int)o->dtype);
   if (o->n < 1 || o->n > INT_MAX)
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: N = %lld, expected 1 .. %d", (long long)o->n, INT_MAX);
 #if !SHIRO_HAVE_CUDA
@@ -70,7 +72,12 @@ static void count_traffic(shiro_ctx *c) {
   c->traffic.bytes_received = c->traffic.rows_received * c->opts.n * (int64_t)c->esz;
 }
 
-static const char *dtype_name(int64_t d) { return d == SHIRO_FLOAT32 ? "float32" : "float64"; }
+const char *ctx_dtype_name(int64_t d) {
+  return d == SHIRO_FLOAT32 ? "float32" : d == SHIRO_FLOAT64 ? "float64"
+      : d == SHIRO_BFLOAT16                                  ? "bfloat16"
+      : d == SHIRO_FLOAT16                                   ? "float16"
+                                                             : "an unknown type";
+}
 static const char *backend_name(int64_t b) { return b == SHIRO_BACKEND_CUDA ? "cuda" : b == SHIRO_BACKEND_SIM ? "sim"
                                                                                                               : "cpu"; }
 
@@ -93,7 +100,7 @@ static shiro_status agree_options(MPI_Comm comm, const shiro_ctx_options *o, shi
                       (long long)lo[0], (long long)-hi_neg[0]);
   if (lo[1] != -hi_neg[1])
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different value types (%s and %s)",
-                      dtype_name(lo[1]), dtype_name(-hi_neg[1]));
+                      ctx_dtype_name(lo[1]), ctx_dtype_name(-hi_neg[1]));
   if (lo[2] != -hi_neg[2])
     return shiro_fail(err, SHIRO_ERR_ARG, "shiro_ctx_create: the ranks asked for different backends (%s and %s)",
                       backend_name(lo[2]), backend_name(-hi_neg[2]));
@@ -148,7 +155,9 @@ shiro_status shiro_ctx_create(shiro_plan *plan, MPI_Comm comm, const shiro_ctx_o
     memcpy(c->threads_why, why, sizeof why);
     c->opts = *opts;
     c->n = opts->n;
-    c->esz = opts->dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
+    c->esz = opts->dtype == SHIRO_FLOAT64 ? sizeof(double) : opts->dtype == SHIRO_FLOAT32 ? sizeof(float)
+                                                                                          : sizeof(uint16_t);
+    c->vsz = opts->dtype == SHIRO_FLOAT64 ? sizeof(double) : sizeof(float);
     layout_reset(c); /* dense rows until a shiro_spmm_layout call says otherwise */
     c->comm = dup;
     c->be = &cpu_backend;
@@ -298,7 +307,7 @@ shiro_status ctx_checked(shiro_ctx *c, int dir, const void *in, void *out, int64
              what, (long long)lo, (long long)hi, rank, (long long)n);
   else if (dtype != c->opts.dtype)
     snprintf(c->error, sizeof c->error, "%s: rank %d passed %s values, the context was made for %s", what, rank,
-             dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
+             ctx_dtype_name(dtype), ctx_dtype_name(c->opts.dtype));
   else if ((!in && in_rows > 0) || (!out && out_rows > 0))
     snprintf(c->error, sizeof c->error, "%s: rank %d passed a NULL %s", what, rank, !in && in_rows > 0 ? nin : nout);
   else {

@@ -64,14 +64,18 @@ struct shiro_ctx {
   int64_t n; /* the call's width, the columns of B and C (1 .. opts.n): opts.n but during a
                                 call of another width (shiro_spmm_n; width.c), whose rows are packed at n
                                 values in B, C, S and R alike */
-  size_t esz; /* bytes per value */
+  size_t esz; /* bytes per value of B and C (and of the rows on the wire): 2, 4 or 8 */
+  size_t vsz; /* bytes per value of A and of the kernels' arithmetic: 4 (float32 and the 16-bit
+                                types, which compute in float32) or 8 */
+  const void *call_in; /* the call in progress's input (B, or Y) and output (C, or X), set by */
+  void *call_out; /* interp_begin for the backends' begin and finish */
   const backend *be; /* the backend running this context */
   void *state; /* the backend's own state (owned by it) */
   /* What the interpreter prepared (interp_prepare; the transposed program at the first transposed call): */
   rt_program prog[2]; /* RT_FORWARD, RT_TRANSPOSE */
   int dir; /* the program the current call runs (backends' start/wait look here) */
   const void *val; /* the plan's values in the context's type: pr.val (float64) or valf */
-  float *valf; /* float32 contexts: the values rounded once (owned), else NULL */
+  float *valf; /* float32 and 16-bit contexts: the values rounded once (owned), else NULL */
   double *vald; /* float64 contexts after shiro_ctx_set_values: the values (owned), else NULL */
   rt_values xv; /* shiro_ctx_set_values' exchange (values.c) */
   int64_t rows[PROG_NBUF]; /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
@@ -135,6 +139,10 @@ typedef shiro_status (*interp_hook)(shiro_ctx *c, int64_t o, void *arg);
  * nothing. Failures: c->error. */
 shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg);
 
+/* interp.c: the start of a call of program dir on in and out: c->dir, c->call_in, c->call_out set,
+ * then the backend's begin (if any). interp_run and split.c's begin start every call here. */
+shiro_status interp_begin(shiro_ctx *c, int dir, const void *in, void *out);
+
 /* interp.c: ops lo .. hi-1 of program dir in program order (no begin, no finish: interp_run adds
  * them; split.c runs a call in two parts). Allocates nothing. Failures: c->error. */
 shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
@@ -176,6 +184,9 @@ shiro_status split_begin(shiro_ctx *c, int dir, const void *in, void *out, const
 shiro_status layout_split_end(shiro_ctx *c, shiro_status st);
 /* layout.c: frees the staging rows of calls in another layout. */
 void layout_release(shiro_ctx *c);
+
+/* ctx.c: "float32", "float64", "bfloat16", "float16" (or "an unknown type"). Pure. */
+const char *ctx_dtype_name(int64_t dtype);
 
 /* ctx.c: the checks of shiro_spmm_checked for either direction (dir), the width n agreed on across the
  * ranks, then the call at width n. Collective. */

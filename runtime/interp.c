@@ -54,7 +54,7 @@ shiro_status interp_prepare(shiro_ctx *c) {
     return SHIRO_ERR_NOMEM;
   }
   c->val = pr->val;
-  if (c->opts.dtype == SHIRO_FLOAT32 && pr->nval) {
+  if (c->opts.dtype != SHIRO_FLOAT64 && pr->nval) { /* float32 and the 16-bit types: float32 values */
     c->valf = malloc((size_t)pr->nval * sizeof *c->valf);
     if (!c->valf) {
       snprintf(c->error, sizeof c->error, "out of memory (float copy of %lld values)", (long long)pr->nval);
@@ -127,9 +127,15 @@ int64_t interp_first_wait(const rt_program *p) {
   return p->nops;
 }
 
-shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg) {
+shiro_status interp_begin(shiro_ctx *c, int dir, const void *in, void *out) {
   c->dir = dir;
-  shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
+  c->call_in = in;
+  c->call_out = out;
+  return c->be->begin ? c->be->begin(c) : SHIRO_OK;
+}
+
+shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp_hook hook, void *arg) {
+  shiro_status st = interp_begin(c, dir, in, out);
   if (st == SHIRO_OK) st = interp_ops(c, dir, in, out, 0, c->prog[dir].nops, hook, arg);
   return c->be->finish ? c->be->finish(c, st) : st;
 }

@@ -29,18 +29,21 @@ shiro_status mpi_xport_setup(mpi_xport *x, const rt_stages *sg, MPI_Comm comm, s
   x->cur = x->req;
   x->comm = comm;
   x->n = n;
-  x->value = dtype == SHIRO_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
-  x->esz = dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double);
+  /* the 16-bit types move as their bits (MPI has no bfloat16; nothing is reduced) */
+  x->value = dtype == SHIRO_FLOAT32 ? MPI_FLOAT : dtype == SHIRO_FLOAT64 ? MPI_DOUBLE
+                                                                         : MPI_UINT16_T;
+  x->esz = dtype == SHIRO_FLOAT32 ? sizeof(float) : dtype == SHIRO_FLOAT64 ? sizeof(double)
+                                                                           : sizeof(uint16_t);
   for (int k = 0; k < PROG_NBUF; k++) x->base[k] = base[k];
   if (!x->req || !x->alt || !x->rec || !x->first) {
     snprintf(msg, 512, "out of memory (%lld persistent requests)", (long long)sg->nx);
     return SHIRO_ERR_NOMEM;
   }
-  int rc = MPI_Type_contiguous((int)n, dtype == SHIRO_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE, &x->row_type);
+  int rc = MPI_Type_contiguous((int)n, x->value, &x->row_type);
   x->have_type = rc == MPI_SUCCESS;
   if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&x->row_type);
   if (rc != MPI_SUCCESS) return mpi_failed(msg, rc, "MPI_Type_contiguous of a row", -1);
-  const size_t row_bytes = (size_t)n * (dtype == SHIRO_FLOAT32 ? sizeof(float) : sizeof(double));
+  const size_t row_bytes = (size_t)n * x->esz;
   for (int32_t s = 0; s < sg->nstages; s++) {
     const rt_stage *g = &sg->stage[s];
     x->first[s] = x->nreq;

@@ -30,7 +30,7 @@ typedef struct mpi_xport {
   const int64_t **rec; /* [nreq] the exchange record of each request */
   void *base[PROG_NBUF]; /* the buffers the records' offsets are in */
   MPI_Comm comm;
-  MPI_Datatype value; /* MPI_FLOAT or MPI_DOUBLE */
+  MPI_Datatype value; /* MPI_FLOAT, MPI_DOUBLE, or MPI_UINT16_T (the 16-bit types' bits) */
   size_t esz; /* bytes per value */
   int64_t n; /* the width the persistent requests were made for */
   int64_t max_count; /* the most rows of one record */

@@ -59,9 +59,38 @@
 extern "C" {
 #endif
 
-/* Value type of B and C (and of the multiply). */
+/* Value type of B and C (and of the multiply). The 16-bit types hold B, C and
+ * the rows on the wire in 16 bits (uint16_t bit patterns: bfloat16, the upper
+ * half of a float32; or IEEE 754 binary16) and compute in float32: A's values
+ * are kept as float32 (rounded once from the doubles given), the inputs are
+ * widened exactly, products and sums are float32 as in a float32 context, and
+ * each value that leaves float32 is rounded once to nearest even: every
+ * output value, and the partial rows of C that a rank sends (once per hop).
+ * Accuracy: with t the entries of an output value's row (column in the
+ * transposed product), h the hops its partial rows take (1 in flat plans, at
+ * most 3 in two-tier ones), u16 the unit roundoff of the 16-bit type (2^-8
+ * bfloat16, 2^-11 float16) and u32 = 2^-24,
+ *     |C - A·B̃| <= ((h + 1)·u16 + (t + 3)·u32) · (|A|·|B̃|)   (B̃: B as given)
+ * up to second-order terms, and float16 within its range (below 65504 in
+ * magnitude, above 2^-14 for full precision). Plans without partial rows
+ * (strategy col, forward) round each output once: the float32 context's
+ * result on the same inputs, rounded. */
 typedef enum shiro_dtype { SHIRO_FLOAT32 = 0,
-                           SHIRO_FLOAT64 = 1 } shiro_dtype;
+                           SHIRO_FLOAT64 = 1,
+                           SHIRO_BFLOAT16 = 2,
+                           SHIRO_FLOAT16 = 3 } shiro_dtype;
+
+/* A float rounded to the bits of a 16-bit type (dtype SHIRO_BFLOAT16 or
+ * SHIRO_FLOAT16), to nearest even, as the library rounds (NaN stays a quiet
+ * NaN; float16 overflows to infinity and underflows through its subnormals);
+ * and those bits widened to the float they stand for (exact). For filling B
+ * and reading C of a 16-bit context from C code (which has no such type).
+ * Another dtype gives 0 (0.0f).
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
+SHIRO_API uint16_t shiro_float_to_16(shiro_dtype dtype, float x);
+/* The float that the bits h of a 16-bit type stand for (see shiro_float_to_16).
+ * Collective: no. MPI: none needed. Allocates: nothing. Cannot fail. */
+SHIRO_API float shiro_16_to_float(shiro_dtype dtype, uint16_t h);
 
 /* Backend that executes the plan. SIM: the CPU backend under a simulated GPU
  * clock (SimGrid SMPI; only in the libshiro tools/sim/simulate.sh builds, elsewhere
@@ -195,7 +224,7 @@ typedef enum shiro_transport {
 /* Options of a context. Start from shiro_ctx_options_default(). */
 typedef struct shiro_ctx_options {
   shiro_backend backend; /* CPU (default) or CUDA */
-  shiro_dtype dtype; /* FLOAT64 (default) or FLOAT32 */
+  shiro_dtype dtype; /* FLOAT64 (default), FLOAT32, BFLOAT16 or FLOAT16 (CUDA: compiled, not yet run) */
   int64_t n; /* columns of B and C (N >= 1): of every call but those of the _n and
                               * _checked calls, which take any width up to N; default 1 */
   int device; /* CUDA: device ordinal to use; -1 (default): the rank's index among the

@@ -141,9 +141,10 @@ static shiro_status read_model(sim_state *z, int64_t N, shiro_dtype dt, char *ms
     return SHIRO_ERR_ARG;
   }
   /* cuSPARSE CSR x row-major dense (ALG2) on the H200, R-MAT scale 22 (ENVIRONMENT.md §8) */
-  const char *name = dt == SHIRO_FLOAT32 ? "SHIRO_SIM_SPMM_FLOAT" : "SHIRO_SIM_SPMM_DOUBLE";
+  /* the 16-bit types compute in float32: float's rates (their halved bytes count in the memory terms) */
+  const char *name = dt != SHIRO_FLOAT64 ? "SHIRO_SIM_SPMM_FLOAT" : "SHIRO_SIM_SPMM_DOUBLE";
   const char *table = getenv(name);
-  if (!table || !*table) table = dt == SHIRO_FLOAT32 ? "32:1.22,64:1.65,128:2.39" : "32:0.77,64:1.15,128:1.16";
+  if (!table || !*table) table = dt != SHIRO_FLOAT64 ? "32:1.22,64:1.65,128:2.39" : "32:0.77,64:1.15,128:1.16";
   double n[SIM_MAX_POINTS], r[SIM_MAX_POINTS];
   int k = parse_rates(table, n, r);
   if (!k) {
@@ -207,7 +208,9 @@ static shiro_status write_report(const sim_state *z, shiro_ctx *c) {
   const rt_stages *sg = &c->prog[RT_FORWARD].stages;
   fprintf(f, "{\"rank\": %d, \"n\": %lld, \"dtype\": \"%s\", \"compute\": \"%s\", \"spmm_flops_per_s\": %.17g, "
              "\"hbm_bytes_per_s\": %.17g, \"launch_s\": %.17g, \"calls_total\": %lld, \"stages\": [",
-          z->rank, (long long)c->opts.n, c->opts.dtype == SHIRO_FLOAT32 ? "float" : "double", z->model ? "model" : "none",
+          z->rank, (long long)c->opts.n, c->opts.dtype == SHIRO_FLOAT32 ? "float" : c->opts.dtype == SHIRO_FLOAT64 ? "double"
+                                                                                                                   : ctx_dtype_name(c->opts.dtype),
+          z->model ? "model" : "none",
           z->flops_per_s, z->bytes_per_s, z->launch_s, (long long)z->calls);
   for (int32_t s = 0; s < sg->nstages; s++) { /* what this rank sends in each stage of the forward program */
     int64_t msgs = 0, rows = 0, inter = 0;
@@ -269,7 +272,8 @@ static shiro_status sim_setup(shiro_ctx *c) {
   const char *dir = getenv("SHIRO_SIM_REPORT");
   if (dir && *dir)
     snprintf(z->report, sizeof z->report, "%.400s/rank%d-n%lld-%s.json", dir, z->rank, (long long)c->opts.n,
-             c->opts.dtype == SHIRO_FLOAT32 ? "float" : "double");
+             c->opts.dtype == SHIRO_FLOAT32 ? "float" : c->opts.dtype == SHIRO_FLOAT64 ? "double"
+                                                                                       : ctx_dtype_name(c->opts.dtype));
   return read_model(z, c->opts.n, c->opts.dtype, c->error);
 }
 

@@ -40,8 +40,7 @@ shiro_status split_begin(shiro_ctx *c, int dir, const void *in, void *out, const
   if (dir == RT_TRANSPOSE && (st = ctx_ready_transpose(c)) != SHIRO_OK) return named(c, st, what);
   const rt_program *p = &c->prog[dir];
   const int64_t stop = c->opts.backend == SHIRO_BACKEND_CUDA ? p->nops : interp_first_wait(p);
-  c->dir = dir;
-  st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
+  st = interp_begin(c, dir, in, out);
   if (st == SHIRO_OK) st = interp_ops(c, dir, in, out, 0, stop, NULL, NULL);
   if (st != SHIRO_OK || stop == p->nops) {
     st = c->be->finish ? c->be->finish(c, st) : st;

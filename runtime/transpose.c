@@ -421,7 +421,7 @@ shiro_status interp_transpose(shiro_ctx *c) {
   const int64_t *rows = c->rows; /* S and R with their spare rows */
   shiro_status st = check_forward(c, rows, c->error);
   if (st != SHIRO_OK) return st;
-  const size_t row_bytes = c->esz * (size_t)c->opts.n;
+  const size_t row_bytes = c->vsz * (size_t)c->opts.n;
   int64_t nent, nrows_t, span_max, nsplit, ncompute = 0, nrecv = 0, nrecv_rows = 0;
   if (!count_transposed(f, rows[PROG_BUF_B], row_bytes, &nent, &nrows_t, &span_max, &nsplit)) {
     snprintf(c->error, sizeof c->error, "out of memory (transposed program)");
@@ -451,13 +451,13 @@ shiro_status interp_transpose(shiro_ctx *c) {
       split_ent = f->op[o].ptr[f->op[o].nrows] - f->op[o].ptr[0];
   if (!nsplit) split_ent = 0;
   int32_t *tcol = malloc((size_t)(split_ent + 1) * sizeof *tcol);
-  char *tval = malloc((size_t)(split_ent + 1) * c->esz);
+  char *tval = malloc((size_t)(split_ent + 1) * c->vsz);
   int64_t *tsrc = malloc((size_t)(split_ent + 1) * sizeof *tsrc);
   p->store.ptr = calloc((size_t)(nptr_ops + nptr_spare + maxrows + 2), sizeof *p->store.ptr);
   p->store.col = malloc((size_t)(nent + nrecv_rows + 1) * sizeof *p->store.col);
   /* rows: the transposed operators', then the clear ops' lists (at most every row of B, S, R) */
   p->store.rows = malloc((size_t)(nrows_t + rows[PROG_BUF_B] + rows[PROG_BUF_S] + rows[PROG_BUF_R] + 1) * sizeof *p->store.rows);
-  p->store.val = malloc((size_t)(nent + 1) * c->esz);
+  p->store.val = malloc((size_t)(nent + 1) * c->vsz);
   p->store.vsrc = malloc((size_t)(nent + 1) * sizeof *p->store.vsrc);
   p->store.xchg = malloc((size_t)(pr->nx + 1) * PROG_X_WIDTH * sizeof *p->store.xchg);
   p->op = malloc((size_t)(f->nops + nsplit + nrecv + nclear_max + 1) * sizeof *p->op);
@@ -510,11 +510,11 @@ shiro_status interp_transpose(shiro_ctx *c) {
     if (fo->nrows == 0) continue;
     /* only the first op writing X covers all of it: the later ones add, to the rows they reach */
     const int64_t full = x_seen ? 0 : full_rows(fo, rows[PROG_BUF_B]);
-    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->esz, full);
+    transpose_op(fo, &body[nb++], p, &ent, &row, &at_ptr, cnt, c->vsz, full);
     x_seen |= fo->src_buf == PROG_BUF_B;
     int64_t brows; /* (not full: Mᵀ's rows are fo's distinct source rows) */
     const int64_t k = split_blocks(fo, row_bytes, full, body[nb - 1].nrows, &brows);
-    if (k > 1) split_op(body, &nb, k, brows, p, &row, &at_ptr, c->esz, tcol, tval, tsrc);
+    if (k > 1) split_op(body, &nb, k, brows, p, &row, &at_ptr, c->vsz, tcol, tval, tsrc);
   }
   /* 3. assign or add, and which rows must start from zero: follow the writes in program order.
    *    A WAIT of the transposed program completes its stage's receives: they write their rows. */

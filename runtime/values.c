@@ -143,10 +143,10 @@ done:;
 }
 
 /* The forward values, writable: float64 contexts get their own copy of the plan's (then their ops
- * point at it); float32 contexts have one already (valf). 0 when out of memory. */
+ * point at it); float32 and 16-bit contexts have one already (valf). 0 when out of memory. */
 static int own_values(shiro_ctx *c) {
   const prog_rank *pr = &c->plan->pr;
-  if (c->opts.dtype == SHIRO_FLOAT32 || c->vald || pr->nval == 0) return 1;
+  if (c->opts.dtype != SHIRO_FLOAT64 || c->vald || pr->nval == 0) return 1;
   c->vald = malloc((size_t)pr->nval * sizeof *c->vald);
   if (!c->vald) return 0;
   memcpy(c->vald, pr->val, (size_t)pr->nval * sizeof *c->vald);
@@ -173,7 +173,7 @@ static shiro_status install(shiro_ctx *c, const double *got) {
         nent = t->op[o].ptr[t->op[o].nrows];
     for (int64_t s = 0; s < nent; s++)
       if (t->store.vsrc[s] >= 0)
-        memcpy((char *)t->store.val + (size_t)s * c->esz, (const char *)c->val + (size_t)t->store.vsrc[s] * c->esz, c->esz);
+        memcpy((char *)t->store.val + (size_t)s * c->vsz, (const char *)c->val + (size_t)t->store.vsrc[s] * c->vsz, c->vsz);
   }
   shiro_status st = SHIRO_OK;
   if (c->be->values) {

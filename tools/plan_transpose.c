@@ -45,6 +45,7 @@ shiro_status plan_transpose_rank(const prog_rank *fwd, plan_transposed *out, shi
   c->plan = plan;
   c->opts.dtype = SHIRO_FLOAT64;
   c->esz = sizeof(double);
+  c->vsz = sizeof(double);
   out->ctx = c;
   shiro_status st = interp_prepare(c);
   if (st == SHIRO_OK) st = interp_transpose(c);

@@ -47,7 +47,8 @@ typedef struct options {
   int auto_strategy; /* --strategy auto, the default when 1 < G < R: the strategy predicted fastest */
   int cpu_auto; /* --strategy auto-cpu: joint or col, whichever's busiest rank costs less (work_choice.h) */
   int64_t n; /* --n: the columns of B predictions are for (default 64) */
-  int dbl; /* --dtype double (default float) */
+  int vbytes; /* --dtype: bytes per value, 8 double, 4 float (default), 2 bfloat16 / float16 */
+  const char *dtype; /* its name */
   const char *format; /* "mtx", "edgelist" or "csr-h5" */
   int base; /* edgelist: 0- or 1-based ids */
   int64_t rows, cols; /* edgelist: size given, 0: max id + 1 */
@@ -94,7 +95,8 @@ static void usage(FILE *f) {
           "                     time per call (default for auto: tsubame4's links, G GPUs per node)\n"
           "  --effort E         fast (default) | exhaustive: how auto weighs partitions (man page)\n"
           "  --floor, --no-floor  the rows and time no schedule can beat (default: with a machine)\n"
-          "  --n N, --dtype T   the N (default 64) and float|double (default float) predicted for,\n"
+          "  --n N, --dtype T   the N (default 64) and float|double|bfloat16|float16 (default float)\n"
+          "                     predicted for (bytes per value 4|8|2|2),\n"
           "                     and the N --partition work balances for\n"
           "  --format F         mtx (default: Matrix Market, plain or .gz) | edgelist (SNAP: 'u v' or\n"
           "                     'u v value' per line, '#'/'%%' comments) | csr-h5 (HDF5: /indptr,\n"
@@ -149,11 +151,15 @@ static int parse(int argc, char **argv, options *o) {
       if (!(val = cli_value(prog, argc, argv, &i)) || !cli_int(prog, a, val, 1, 1 << 20, &o->n)) return 0;
     } else if (!strcmp(a, "--dtype")) {
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
-      if (strcmp(val, "float") && strcmp(val, "double")) {
-        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float or double)\n", prog, val);
+      if (strcmp(val, "float") && strcmp(val, "double") && strcmp(val, "bfloat16") && strcmp(val, "float16")) {
+        fprintf(stderr, "%s: --dtype: unknown type '%s' (expected float, double, bfloat16 or float16)\n", prog, val);
         return 0;
       }
-      o->dbl = !strcmp(val, "double");
+      o->dtype = !strcmp(val, "double") ? "double" : !strcmp(val, "float") ? "float"
+          : !strcmp(val, "bfloat16")                                       ? "bfloat16"
+                                                                           : "float16";
+      o->vbytes = !strcmp(val, "double") ? 8 : !strcmp(val, "float") ? 4
+                                                                     : 2;
     } else if (!strcmp(a, "--strategy")) {
       shiro_error e;
       if (!(val = cli_value(prog, argc, argv, &i))) return 0;
@@ -233,6 +239,10 @@ static int parse(int argc, char **argv, options *o) {
     else o->strategy = STRAT_JOINT;
   }
   if (!o->n) o->n = 64;
+  if (!o->vbytes) {
+    o->vbytes = 4;
+    o->dtype = "float";
+  }
   if (o->cpu_auto && !o->partition_given) o->partition = "work";
   if (o->cpu_auto && !strcmp(o->partition, "time")) {
     fprintf(stderr, "%s: --strategy auto-cpu: --partition time balances a network's links, auto-cpu the ranks' CPU "
@@ -371,7 +381,7 @@ static void print_floor(const options *o, const predictions *P, const plan_choic
   if (P->m && P->have[o->strategy]) {
     const char *term;
     int32_t at;
-    const double fl = plan_floor_time(f, P->m, (size_t)o->n * (o->dbl ? sizeof(double) : sizeof(float)), &term, &at);
+    const double fl = plan_floor_time(f, P->m, (size_t)o->n * (size_t)o->vbytes, &term, &at);
     const double pr = P->pred[o->strategy].time_s;
     if (fl > 0)
       fprintf(stderr, "  predicted %.4f ms, floor %.4f ms (%.2fx the floor; the floor's term: %s of %s %d)\n", pr * 1e3,
@@ -401,7 +411,7 @@ static void print_floor_json(const options *o, const predictions *P, const plan_
   printf(", \"floor\": {\"time_s\": ");
   const char *term = "none";
   int32_t at = 0;
-  if (P->m) printf("%.9g", plan_floor_time(&c->floor, P->m, (size_t)o->n * (o->dbl ? sizeof(double) : sizeof(float)), &term, &at));
+  if (P->m) printf("%.9g", plan_floor_time(&c->floor, P->m, (size_t)o->n * (size_t)o->vbytes, &term, &at));
   else printf("null");
   printf(", \"term\": \"%s\", \"at\": %d, \"seconds\": %.6f, ", P->m ? term : "none", (int)at, c->floor_s);
   print_floor_level("node", &c->floor.node);
@@ -429,7 +439,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
     }
     if (P->m)
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", P->m->name, P->m->path,
-              (long long)o->n, o->dbl ? "double" : "float", o->auto_strategy ? "; auto chose " : "",
+              (long long)o->n, o->dtype, o->auto_strategy ? "; auto chose " : "",
               o->auto_strategy ? strategy_name(o->strategy) : "");
     if (c->floor_have) print_floor(o, P, c);
     if (c->hybrid_have)
@@ -541,7 +551,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
                                                                                                    : "given");
     if (P->m) cli_json_string(stdout, P->m->name);
     else printf("null");
-    if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dbl ? "double" : "float");
+    if (P->m) printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)o->n, o->dtype);
     if (c->floor_have) print_floor_json(o, P, c);
     if (c->hybrid_have)
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
@@ -579,7 +589,7 @@ int main(int argc, char **argv) {
   sc_csr *A = NULL;
   predictions P = {0};
   sc_machine mach;
-  size_t row_bytes = (size_t)o.n * (o.dbl ? sizeof(double) : sizeof(float));
+  size_t row_bytes = (size_t)o.n * (size_t)o.vbytes;
   cost_model cm = {0};
   timings t = {0};
   char *out = NULL;

@@ -1,6 +1,6 @@
 /* shiro-spmm — the example application: replays a plan under mpirun.
  *
- *   mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]]
+ *   mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double|bfloat16|float16[,...]]
  *                           [--iters K] [--warmup W] [--check MATRIX.mtx]
  *                           [--transpose | --direction forward|transpose|both]
  *                           [--backend cpu|cuda|sim] [--transport auto|nccl|mpi] [--device D]
@@ -19,7 +19,12 @@
  *
  * u = 2^-24 (float) or 2^-53 (double), nnz_i the nonzeros of row i: the
  * classical bound for a sum of nnz_i products in any order, plus the rounding
- * of A's values to the value type. A violation exits with status 1.
+ * of A's values to the value type. bfloat16 and float16 (computed in float32,
+ * rounded once per hop of a partial row and once at the end; shiro.h) are
+ * compared with the same float64 reference on B's unrounded values, within
+ * ((h + 2)·u16 + (nnz_i + 4)·2^-24) · (|A|·|B|)_ic, u16 = 2^-8 (bfloat16) or
+ * 2^-11 (float16), h = 3 for two-tier strategies and 1 otherwise: the bound
+ * of shiro.h plus the rounding of B to 16 bits. A violation exits with status 1.
  *
  * --transpose (--direction transpose) runs X = Aᵀ·Y instead (shiro_spmm_transpose
  * from the same plan): each rank fills its rows of Y (laid out like C) with the
@@ -89,7 +94,35 @@ enum { DIR_FORWARD = 1,
        DIR_TRANSPOSE = 2,
        BOTH_ROUNDS = 5 };
 
-/* The value of B at global row g, column c: ±(1 + h/256), exact in float and double. */
+static int is16(shiro_dtype dt) { return dt == SHIRO_BFLOAT16 || dt == SHIRO_FLOAT16; }
+static size_t dt_size(shiro_dtype dt) { return dt == SHIRO_FLOAT64 ? 8 : dt == SHIRO_FLOAT32 ? 4
+                                                                                             : 2; }
+static const char *dt_name(shiro_dtype dt) {
+  return dt == SHIRO_FLOAT32 ? "float" : dt == SHIRO_FLOAT64 ? "double"
+      : dt == SHIRO_BFLOAT16                                 ? "bfloat16"
+                                                             : "float16";
+}
+/* Value i of an array of type dt, as a double; v stored at i in that type (rounded to nearest even). */
+static double dt_get(shiro_dtype dt, const void *p, int64_t i) {
+  return dt == SHIRO_FLOAT64 ? ((const double *)p)[i] : dt == SHIRO_FLOAT32 ? (double)((const float *)p)[i]
+                                                                            : (double)shiro_16_to_float(dt, ((const uint16_t *)p)[i]);
+}
+static void dt_put(shiro_dtype dt, void *p, int64_t i, double v) {
+  if (dt == SHIRO_FLOAT64) ((double *)p)[i] = v;
+  else if (dt == SHIRO_FLOAT32) ((float *)p)[i] = (float)v;
+  else ((uint16_t *)p)[i] = shiro_float_to_16(dt, (float)v);
+}
+/* The check's bound for an entry of `terms` products whose |A|·|B| is `mass` (the header's). */
+static double dt_tol(shiro_dtype dt, const char *strategy, int64_t terms, double mass) {
+  if (!is16(dt)) return (double)(terms + 3) * (dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53)) * mass * 1.01 + 1e-300;
+  const int two_tier = !strcmp(strategy, "hier") || !strcmp(strategy, "group") || !strcmp(strategy, "cola") ||
+      !strcmp(strategy, "hybrid");
+  const double u16 = dt == SHIRO_BFLOAT16 ? ldexp(1.0, -8) : ldexp(1.0, -11);
+  return ((two_tier ? 5 : 3) * u16 + (double)(terms + 4) * ldexp(1.0, -24)) * mass * 1.01 + 1e-300;
+}
+
+/* The value of B at global row g, column c: ±(1 + h/256), exact in float and double (and float16;
+ * bfloat16 rounds it). */
 static double b_value(int64_t g, int64_t c) {
   uint64_t h = (uint64_t)g * 0x9E3779B97F4A7C15ull + (uint64_t)c * 0xC2B2AE3D27D4EB4Full + 0x165667B19E3779F9ull;
   h ^= h >> 29;
@@ -101,14 +134,15 @@ static double b_value(int64_t g, int64_t c) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype float|double[,...]] [--iters K]\n"
+          "usage: mpirun -np R shiro-spmm PLAN.h5 [--n N[,N...]] [--dtype T[,...]] [--iters K]\n"
           "                  [--warmup W] [--check MATRIX.mtx] [--backend cpu|cuda|sim]\n"
           "                  [--transport auto|nccl|mpi] [--device D] [--threads T] [--layout row|col|both]\n"
           "                  [--transpose | --direction forward|transpose|both]\n"
           "       shiro-spmm --help | --version\n"
           "  R                 the plan's rank count (shiro-plan --ranks)\n"
           "  --n N[,N...]      columns of B and C; one run per value (default 32)\n"
-          "  --dtype T[,...]   float | double; one run per value and N (default double)\n"
+          "  --dtype T[,...]   float | double | bfloat16 | float16 (16-bit B, C and messages,\n"
+          "                    float32 arithmetic); one run per value and N (default double)\n"
           "  --iters K         timed calls per run (default 10)\n"
           "  --warmup W        untimed calls before them (default 1)\n"
           "  --check MATRIX    compare C with a serial reference from the Matrix Market file\n"
@@ -147,8 +181,10 @@ static int parse_list(const char *opt, const char *text, options *o, int is_n) {
       o->nn++;
     } else if (!strcmp(tok, "float") || !strcmp(tok, "float32")) o->dt[o->ndt++] = SHIRO_FLOAT32;
     else if (!strcmp(tok, "double") || !strcmp(tok, "float64")) o->dt[o->ndt++] = SHIRO_FLOAT64;
+    else if (!strcmp(tok, "bfloat16")) o->dt[o->ndt++] = SHIRO_BFLOAT16;
+    else if (!strcmp(tok, "float16")) o->dt[o->ndt++] = SHIRO_FLOAT16;
     else {
-      fprintf(stderr, "%s: %s: expected float or double, found '%s'\n", prog, opt, tok);
+      fprintf(stderr, "%s: %s: expected float, double, bfloat16 or float16, found '%s'\n", prog, opt, tok);
       return 0;
     }
   }
@@ -255,7 +291,7 @@ static uint64_t rows_digest(const sc_csr *A, const shiro_plan_info *in) {
 
 /* Worst (|C - ref| / bound) over this rank's rows; > 1 means the check failed. */
 static double check_rows(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *C) {
-  double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53), worst = 0;
+  double worst = 0;
   for (int64_t i = 0; i < in->c_rows; i++) {
     int64_t g = in->c_global[i], len = A->Ap[g + 1] - A->Ap[g];
     for (int64_t c = 0; c < n; c++) {
@@ -265,8 +301,8 @@ static double check_rows(const sc_csr *A, const shiro_plan_info *in, shiro_dtype
         ref += A->Ax[t] * b;
         bound += fabs(A->Ax[t] * b);
       }
-      double got = dt == SHIRO_FLOAT32 ? (double)((const float *)C)[i * n + c] : ((const double *)C)[i * n + c];
-      double tol = (double)(len + 3) * u * bound * 1.01 + 1e-300; /* 1.01: the reference's own rounding */
+      double got = dt_get(dt, C, i * n + c);
+      double tol = dt_tol(dt, in->strategy, len, bound); /* 1.01 in it: the reference's own rounding */
       double r = fabs(got - ref) / tol;
       if (!(r <= worst)) worst = r; /* NaN propagates as a failure */
     }
@@ -430,7 +466,7 @@ typedef struct direction {
  * success (on failure the caller frees what was made with free_direction). */
 static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shiro_dtype dt, int64_t n, int on_gpu,
                            int col, int rank) {
-  const size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
+  const size_t esz = dt_size(dt);
   const int64_t in_rows = dir == DIR_FORWARD ? in->b_rows : in->c_rows;
   const int64_t *in_ids = dir == DIR_FORWARD ? in->b_global : in->c_global;
   memset(d, 0, sizeof *d);
@@ -454,9 +490,7 @@ static int setup_direction(direction *d, int dir, const shiro_plan_info *in, shi
   }
   for (int64_t i = 0; i < in_rows; i++)
     for (int64_t c = 0; c < n; c++) {
-      double v = b_value(in_ids[i], c);
-      if (dt == SHIRO_FLOAT32) ((float *)d->hin)[i * n + c] = (float)v;
-      else ((double *)d->hin)[i * n + c] = v;
+      dt_put(dt, d->hin, i * n + c, b_value(in_ids[i], c));
     }
   for (int64_t i = 0; col && i < in_rows; i++) /* the same values, column-major */
     for (int64_t c = 0; c < n; c++) memcpy((char *)d->lin + (size_t)(i + c * in_rows) * esz, (char *)d->hin + (size_t)(i * n + c) * esz, esz);
@@ -490,7 +524,7 @@ static int calls(shiro_ctx *ctx, const direction *d, int64_t k, int rank) {
 /* Worst (|X - ref| / bound) over this rank's rows of X = Aᵀ·Y, Y(i, c) = b_value(i, c); > 1: failed.
  * The bound of row j is that of a sum of its column's terms_j products, like check_rows's. */
 static double check_transposed(const sc_csr *A, const shiro_plan_info *in, shiro_dtype dt, int64_t n, const void *X) {
-  double u = dt == SHIRO_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53), worst = 0;
+  double worst = 0;
   int64_t *local = malloc(((size_t)A->k + 1) * sizeof *local), *terms = calloc((size_t)in->b_rows + 1, sizeof *terms);
   double *ref = calloc((size_t)(in->b_rows * n) + 1, sizeof *ref), *bound = calloc((size_t)(in->b_rows * n) + 1, sizeof *bound);
   if (!local || !terms || !ref || !bound) {
@@ -513,8 +547,8 @@ static double check_transposed(const sc_csr *A, const shiro_plan_info *in, shiro
     }
   for (int64_t l = 0; l < in->b_rows; l++)
     for (int64_t c = 0; c < n; c++) {
-      double got = dt == SHIRO_FLOAT32 ? (double)((const float *)X)[l * n + c] : ((const double *)X)[l * n + c];
-      double tol = (double)(terms[l] + 3) * u * bound[l * n + c] * 1.01 + 1e-300;
+      double got = dt_get(dt, X, l * n + c);
+      double tol = dt_tol(dt, in->strategy, terms[l], bound[l * n + c]);
       double r = fabs(got - ref[l * n + c]) / tol;
       if (!(r <= worst)) worst = r; /* NaN propagates as a failure */
     }
@@ -539,7 +573,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   co.threads = (int)o->threads;
   shiro_ctx *ctx = NULL;
   shiro_error err = {{0}};
-  size_t esz = dt == SHIRO_FLOAT32 ? 4 : 8;
+  size_t esz = dt_size(dt);
   shiro_status cs = shiro_ctx_create(plan, MPI_COMM_WORLD, &co, &ctx, &err);
   if (cs != SHIRO_OK) {
     int skip = o->backend == SHIRO_BACKEND_CUDA && no_cuda(cs, err.message), anyskip = 0;
@@ -595,7 +629,7 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   for (int k = 0; k < 4; k++) fail |= !(wmax[k] <= 1.0);
   for (int k = 0; rank == 0 && k < nd; k++) {
     printf("shiro-spmm: %s, %d ranks, %s, %s, N=%lld %s%s%s: %.3f ms/call over %lld calls, %.3f MB moved/call (%.3f MB inter-node)",
-           o->plan, in->ranks, in->strategy, on_gpu ? "cuda" : "cpu", (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double",
+           o->plan, in->ranks, in->strategy, on_gpu ? "cuda" : "cpu", (long long)n, dt_name(dt),
            d[k].dir == DIR_TRANSPOSE ? ", transposed (X = A^T.Y)" : "", d[k].lin ? ", column-major" : "", 1e3 * d[k].best,
            (long long)o->iters, (double)all[0] / 1e6, (double)all[1] / 1e6);
     if (nd >= 2) printf(" (best of %d rounds)", rounds);
@@ -605,15 +639,15 @@ static int run_one(shiro_plan *plan, const shiro_plan_info *in, const options *o
   const int per_dir = o->col == 2 ? 2 : 1; /* d[]: per direction, row-major then column-major */
   for (int k = 0; rank == 0 && !anybad && o->dirs == (DIR_FORWARD | DIR_TRANSPOSE) && k < per_dir; k++)
     printf("shiro-spmm: %s, N=%lld %s%s: transposed/forward time %.3f (%.3f / %.3f ms/call)\n", o->plan, (long long)n,
-           dt == SHIRO_FLOAT32 ? "float" : "double", d[k].lin ? ", column-major" : "", d[k + per_dir].best / d[k].best,
+           dt_name(dt), d[k].lin ? ", column-major" : "", d[k + per_dir].best / d[k].best,
            1e3 * d[k + per_dir].best, 1e3 * d[k].best);
   for (int k = 0; rank == 0 && !anybad && per_dir == 2 && k < nd; k += 2)
     printf("shiro-spmm: %s, N=%lld %s%s: column-major/row-major time %.3f (%.3f / %.3f ms/call)\n", o->plan,
-           (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double", d[k].dir == DIR_TRANSPOSE ? ", transposed" : "",
+           (long long)n, dt_name(dt), d[k].dir == DIR_TRANSPOSE ? ", transposed" : "",
            d[k + 1].best / d[k].best, 1e3 * d[k + 1].best, 1e3 * d[k].best);
   if (!fail && o->overlap) { /* parse() allowed it only for the forward row-major CPU call: d[0] */
     char label[600];
-    snprintf(label, sizeof label, "%s, N=%lld %s", o->plan, (long long)n, dt == SHIRO_FLOAT32 ? "float" : "double");
+    snprintf(label, sizeof label, "%s, N=%lld %s", o->plan, (long long)n, dt_name(dt));
     fail = spmm_overlap(ctx, d[0].hin, d[0].hout, d[0].best, o->iters, rank, label);
   }
   for (int k = 0; k < 4; k++) free_direction(&d[k]);

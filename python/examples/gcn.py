@@ -24,6 +24,10 @@ shiro.torch.GCNConv (no bias) holding W1 and W2. loss.backward() runs the transp
 the same plan; the weight gradients are summed over the ranks (g.allreduce_) and every rank takes
 the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
 
+--dtype bfloat16 trains mixed-precision: float32 weights and Graph, the step under
+torch.autocast("cpu", dtype=torch.bfloat16), whose bfloat16 activations shiro.torch.spmm casts to
+the Graph's float32 contexts (a bfloat16 context moves 16-bit rows: plan.context(n, dtype="bfloat16")).
+
 --time measures the bindings' goal: one training step (forward + backward of both layers) against
 two forward SpMMs plus the dense work (the same step with the SpMMs left out), best of --reps runs
 of --iters steps, the slowest rank's time; the step should be within 2.3x.
@@ -161,15 +165,19 @@ def distributed(args):
             print(f"gcn.py: {args.graph}: {n} nodes, {A.nnz} entries of A + I, {R} ranks, plan {g.plan.strategy}/"
                   f"{g.plan.partition}, {args.dtype}")
         opt = torch.optim.Adam(params, lr=args.lr)
-        for epoch in range(args.epochs):
-            opt.zero_grad()
-            Z = conv2(g, torch.relu(conv1(g, Xl)))
-            loss = torch.nn.functional.cross_entropy(Z, yl, reduction="sum") / n  # this rank's share
-            loss.backward()
-            for p in params:  # every rank takes the same step: the gradients summed over the ranks
-                g.allreduce_(p.grad)
-            log(epoch, float(g.allreduce_(loss.detach().reshape(1)).item()))
-            opt.step()
+        # bfloat16: a CPU autocast region (the layers' products in bfloat16, float32 weights; the
+        # SpMMs take their input in the Graph's float32 contexts). No cast cache: one region spans
+        # every epoch, and the weights change at each step.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.dtype == "bfloat16", cache_enabled=False):
+            for epoch in range(args.epochs):
+                opt.zero_grad()
+                Z = conv2(g, torch.relu(conv1(g, Xl)))
+                loss = torch.nn.functional.cross_entropy(Z.float(), yl, reduction="sum") / n  # this rank's share
+                loss.backward()
+                for p in params:  # every rank takes the same step: the gradients summed over the ranks
+                    g.allreduce_(p.grad)
+                log(epoch, float(g.allreduce_(loss.detach().float().reshape(1)).item()))
+                opt.step()
         if args.time:
             timing(args, comm, g, conv1, conv2, Xl, yl, n)
     return 0
@@ -230,7 +238,8 @@ def main():
                     help="Matrix Market graph (default tests/data/email-Eu-core.mtx)")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--dtype", choices=["float64", "float32", "bfloat16"], default="float64",
+                    help="bfloat16: float32 weights and contexts, the step under torch.autocast(\"cpu\", bfloat16)")
     ap.add_argument("--reference", action="store_true", help="one process, torch.sparse.mm instead of shiro")
     ap.add_argument("--plan", help="an existing plan of A + I for this launch (default: planned here)")
     ap.add_argument("--strategy", help="shiro-plan --strategy (default: shiro-plan's)")

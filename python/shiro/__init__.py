@@ -26,12 +26,32 @@ from ._plan_matrix import PlanWarning, plan_matrix
 
 __version__ = "0.1.0"  # meson.build's project version (tests/python/python_check.py keeps them equal)
 
-__all__ = ["Plan", "Context", "plan_matrix", "PlanWarning", "library_path", "__version__",  # the errors: _lib.ERRORS
+__all__ = ["Plan", "Context", "plan_matrix", "PlanWarning", "library_path", "to_bfloat16", "from_bfloat16", "__version__",  # the errors: _lib.ERRORS
            "Error", "ArgumentError", "OutOfMemoryError", "FileError", "VersionError", "MismatchError", "MPIError",
            "CUDAError", "UnsupportedError", "InternalError"]
 assert set(_lib.ERRORS) <= set(__all__), "shiro.__all__ lacks an error class of _lib.ERRORS"
 
-_DTYPES = {"float32": (_lib.FLOAT32, np.float32), "float64": (_lib.FLOAT64, np.float64)}
+# dtype name -> (shiro_dtype, the numpy dtype of results, the element types an input may have). numpy has
+# no bfloat16: its arrays are uint16 bit patterns (to_bfloat16 / from_bfloat16); float16 takes numpy
+# float16 or such bit patterns; torch tensors of torch.bfloat16 / torch.float16 are taken as they are.
+_DTYPES = {"float32": (_lib.FLOAT32, np.float32, ("float32",)), "float64": (_lib.FLOAT64, np.float64, ("float64",)),
+           "bfloat16": (_lib.BFLOAT16, np.uint16, ("bfloat16", "uint16")),
+           "float16": (_lib.FLOAT16, np.float16, ("float16", "uint16"))}
+_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "bf16": "bfloat16"}
+
+
+def to_bfloat16(x):
+    """A numpy array of floats as bfloat16 bit patterns (uint16), rounded to nearest even as libshiro
+    rounds (NaN stays NaN): what a dtype="bfloat16" context takes from numpy. Local."""
+    b = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    nan = (b & 0x7fffffff) > 0x7f800000
+    r = ((b + 0x7fff + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(nan, ((b >> 16) | 0x40).astype(np.uint16), r)
+
+
+def from_bfloat16(h):
+    """bfloat16 bit patterns (a uint16 array) as float32 values (exact). Local."""
+    return (np.ascontiguousarray(h, np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def library_path():
@@ -221,21 +241,22 @@ class Plan(_Closable):
 
 
 def _array_info(a, what):
-    """(kind, pointer, shape, numpy dtype, device) of a numpy array, a torch tensor or an object with
+    """(kind, pointer, shape, element type name, device) of a numpy array, a torch tensor or an object with
     __cuda_array_interface__; raises Error for anything else or a non-C-contiguous array."""
     if isinstance(a, np.ndarray):
         if not a.flags.c_contiguous:
             raise Error(f"{what}: the array is not C-contiguous (np.ascontiguousarray makes a copy that is)")
-        return "numpy", a.ctypes.data, a.shape, a.dtype, "cpu"
+        return "numpy", a.ctypes.data, a.shape, str(a.dtype), "cpu"
     if type(a).__module__.startswith("torch"):
         import torch
         if isinstance(a, torch.Tensor):
             if not a.is_contiguous():
                 raise Error(f"{what}: the tensor is not contiguous (.contiguous() makes a copy that is)")
-            npdt = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}.get(a.dtype)
-            if npdt is None:
-                raise Error(f"{what}: tensor of {a.dtype}, expected torch.float32 or torch.float64")
-            return "torch", a.data_ptr(), tuple(a.shape), npdt, a.device.type
+            key = {torch.float32: "float32", torch.float64: "float64", torch.bfloat16: "bfloat16",
+                   torch.float16: "float16"}.get(a.dtype)
+            if key is None:
+                raise Error(f"{what}: tensor of {a.dtype}, expected torch.float32, float64, bfloat16 or float16")
+            return "torch", a.data_ptr(), tuple(a.shape), key, a.device.type
     cai = getattr(a, "__cuda_array_interface__", None)
     if cai is not None:
         if cai.get("strides") is not None:
@@ -243,7 +264,7 @@ def _array_info(a, what):
             expect = tuple(int(np.prod(cai["shape"][i + 1:])) * itemsize for i in range(len(cai["shape"])))
             if tuple(cai["strides"]) != expect:
                 raise Error(f"{what}: the device array is not C-contiguous")
-        return "cuda", cai["data"][0], tuple(cai["shape"]), np.dtype(cai["typestr"]), "cuda"
+        return "cuda", cai["data"][0], tuple(cai["shape"]), str(np.dtype(cai["typestr"])), "cuda"
     raise Error(f"{what}: expected a numpy array or a torch tensor, found {type(a).__name__}")
 
 
@@ -264,13 +285,12 @@ class Context(_Closable):
         self.checked = bool(checked)
         self._calls = 0
         self._flags = np.zeros(7, np.int64)
-        if dtype in (np.float32, "float"):
-            dtype = "float32"
-        if dtype in (np.float64, "double"):
-            dtype = "float64"
+        if dtype in (np.float32, np.float64, np.float16):
+            dtype = np.dtype(dtype).name
         dtype = str(dtype).replace("torch.", "")
+        dtype = _ALIASES.get(dtype, dtype)
         if dtype not in _DTYPES:
-            raise Error(f"shiro.Context: dtype {dtype!r}, expected 'float32' or 'float64'")
+            raise Error(f"shiro.Context: dtype {dtype!r}, expected 'float32', 'float64', 'bfloat16' or 'float16'")
         if backend not in _lib.BACKENDS:
             raise Error(f"shiro.Context: backend {backend!r}, expected 'cpu' or 'cuda'")
         if transport not in _lib.TRANSPORTS:
@@ -330,8 +350,9 @@ class Context(_Closable):
         if width is None and (len(shape) != 2 or shape[0] != rows or not 1 <= shape[1] <= self.n):
             raise Error(f"{what}: shape {tuple(shape)}, expected ({rows}, w) with 1 <= w <= {self.n} (this rank's rows x "
                         "a width up to the context's n)")
-        if dt != self.np_dtype:
-            raise Error(f"{what}: dtype {dt}, expected {self.np_dtype} (the context's)")
+        if dt not in _DTYPES[self.dtype][2]:
+            raise Error(f"{what}: dtype {dt}, expected {' or '.join(_DTYPES[self.dtype][2])} (the context's "
+                        f"{self.dtype})")
         want = "cuda" if self.backend == "cuda" else "cpu"
         if dev != want:
             raise Error(f"{what}: a {dev} array, the {self.backend} backend takes {want} arrays")
@@ -340,7 +361,7 @@ class Context(_Closable):
     def _out(self, like, kind, rows, width, out, what):
         if out is None:
             if kind == "numpy":
-                return np.empty((rows, width), self.np_dtype)
+                return np.empty((rows, width), like.dtype)  # float16 or its bit patterns, as given
             if kind == "cuda":
                 raise Error(f"{what}: give out= for a __cuda_array_interface__ array (only numpy arrays and torch "
                             "tensors get a result allocated)")
@@ -426,7 +447,11 @@ class Context(_Closable):
         if not _lib.has("shiro_ctx_set_values"):
             raise Error(f"{_lib.path()} has no shiro_ctx_set_values (an older libshiro)", 9)
         if type(values).__module__.startswith("torch"):
-            values = values.detach().cpu().numpy()
+            values = values.detach().cpu()
+            import torch
+            if values.dtype in (torch.bfloat16, torch.float16):  # bfloat16 has no numpy twin
+                values = values.double()
+            values = values.numpy()
         as_float = getattr(values, "dtype", None) == np.float32 and _lib.has("shiro_ctx_set_values_dtype")
         v = np.ascontiguousarray(values, dtype=np.float32 if as_float else np.float64)
         nnz = self.plan.local_nnz()

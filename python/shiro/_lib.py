@@ -22,7 +22,7 @@ from mpi4py import MPI
 OK = 0
 ERR_ARG = 1
 
-FLOAT32, FLOAT64 = 0, 1
+FLOAT32, FLOAT64, BFLOAT16, FLOAT16 = 0, 1, 2, 3
 BACKENDS = {"cpu": 0, "cuda": 1}
 TRANSPORTS = {"auto": 0, "nccl": 1, "mpi": 2}
 

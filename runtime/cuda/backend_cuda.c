@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "cuda_backend.h"
+#include "cuda_kernels.h"
+#include "half.h"
 
 /* Makes dev current and returns the device that was current (-1 if none could be read). */
 static int enter_device(int dev) {
@@ -39,8 +41,12 @@ static void cuda_destroy(shiro_ctx *c) {
   cuda_ops_destroy(&s->ops[0]);
   cuda_ops_destroy(&s->ops[1]);
   if (s->sparse) cusparseDestroy(s->sparse);
-  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
+  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++) {
     if (c->buf[b]) cudaFree(c->buf[b]);
+    if (s->wire[b]) cudaFree(s->wire[b]);
+  }
+  if (s->in32) cudaFree(s->in32);
+  if (s->out32) cudaFree(s->out32);
   c->buf[PROG_BUF_S] = c->buf[PROG_BUF_R] = NULL;
   if (s->compute) cudaStreamDestroy(s->compute);
   if (s->comm) cudaStreamDestroy(s->comm);
@@ -61,8 +67,17 @@ static shiro_status setup_local(shiro_ctx *c, cuda_state *s) {
   CUDACHECKGOTO(cudaStreamCreateWithPriority(&s->comm, cudaStreamDefault, hi), st, c->error);
   CUSPARSECHECKGOTO(cusparseCreate(&s->sparse), st, c->error);
   CUSPARSECHECKGOTO(cusparseSetStream(s->sparse, s->compute), st, c->error);
-  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++)
-    if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&c->buf[b], (size_t)rows[b] * s->row_bytes), st, c->error);
+  for (int b = PROG_BUF_S; b <= PROG_BUF_R; b++) {
+    if (rows[b] > 0) CUDACHECKGOTO(cudaMalloc(&c->buf[b], (size_t)rows[b] * (size_t)c->opts.n * c->vsz), st, c->error);
+    if (rows[b] > 0 && half_is16(c->opts.dtype)) CUDACHECKGOTO(cudaMalloc(&s->wire[b], (size_t)rows[b] * s->row_bytes), st, c->error);
+    s->xbuf[b] = half_is16(c->opts.dtype) ? s->wire[b] : c->buf[b];
+  }
+  if (half_is16(c->opts.dtype)) {
+    const prog_rank *pr = &c->plan->pr;
+    const size_t io = (size_t)(pr->b_rows > pr->c_rows ? pr->b_rows : pr->c_rows) * (size_t)c->opts.n * sizeof(float);
+    CUDACHECKGOTO(cudaMalloc((void **)&s->in32, io ? io : 1), st, c->error);
+    CUDACHECKGOTO(cudaMalloc((void **)&s->out32, io ? io : 1), st, c->error);
+  }
   if (s->xport != CUDA_XPORT_NCCL) SHIRO_CHECK_GOTO(cuda_mpi_setup(c, s), st);
 done:
   return st;
@@ -119,17 +134,48 @@ static shiro_status cuda_setup(shiro_ctx *c) {
 
 static shiro_status run_op(shiro_ctx *c, const rt_op *op, void *const bufs[PROG_NBUF]) {
   cuda_state *s = c->state;
+  if (s->in32) { /* 16-bit: the float32 copies of the call's input and output */
+    const int in_buf = c->dir == RT_FORWARD ? PROG_BUF_B : PROG_BUF_C;
+    void *mapped[PROG_NBUF] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+    mapped[in_buf] = s->in32;
+    mapped[PROG_BUF_B + PROG_BUF_C - in_buf] = s->out32;
+    return cuda_ops_run(&s->ops[c->dir], op->index, mapped, c->n, s->compute, c->error);
+  }
   return cuda_ops_run(&s->ops[c->dir], op->index, bufs, c->n, s->compute, c->error);
+}
+
+/* 16-bit: stage `stage`'s ranges to send (out) rounded from c->buf into the wire copies, or those
+ * received (!out) widened back, on the compute stream. */
+static shiro_status convert_ranges(shiro_ctx *c, cuda_state *s, int32_t stage, int out) {
+  shiro_status st = SHIRO_OK;
+  const rt_stages *sg = &c->prog[c->dir].stages;
+  const rt_stage *g = &sg->stage[stage];
+  const int64_t first = out ? g->out_first : g->in_first, count = out ? g->nout : g->nin, n = c->n;
+  const int bf = c->opts.dtype == SHIRO_BFLOAT16;
+  for (int64_t k = first; k < first + count; k++) {
+    const rt_range *r = &sg->ranges[k];
+    float *f = (float *)c->buf[r->buf] + r->row * n;
+    uint16_t *h = (uint16_t *)s->wire[r->buf] + r->row * n;
+    if (out) CUDACHECKGOTO(cuda_half_round(bf, h, n, f, r->count, n, s->compute), st, c->error);
+    else CUDACHECKGOTO(cuda_half_widen(bf, f, h, r->count, n, n, s->compute), st, c->error);
+  }
+done:
+  return st;
 }
 
 static shiro_status cuda_start(shiro_ctx *c, int32_t stage) {
   cuda_state *s = c->state;
+  if (s->in32) {
+    const shiro_status st = convert_ranges(c, s, stage, 1);
+    if (st != SHIRO_OK) return st;
+  }
   return s->xport == CUDA_XPORT_NCCL ? cuda_nccl_start(c, s, stage) : cuda_mpi_start(c, s, stage);
 }
 
 static shiro_status cuda_wait(shiro_ctx *c, int32_t stage) {
   cuda_state *s = c->state;
-  return s->xport == CUDA_XPORT_NCCL ? cuda_nccl_wait(c, s, stage) : cuda_mpi_wait(c, s, stage);
+  const shiro_status st = s->xport == CUDA_XPORT_NCCL ? cuda_nccl_wait(c, s, stage) : cuda_mpi_wait(c, s, stage);
+  return st == SHIRO_OK && s->in32 ? convert_ranges(c, s, stage, 0) : st;
 }
 
 static shiro_status cuda_begin(shiro_ctx *c) {
@@ -137,7 +183,15 @@ static shiro_status cuda_begin(shiro_ctx *c) {
   s->caller_device = enter_device(s->device);
   if (s->aborted)
     return cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "an earlier call aborted this context's NCCL communicator");
-  return SHIRO_OK;
+  shiro_status st = SHIRO_OK;
+  if (s->in32) { /* 16-bit: the call's input widened (B, or Y in C's place) */
+    const prog_rank *pr = &c->plan->pr;
+    const int64_t rows = c->dir == RT_FORWARD ? pr->b_rows : pr->c_rows;
+    CUDACHECKGOTO(cuda_half_widen(c->opts.dtype == SHIRO_BFLOAT16, s->in32, c->call_in, rows, c->n, c->n, s->compute), st,
+                  c->error);
+  }
+done:
+  return st;
 }
 
 static double now_ms(void) {
@@ -189,6 +243,12 @@ done:
  * on the context's streams. Restores the caller's device. */
 static shiro_status cuda_finish(shiro_ctx *c, shiro_status st) {
   cuda_state *s = c->state;
+  if (st == SHIRO_OK && s->out32) { /* 16-bit: the output rounded once */
+    const prog_rank *pr = &c->plan->pr;
+    const int64_t rows = c->dir == RT_FORWARD ? pr->c_rows : pr->b_rows;
+    const cudaError_t e = cuda_half_round(c->opts.dtype == SHIRO_BFLOAT16, c->call_out, c->n, s->out32, rows, c->n, s->compute);
+    if (e != cudaSuccess) st = cuda_notef(c->error, SHIRO_ERR_CUDA, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
+  }
   if (st == SHIRO_OK) st = wait_compute(c, s);
   if (st != SHIRO_OK) {
     /* A stage's NCCL group may wait for peers that will not come: abort it before waiting on the streams. */

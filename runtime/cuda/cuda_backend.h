@@ -40,7 +40,13 @@ typedef struct cuda_state {
   cusparseHandle_t sparse; /* on the compute stream */
   cuda_ops ops[2]; /* the compute ops of each program (RT_FORWARD, RT_TRANSPOSE) */
   void *host[PROG_NBUF]; /* pinned host S and R (staged MPI only); device S and R are c->buf */
-  size_t row_bytes; /* N × value size */
+  size_t row_bytes; /* N × value size on the wire (2 bytes for the 16-bit types) */
+  /* The 16-bit types (the CPU backend's scheme, cpu_backend.c): c->buf holds float32 S and R, the
+   * transport moves the 16-bit wire copies, in32 / out32 are the call's input widened and its output
+   * before rounding; the conversions run on the compute stream (cuda_kernels.cu). */
+  void *wire[PROG_NBUF]; /* [S], [R]: 16-bit (NULL otherwise) */
+  void *xbuf[PROG_NBUF]; /* what the transport moves: wire for the 16-bit types, else c->buf */
+  float *in32, *out32;
   mpi_xport mpi[2]; /* MPI transport: persistent requests of each program */
   ncclComm_t nccl; /* NCCL only; NULL once aborted */
   int aborted; /* 1 after a timeout or an asynchronous NCCL error aborted the communicator */

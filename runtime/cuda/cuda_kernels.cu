@@ -173,3 +173,76 @@ extern "C" cudaError_t cuda_mul_launch(const cuda_mul *m, cudaStream_t stream) {
   if (vb == 8) return launch2<float, 2>(a, g, has_val, stream);
   return launch2<float, 1>(a, g, has_val, stream);
 }
+
+/* The 16-bit conversions: runtime/half.h's integer steps, on the device. */
+__device__ static float dev_bf16_to_f32(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
+__device__ static uint16_t dev_f32_to_bf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+__device__ static float dev_f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3ffu;
+  uint32_t e = (h >> 10) & 0x1fu;
+  if (e == 0x1f) return __uint_as_float(sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));
+  if (e) return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+  if (!m) return __uint_as_float(sign);
+  uint32_t mm = m;
+  e = 113;
+  while (!(mm & 0x400u)) {
+    mm <<= 1;
+    e--;
+  }
+  return __uint_as_float(sign | (e << 23) | ((mm & 0x3ffu) << 13));
+}
+__device__ static uint16_t dev_f32_to_f16(float f) {
+  const uint32_t x = __float_as_uint(f), ax = x & 0x7fffffffu;
+  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {
+    if (ax <= 0x33000000u) return sign;
+    const uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    uint32_t q = m >> shift;
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    return (uint16_t)(sign | q);
+  }
+  uint32_t r = ax - 0x38000000u;
+  r += 0xfffu + ((r >> 13) & 1u);
+  return (uint16_t)(sign | (r >> 13));
+}
+
+__global__ static void half_widen_kernel(int bf, float *dst, const uint16_t *src, int64_t rows, int64_t n, int64_t ld) {
+  const int64_t all = rows * n;
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < all; k += (int64_t)gridDim.x * blockDim.x) {
+    const uint16_t h = src[(k / n) * ld + k % n];
+    dst[k] = bf ? dev_bf16_to_f32(h) : dev_f16_to_f32(h);
+  }
+}
+
+__global__ static void half_round_kernel(int bf, uint16_t *dst, int64_t ld, const float *src, int64_t rows, int64_t n) {
+  const int64_t all = rows * n;
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < all; k += (int64_t)gridDim.x * blockDim.x)
+    dst[(k / n) * ld + k % n] = bf ? dev_f32_to_bf16(src[k]) : dev_f32_to_f16(src[k]);
+}
+
+static unsigned half_blocks(int64_t all) {
+  const int64_t b = (all + 255) / 256;
+  return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+extern "C" cudaError_t cuda_half_widen(int bf, float *dst, const uint16_t *src, int64_t rows, int64_t n, int64_t ld,
+                                       cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  half_widen_kernel<<<half_blocks(rows * n), 256, 0, stream>>>(bf, dst, src, rows, n, ld);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_half_round(int bf, uint16_t *dst, int64_t ld, const float *src, int64_t rows, int64_t n,
+                                       cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  half_round_kernel<<<half_blocks(rows * n), 256, 0, stream>>>(bf, dst, ld, src, rows, n);
+  return cudaGetLastError();
+}

@@ -45,6 +45,15 @@ typedef struct cuda_mul {
  * launch's error (cudaSuccess when nothing was wrong or nrows == 0). */
 SHIRO_CUDA_HIDDEN cudaError_t cuda_mul_launch(const cuda_mul *m, cudaStream_t stream);
 
+/* The 16-bit types (bf = 1: bfloat16, 0: float16), rows × n values: widened from 16 bits at src
+ * (value (i, j) at i·ld + j) into dense float32 rows at dst, or dense float32 rounded (to nearest
+ * even) into 16 bits at dst (i·ld + j). The same integer steps as runtime/half.h, so the same bits as
+ * the CPU backend's conversions. Enqueued on stream; returns the launch's error. */
+SHIRO_CUDA_HIDDEN cudaError_t cuda_half_widen(int bf, float *dst, const uint16_t *src, int64_t rows, int64_t n, int64_t ld,
+                                              cudaStream_t stream);
+SHIRO_CUDA_HIDDEN cudaError_t cuda_half_round(int bf, uint16_t *dst, int64_t ld, const float *src, int64_t rows, int64_t n,
+                                              cudaStream_t stream);
+
 /* The vector width in bytes (16, 8 or 4) and threads per row cuda_mul_launch picks for m. */
 SHIRO_CUDA_HIDDEN void cuda_mul_shape(const cuda_mul *m, int *vec_bytes, int *group);
 

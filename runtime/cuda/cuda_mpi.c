@@ -36,7 +36,7 @@ done:
 }
 
 shiro_status cuda_mpi_load(shiro_ctx *c, cuda_state *s, int d) {
-  void *const *bufs = s->xport == CUDA_XPORT_MPI_STAGED ? s->host : c->buf;
+  void *const *bufs = s->xport == CUDA_XPORT_MPI_STAGED ? s->host : s->xbuf;
   return mpi_xport_setup(&s->mpi[d], &c->prog[d].stages, c->comm, c->opts.dtype, c->opts.n, bufs, c->error);
 }
 
@@ -47,7 +47,7 @@ static shiro_status copy_ranges(shiro_ctx *c, cuda_state *s, int64_t first, int6
     const rt_range *r = &c->prog[c->dir].stages.ranges[i];
     const size_t row_bytes = (size_t)c->n * c->esz; /* the call's width: rows packed as the xport sends them */
     const size_t off = (size_t)r->row * row_bytes, bytes = (size_t)r->count * row_bytes;
-    char *d = (char *)c->buf[r->buf] + off, *h = (char *)s->host[r->buf] + off;
+    char *d = (char *)s->xbuf[r->buf] + off, *h = (char *)s->host[r->buf] + off;
     if (kind == cudaMemcpyDeviceToHost) CUDACHECKGOTO(cudaMemcpyAsync(h, d, bytes, kind, s->compute), st, c->error);
     else CUDACHECKGOTO(cudaMemcpyAsync(d, h, bytes, kind, s->compute), st, c->error);
   }

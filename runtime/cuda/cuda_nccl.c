@@ -48,7 +48,9 @@ done:
 shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   shiro_status st = SHIRO_OK;
   const rt_stage *g = &c->prog[c->dir].stages.stage[stage];
-  const ncclDataType_t t = c->opts.dtype == SHIRO_FLOAT32 ? ncclFloat : ncclDouble;
+  const ncclDataType_t t = c->opts.dtype == SHIRO_FLOAT32 ? ncclFloat : c->opts.dtype == SHIRO_FLOAT64 ? ncclDouble
+      : c->opts.dtype == SHIRO_BFLOAT16                                                                ? ncclBfloat16
+                                                                                                       : ncclFloat16;
   int open = 0;
   if (g->nx == 0) return SHIRO_OK;
   CUDACHECKGOTO(cudaEventRecord(s->filled, s->compute), st, c->error);
@@ -57,7 +59,7 @@ shiro_status cuda_nccl_start(shiro_ctx *c, cuda_state *s, int32_t stage) {
   open = 1;
   for (int64_t i = g->x_first; i < g->x_first + g->nx; i++) {
     const int64_t *r = c->prog[c->dir].stages.xs[i];
-    char *addr = (char *)c->buf[r[XF_BUF]] + (size_t)r[XF_OFF] * (size_t)c->n * c->esz; /* the call's width */
+    char *addr = (char *)s->xbuf[r[XF_BUF]] + (size_t)r[XF_OFF] * (size_t)c->n * c->esz; /* the call's width */
     const size_t count = (size_t)r[XF_COUNT] * (size_t)c->n;
     if (r[XF_DIR] == 0) NCCLCHECKGOTO(ncclSend(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);
     else NCCLCHECKGOTO(ncclRecv(addr, count, t, (int)r[XF_PEER], s->nccl, s->comm), st, c->error);

@@ -67,7 +67,7 @@ def main():
 
         # shiro-spmm: one message per launch, one exit status for all ranks.
         for args, needle in [(["--n", "x"], "--n: expected an integer"), (["--bogus"], "unknown option '--bogus'"),
-                             (["--dtype", "half"], "expected float or double, found 'half'"), ([], "no plan given")]:
+                             (["--dtype", "half"], "expected float, double, bfloat16 or float16, found 'half'"), ([], "no plan given")]:
             s = run([mpirun, "-np", "3", exe["shiro-spmm"]] + ([plan] if args else []) + args)
             expect(s.returncode == 2 and s.stderr.count(needle) == 1 and s.stderr.count("shiro-spmm:") == 1,
                    f"mpirun -np 3 shiro-spmm {' '.join(args)}: '{needle}' once, exit 2", s)

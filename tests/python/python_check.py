@@ -17,9 +17,15 @@ usage: python_check.py BUILD_DIR SOURCE_DIR MODE
           contexts made for 128, 64 and 16 (outputs and every gradient), float32 and float64, two
           changes of values; a width above the context's n on one rank, or different widths on the
           ranks, raise on every rank (checked) and a bad width raises locally (checked=False).
+  half    under mpirun -np 3 (joint) and -np 4 (2 nodes of 2, group): dtype="bfloat16" and "float16"
+          contexts from numpy (uint16 bit patterns, shiro.to_bfloat16; float16) and torch (bfloat16,
+          float16 tensors) give the same bits, within the bound of shiro.h of a float64 product of the
+          rounded inputs (scipy); shiro.torch.spmm's backward in the same type equals ctx.spmm_t; under
+          torch.autocast("cpu", bfloat16) a float32 input is cast and runs through the bfloat16 context
+          (its gradient float32), outside autocast it raises; set_values takes a bfloat16 tensor.
   gcn     python/examples/gcn.py under mpirun -np 4 (2 nodes of 2, group, nnz partition) and in one
           process with torch.sparse.mm (--reference): the losses fall at every epoch, by 30% in all,
-          and agree to 1e-9.
+          and agree to 1e-9; --dtype bfloat16 (autocast) ends within 2% of --dtype float32's loss.
 Exit 0 when every check passed, 1 otherwise, 77 (skipped, with the reason) when no Python at hand has
 numpy, scipy, mpi4py and torch. The interpreter running this one need not: /usr/bin/python3 (Debian's,
 where tools/dev/install-deps.sh installs them) is tried too.
@@ -74,12 +80,12 @@ def driver(build, src, mode):
             if p.returncode != 0:
                 print(f"FAIL ops under mpirun -np {ranks} (G = {gpn}): exit {p.returncode}")
                 failures += 1
-    elif mode == "widths":
+    elif mode in ("widths", "half"):
         for ranks, gpn, strategy in ((3, 1, "joint"), (4, 2, "group")):
-            p = mpirun(ranks, [exe, me, build, src, "widths-worker", str(gpn), strategy], env)
+            p = mpirun(ranks, [exe, me, build, src, mode + "-worker", str(gpn), strategy], env)
             print(p.stdout, end="")
             if p.returncode != 0:
-                print(f"FAIL widths under mpirun -np {ranks} (G = {gpn}, {strategy}): exit {p.returncode}")
+                print(f"FAIL {mode} under mpirun -np {ranks} (G = {gpn}, {strategy}): exit {p.returncode}")
                 failures += 1
     elif mode == "local":
         p = subprocess.run([exe, me, build, src, "local-worker"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -130,6 +136,19 @@ def gcn_check(exe, src, env):
         bad += 1
     if not bad:
         print(f"ok gcn: 30 epochs, loss {a[0]:.6f} -> {a[29]:.6f}, equal to torch.sparse.mm's to 1e-9")
+    # mixed precision: --dtype bfloat16 (autocast, a bfloat16 context) ends within 2% of float32's loss
+    final = {}
+    for dt in ("float32", "bfloat16"):
+        p = mpirun(4, [exe, gcn, "--partition", "nnz", "--gpn", "2", "--strategy", "group", "--dtype", dt] + common, env)
+        ls = losses_of(p.stdout)
+        if p.returncode != 0 or sorted(ls) != list(range(30)) or not ls[29] < 0.7 * ls[0]:
+            print(f"FAIL gcn --dtype {dt}: exit {p.returncode}, losses {ls}\n{p.stdout[-2000:]}")
+            return 1
+        final[dt] = ls[29]
+    rel = abs(final["bfloat16"] - final["float32"]) / final["float32"]
+    print(f"{'ok' if rel <= 0.02 else 'FAIL'} gcn --dtype bfloat16: final loss {final['bfloat16']:.6f}, float32's "
+          f"{final['float32']:.6f} ({100 * rel:.2f}% apart, at most 2%)")
+    bad += rel > 0.02
     return 1 if bad else 0
 
 
@@ -610,6 +629,122 @@ def widths_worker(build, src, gpn, strategy):
     return 1 if bad else 0
 
 
+def half_worker(build, src, gpn, strategy):
+    """The half mode's checks on this rank (see the module's docstring)."""
+    import tempfile
+
+    import numpy as np
+    import scipy.io
+    import torch
+    from mpi4py import MPI
+
+    import shiro
+    import shiro.torch
+    comm = MPI.COMM_WORLD
+    rank, R = comm.Get_rank(), comm.Get_size()
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+            print(f"FAIL rank {rank}: {what}", flush=True)
+
+    A = scipy.io.mmread(os.path.join(src, "tests", "data", "karate.mtx")).tocsr()
+    A = (abs(A) + abs(A.T)).tocsr()
+    A.data = 0.3 + (np.arange(A.nnz) % 7) / 9.0
+    A = A.tocoo()
+    tmp = comm.bcast(tempfile.mkdtemp(prefix="half-") if rank == 0 else None)
+    path = shiro.plan_matrix(A, ranks=R, gpus_per_node=gpn,
+                             strategy=strategy, out=os.path.join(tmp, "g.shiro.h5"), comm=comm)
+    A = A.tocsr()
+    hops = 3 if strategy in ("hier", "group", "cola", "hybrid") else 1
+    n = 8
+    with shiro.Plan(path, comm) as plan:
+        ci, bi = plan.c_global, plan.b_global
+        Al = A[ci]  # this rank's rows of A (all columns)
+        absA = abs(Al)
+        terms = np.diff(Al.indptr)[:, None]
+        g = torch.Generator().manual_seed(3)
+        X0 = torch.randn(A.shape[1], n, generator=g, dtype=torch.float32)
+        Y0 = torch.randn(A.shape[0], n, generator=g, dtype=torch.float32)
+        for dtype, tdt, u16 in (("bfloat16", torch.bfloat16, 2.0 ** -8), ("float16", torch.float16, 2.0 ** -11)):
+            ctx = plan.context(n, dtype=dtype)
+            Xr = X0.to(tdt)  # the rounded inputs, every row
+            Xl = Xr[torch.from_numpy(bi)].contiguous()
+            if dtype == "bfloat16":
+                Bnp = shiro.to_bfloat16(X0[torch.from_numpy(bi)].numpy())
+                expect(np.array_equal(Bnp, Xl.view(torch.int16).numpy().view(np.uint16)),
+                       "shiro.to_bfloat16 rounds as torch does")
+                Cnp = ctx.spmm(Bnp)
+                Cnp_f = shiro.from_bfloat16(Cnp)
+            else:
+                Bnp = X0[torch.from_numpy(bi)].numpy().astype(np.float16)
+                Cnp = ctx.spmm(Bnp)
+                expect(Cnp.dtype == np.float16, "float16 in, float16 out")
+                expect(np.array_equal(ctx.spmm(Bnp.view(np.uint16)), Cnp.view(np.uint16)), "float16 as uint16 bits")
+                Cnp_f = Cnp.astype(np.float32)
+            Ct = ctx.spmm(Xl)
+            expect(Ct.dtype == tdt and np.array_equal(Ct.view(torch.int16).numpy(), np.asarray(Cnp).view(np.int16)),
+                   f"{dtype}: numpy and torch inputs give the same bits")
+            ref = Al @ Xr.double().numpy()
+            bound = ((hops + 1) * u16 + (terms + 3) * 2.0 ** -24) * (absA @ abs(Xr.double().numpy())) * 1.01 + 1e-300
+            err = abs(Cnp_f.astype(np.float64) - ref)
+            expect(np.all(err <= bound), f"{dtype}: C off the bound by {float((err / bound).max()):.3g}")
+            # autograd in the same type: X.grad = Aᵀ·dC, from ctx.spmm_t
+            X = Xl.clone().requires_grad_(True)
+            out = shiro.torch.spmm(ctx, X)
+            (out.float() ** 2).sum().backward()
+            want = ctx.spmm_t((2 * out.detach().float()).to(tdt))
+            expect(X.grad.dtype == tdt and torch.equal(X.grad, want), f"{dtype}: backward is not ctx.spmm_t in {dtype}")
+            Yl = Y0[torch.from_numpy(ci)].to(tdt).contiguous()
+            Xt = ctx.spmm_t(Yl)
+            reft = (A.T.tocsr()[bi] @ Y0.to(tdt).double().numpy())
+            tt = np.diff(A.T.tocsr()[bi].indptr)[:, None]
+            boundt = ((hops + 1) * u16 + (tt + 3) * 2.0 ** -24) * (abs(A.T.tocsr()[bi]) @ abs(Y0.to(tdt).double().numpy())) * 1.01
+            expect(np.all(abs(Xt.double().numpy() - reft) <= boundt + 1e-300), f"{dtype}: Aᵀ·Y off the bound")
+            # a float32 input outside autocast: refused
+            try:
+                shiro.torch.spmm(ctx, X0[torch.from_numpy(bi)].contiguous())
+                expect(False, f"{dtype}: a float32 tensor accepted outside autocast")
+            except shiro.Error as e:
+                expect(dtype in str(e), f"{dtype}: message {e}")
+            if dtype == "bfloat16":  # CPU autocast's 16-bit type
+                Xf = X0[torch.from_numpy(bi)].contiguous().requires_grad_(True)
+                lin = torch.nn.Linear(n, n, bias=False)
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    H = lin(Xf)  # bfloat16 under autocast
+                    out1 = shiro.torch.spmm(ctx, H)
+                    out2 = shiro.torch.spmm(ctx, Xf)  # float32 in: cast to bfloat16
+                expect(H.dtype == torch.bfloat16 and out1.dtype == torch.bfloat16 and out2.dtype == torch.bfloat16,
+                       f"autocast: types {H.dtype}, {out1.dtype}, {out2.dtype}")
+                expect(torch.equal(out2, ctx.spmm(Xf.detach().to(torch.bfloat16))), "autocast: the cast input's product")
+                (out2.float().sum() + out1.float().sum()).backward()
+                expect(Xf.grad is not None and Xf.grad.dtype == torch.float32 and lin.weight.grad is not None,
+                       "autocast: gradients reach the float32 input and the layer")
+                # new values from a bfloat16 tensor
+                nnz = plan.local_nnz()
+                ctx.set_values(torch.full((nnz,), 0.5, dtype=torch.bfloat16))
+                C5 = ctx.spmm(Xl)
+                ref5 = (Al != 0).astype(np.float64) @ Xr.double().numpy() * 0.5
+                expect(np.all(abs(C5.double().numpy() - ref5) <= bound), "set_values of a bfloat16 tensor")
+            try:
+                ctx.spmm(np.ones((plan.b_rows, n), np.float32))
+                expect(False, f"{dtype}: numpy float32 accepted")
+            except shiro.Error as e:
+                expect("uint16" in str(e), f"{dtype}: message {e}")
+            expect(ctx.traffic()["bytes_sent"] == ctx.traffic()["rows_sent"] * n * 2, f"{dtype}: 2 bytes a value on the wire")
+            ctx.close()
+    comm.Barrier()
+    if rank == 0:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = comm.allreduce(len(failures))
+    if rank == 0:
+        print(f"{'FAIL' if bad else 'ok'} half (R = {R}, G = {gpn}, {strategy}): bfloat16 and float16 from numpy and "
+              f"torch, autograd and autocast, {bad} failures", flush=True)
+    return 1 if bad else 0
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -621,6 +756,8 @@ def main():
         return local_worker(build, src)
     if mode == "widths-worker":
         return widths_worker(build, src, int(sys.argv[4]), sys.argv[5])
+    if mode == "half-worker":
+        return half_worker(build, src, int(sys.argv[4]), sys.argv[5])
     return driver(os.path.abspath(build), os.path.abspath(src), mode)
 
 

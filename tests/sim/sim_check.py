@@ -392,6 +392,35 @@ def args(c):
     expect(c, "not a plan", [small, "--n", "4", "--dtype", "float", "--machine", "tsubame4"], [small, "not a shiro plan"])
 
 
+def half(c):
+    """bfloat16 and float16 (--dtype): checked replays; a 16-bit row is half a float row (bytes per
+    call at N = 64 equal float's at N = 32, half float's at N = 64, as recorded and as shiro-spmm
+    counts), and bfloat16 at N = 64 takes no more than 1.05x float's time at N = 32 (communication
+    only: the same bytes)."""
+    matrix = os.path.join(DATA, "email-Eu-core.mtx")
+    for s in ("joint", "group"):
+        plan = c.plan(matrix, 8, s)
+        run_ = {}
+        for dt, n in (("float", "32"), ("float", "64"), ("bfloat16", "64"), ("float16", "64")):
+            j = c.simulate(plan, "--n", n, "--dtype", dt, "--machine", "tsubame4", "--check", matrix, "--iters", "2")
+            if not j:
+                return
+            run_[dt, n] = j
+            if j["check"] != "ok" or j["dtype"] != dt:
+                c.fail(f"half {s} {dt} N={n}: check {j['check']}")
+        f32, f64, bf, fh = run_["float", "32"], run_["float", "64"], run_["bfloat16", "64"], run_["float16", "64"]
+        ok = (bf["bytes_per_call"] == f32["bytes_per_call"] == fh["bytes_per_call"]
+              and 2 * bf["bytes_per_call"] == f64["bytes_per_call"] > 0
+              and abs(bf["spmm_reported_mb_inter_node"] - f32["spmm_reported_mb_inter_node"]) < 1e-9
+              and bf["time_per_call_s"] <= 1.05 * f32["time_per_call_s"])
+        print(f"{'ok  ' if ok else 'FAIL'} {s} R=8: bytes/call float N=32 {f32['bytes_per_call']}, float N=64 "
+              f"{f64['bytes_per_call']}, bfloat16 N=64 {bf['bytes_per_call']}; ms/call float N=32 "
+              f"{1e3 * f32['time_per_call_s']:.4f}, float N=64 {1e3 * f64['time_per_call_s']:.4f}, "
+              f"bfloat16 N=64 {1e3 * bf['time_per_call_s']:.4f}")
+        if not ok:
+            c.fail(f"half {s}: bytes or time off")
+
+
 def expect(c, what, argv, words):
     p = run([SIMULATE] + argv + ["--build-dir", os.path.join(c.build, "sim")])
     ok = p.returncode == 2 and all(w in p.stderr for w in words) and not p.stdout
@@ -421,6 +450,8 @@ def main():
             predict(c)
         elif mode == "partition":
             partition(c)
+        elif mode == "half":
+            half(c)
         elif mode == "args":
             args(c)
         else:

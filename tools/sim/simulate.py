@@ -2,7 +2,7 @@
 """simulate.py — replays a shiro plan on a simulated GPU cluster (SimGrid SMPI).
 tools/sim/simulate.sh is its entry point; tools/sim/README.md says what it measures.
 
-usage: tools/sim/simulate.sh PLAN.h5 --n N --dtype float|double (--machine NAME|FILE.json | --platform FILE.xml)
+usage: tools/sim/simulate.sh PLAN.h5 --n N --dtype float|double|bfloat16|float16 (--machine NAME|FILE.json | --platform FILE.xml)
                          [--compute none|model] [--iters K] [--warmup W] [--check MATRIX.mtx]
                          [--network smpi|ideal] [--layout auto|flat|zones] [--cfg NAME:VALUE]...
                          [--build-dir DIR] [--keep DIR] [--quiet]
@@ -40,7 +40,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(prog=PROG, description="Replay a shiro plan on a simulated GPU cluster (SimGrid SMPI).")
     ap.add_argument("plan", help="a plan file (shiro-plan)")
     ap.add_argument("--n", type=int, required=True, help="columns of B and C")
-    ap.add_argument("--dtype", choices=["float", "double"], required=True)
+    ap.add_argument("--dtype", choices=["float", "double", "bfloat16", "float16"], required=True)
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--machine", help=f"built-in ({', '.join(machines.builtin_machines())}) or a JSON machine file")
     where.add_argument("--platform", help="a SimGrid platform XML file with hosts gpu0 .. gpu<R-1>")
@@ -188,7 +188,7 @@ def summarize(recs, a, facts):
              for k in calls]
     total = (max(recs[r]["calls"][W + K - 1]["end"] for r in recs) - min(recs[r]["calls"][W]["begin"] for r in recs)) / K
     nst = len(recs[0]["stages"])
-    row_bytes = a.n * (4 if a.dtype == "float" else 8)
+    row_bytes = a.n * {"float": 4, "double": 8, "bfloat16": 2, "float16": 2}[a.dtype]
     stages = []
     for s in range(nst):
         span, rank_max, blocked, crit = [], [], [], []
