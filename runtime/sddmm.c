@@ -1,0 +1,236 @@
+/* sddmm.c — the gradient of the values (shiro_sddmm): ⟨G_i, B_j⟩ for each of a rank's nonzeros.
+ *
+ * The forward program multiplies each nonzero A_ij once, on some rank, in a MULTIPLY op whose
+ * source row is B_j (the caller's B, or a row received or relayed into S or R) and whose
+ * destination row is a row of C_i or a partial row of it (in S or R, summed into C_i later). The
+ * gradient of its value is ⟨∂L/∂dst row, src row⟩, and ∂L/∂dst row is what the transposed program
+ * (transpose.c, X = Aᵀ·G) holds in that same row of its buffer once it has run: G_i itself for C,
+ * and for a partial row the adjoint it receives or sums there (the adjoint program completes a
+ * row's adjoint before the ops that read it, and nothing writes that row afterwards: the forward
+ * never assigns a row it wrote before). So a call is:
+ *
+ *   1. the forward program with B, without the ops that write C (it needs only the rows that
+ *      reach the multiplies), then S and R copied aside (the transposed walk reuses them);
+ *   2. the transposed program with G, without the ops that write X;
+ *   3. for each forward MULTIPLY entry e, ⟨dst row, src row⟩ (the adjoint row from G, S or R;
+ *      the source row from B or the copies), summed in double in column order;
+ *   4. the sums sent back to the ranks that own the nonzeros (the reverse of shiro_ctx_set_values'
+ *      MPI_Alltoallv) and summed there per local nonzero, in set_values order.
+ *
+ * Only the plan's messages move B and G (the forward's and the transposed program's); step 4
+ * moves one double per nonzero that another rank multiplies. Design: the forward's B exchange is
+ * run again rather than its received rows kept from the caller's shiro_spmm, because one context
+ * serves every layer and width of a network, so the rows left in its buffers are the last call's,
+ * not those of the product being differentiated; the extra cost is one forward exchange and the
+ * gathers (no product), measured in runtime/README.md. The first call allocates (the copies of S and
+ * R at N, the per-entry sums, the exchange's set-up); later calls allocate nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void sddmm_release(shiro_ctx *c) {
+  rt_sddmm *d = &c->sd;
+  free(d->s);
+  free(d->r);
+  free(d->ent);
+  free(d->send);
+  free(d->got);
+  free(d->acc);
+  memset(d, 0, sizeof *d);
+}
+
+/* SHIRO_ERR_UNSUPPORTED with a message if a program reads a buffer this file does not keep (the
+ * forward reading C, the transposed one reading X) or a forward multiply writes or reads a buffer
+ * other than those step 3 reads; SHIRO_OK otherwise. Local, pure over the programs. */
+static shiro_status check_programs(shiro_ctx *c) {
+  const rt_program *f = &c->prog[RT_FORWARD], *t = &c->prog[RT_TRANSPOSE];
+  for (int64_t o = 0; o < f->nops; o++) {
+    const rt_op *op = &f->op[o];
+    if (op->kind == RT_START || op->kind == RT_WAIT) continue;
+    if (op->src_buf == PROG_BUF_C || op->dst_buf == PROG_BUF_B) {
+      snprintf(c->error, sizeof c->error, "forward op %lld reads C or writes B (buffers %d -> %d): no sddmm for this plan",
+               (long long)o, op->src_buf, op->dst_buf);
+      return SHIRO_ERR_UNSUPPORTED;
+    }
+  }
+  for (int64_t o = 0; o < t->nops; o++) {
+    const rt_op *op = &t->op[o];
+    if (op->kind != RT_START && op->kind != RT_WAIT && op->src_buf == PROG_BUF_B) {
+      snprintf(c->error, sizeof c->error, "transposed op %lld reads X: no sddmm for this plan", (long long)o);
+      return SHIRO_ERR_UNSUPPORTED;
+    }
+  }
+  return SHIRO_OK;
+}
+
+/* The first call's buffers (local; the caller agrees on the status). */
+static shiro_status setup(shiro_ctx *c) {
+  const prog_rank *pr = &c->plan->pr;
+  rt_sddmm *d = &c->sd;
+  const size_t row = (size_t)c->opts.n * c->esz;
+  d->s = malloc((size_t)pr->s_rows * row + 1);
+  d->r = malloc((size_t)pr->r_rows * row + 1);
+  d->ent = malloc(((size_t)pr->nval + 1) * sizeof *d->ent);
+  d->send = malloc(((size_t)c->xv.nrecv + 1) * sizeof *d->send);
+  d->got = malloc(((size_t)c->xv.nsend + 1) * sizeof *d->got);
+  d->acc = malloc(((size_t)pr->nacol + 1) * sizeof *d->acc);
+  if (!d->s || !d->r || !d->ent || !d->send || !d->got || !d->acc) {
+    sddmm_release(c);
+    snprintf(c->error, sizeof c->error, "out of memory (sddmm buffers)");
+    return SHIRO_ERR_NOMEM;
+  }
+  d->ready = 1;
+  return SHIRO_OK;
+}
+
+/* Row r of a buffer of rows of n values of element size esz. */
+static const void *row_at(const void *base, int64_t r, int64_t n, size_t esz) {
+  return (const char *)base + (size_t)r * (size_t)n * esz;
+}
+
+static double dot_f(const float *a, const float *b, int64_t n) {
+  double s = 0;
+  for (int64_t k = 0; k < n; k++) s += (double)a[k] * (double)b[k];
+  return s;
+}
+
+static double dot_d(const double *a, const double *b, int64_t n) {
+  double s = 0;
+  for (int64_t k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+/* Step 3 for one forward MULTIPLY op: d->ent[e] for each of its entries. bufs: the adjoint rows
+ * (index by dst_buf) and the source rows (index by src_buf). */
+static void op_dots(shiro_ctx *c, const rt_op *op, const void *const adj[PROG_NBUF], const void *const src[PROG_NBUF]) {
+  const int64_t n = c->n;
+  const size_t esz = c->esz;
+  const int f32 = c->opts.dtype == SHIRO_FLOAT32;
+  double *ent = c->sd.ent;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(c->threads) if (op->ptr[op->nrows] - op->ptr[0] > 4096)
+  for (int64_t i = 0; i < op->nrows; i++) {
+    const int64_t dr = op->dst_off + (op->rows ? op->rows[i] : i);
+    const void *g = row_at(adj[op->dst_buf], dr, n, esz);
+    for (int64_t e = op->ptr[i]; e < op->ptr[i + 1]; e++) {
+      const void *b = row_at(src[op->src_buf], op->src_off + op->col[e], n, esz);
+      ent[e] = f32 ? dot_f(g, b, n) : dot_d(g, b, n);
+    }
+  }
+}
+
+/* Steps 1-3 at the call's width c->n (local but for the programs' messages). */
+static shiro_status run(shiro_ctx *c, const void *B, const void *G) {
+  const prog_rank *pr = &c->plan->pr;
+  rt_sddmm *d = &c->sd;
+  const size_t row = (size_t)c->n * c->esz;
+  shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
+  if (st == SHIRO_OK) st = interp_ops_skip(c, RT_FORWARD, B, NULL, 0, c->prog[RT_FORWARD].nops, PROG_BUF_C, NULL, NULL);
+  if (st == SHIRO_OK) {
+    memcpy(d->s, c->buf[PROG_BUF_S], (size_t)pr->s_rows * row);
+    memcpy(d->r, c->buf[PROG_BUF_R], (size_t)pr->r_rows * row);
+    st = interp_ops_skip(c, RT_TRANSPOSE, G, NULL, 0, c->prog[RT_TRANSPOSE].nops, PROG_BUF_B, NULL, NULL);
+  }
+  if (c->be->finish) st = c->be->finish(c, st);
+  if (st != SHIRO_OK) return st;
+  const void *const adj[PROG_NBUF] = {NULL, G, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
+  const void *const src[PROG_NBUF] = {B, NULL, d->s, d->r};
+  const rt_program *f = &c->prog[RT_FORWARD];
+  for (int64_t o = 0; o < f->nops; o++)
+    if (f->op[o].kind == RT_MULTIPLY) op_dots(c, &f->op[o], adj, src);
+  return SHIRO_OK;
+}
+
+/* Step 4: the entries' sums to the owners, summed per local nonzero into grad (collective). */
+static shiro_status to_owners(shiro_ctx *c, void *grad) {
+  const prog_rank *pr = &c->plan->pr;
+  const rt_values *x = &c->xv;
+  rt_sddmm *d = &c->sd;
+  for (int64_t k = 0; k < x->nrecv; k++) d->send[k] = d->ent[x->take[k]];
+  if (MPI_Alltoallv(d->send, x->recv_cnt, x->recv_dsp, MPI_DOUBLE, d->got, x->send_cnt, x->send_dsp, MPI_DOUBLE,
+                    c->comm) != MPI_SUCCESS) {
+    snprintf(c->error, sizeof c->error, "MPI_Alltoallv of the gradients failed");
+    return SHIRO_ERR_MPI;
+  }
+  memset(d->acc, 0, (size_t)pr->nacol * sizeof *d->acc);
+  for (int64_t k = 0; k < x->nsend; k++) d->acc[x->give[k]] += d->got[k];
+  for (int64_t t = 0; t < pr->nacol; t++) {
+    if (c->opts.dtype == SHIRO_FLOAT32) ((float *)grad)[t] = (float)d->acc[t];
+    else ((double *)grad)[t] = d->acc[t];
+  }
+  return SHIRO_OK;
+}
+
+/* The local checks of a call (message in c->error). */
+static shiro_status check_call(shiro_ctx *c, const void *B, const void *G, const void *grad, int64_t n, int64_t lo,
+                               int64_t hi, int any_out, shiro_dtype dtype) {
+  const prog_rank *pr = &c->plan->pr;
+  int rank = 0;
+  MPI_Comm_rank(c->comm, &rank);
+  if (split_busy(c, "shiro_sddmm") != SHIRO_OK) return SHIRO_ERR_ARG;
+  if (n < 1 || n > c->opts.n) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: rank %d passed n = %lld, expected 1 .. %lld (the context was made for N = %lld)",
+             rank, (long long)n, (long long)c->opts.n, (long long)c->opts.n);
+    return SHIRO_ERR_ARG;
+  }
+  if (lo != hi && !any_out && n != lo) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: the ranks passed different n (from %lld to %lld; rank %d passed %lld); every rank must pass the same n",
+             (long long)lo, (long long)hi, rank, (long long)n);
+    return SHIRO_ERR_ARG;
+  }
+  if (dtype != c->opts.dtype) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: rank %d passed %s values, the context was made for %s", rank,
+             dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
+    return SHIRO_ERR_ARG;
+  }
+  const char *null = !B && pr->b_rows > 0 ? "B_local" : !G && pr->c_rows > 0 ? "G_local" : !grad && pr->nacol > 0 ? "grad" : NULL;
+  if (null) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: rank %d passed a NULL %s (it owns %lld B rows, %lld C rows, %lld nonzeros)",
+             rank, null, (long long)pr->b_rows, (long long)pr->c_rows, (long long)pr->nacol);
+    return SHIRO_ERR_ARG;
+  }
+  if (pr->naptr == 0) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: the plan is format 2.0, which does not say where each value is "
+                                        "multiplied (since 2.1): plan the matrix again with this shiro-plan");
+    return SHIRO_ERR_VERSION;
+  }
+  if (c->be != &cpu_backend) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: the %s backend has no sddmm yet (the CPU backend has)", c->be->name);
+    return SHIRO_ERR_UNSUPPORTED;
+  }
+  return SHIRO_OK;
+}
+
+shiro_status shiro_sddmm(shiro_ctx *c, const void *B_local, const void *G_local, void *grad, int64_t n,
+                         shiro_dtype dtype) {
+  if (!c) return SHIRO_ERR_ARG;
+  c->error[0] = 0;
+  int64_t lo = n, hi = n;
+  int any_out = 0;
+  if (!ctx_agree_width(c, n, &lo, &hi, &any_out)) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: MPI_Allreduce of the widths failed");
+    return SHIRO_ERR_MPI;
+  }
+  shiro_status st = rt_agree(c->comm, check_call(c, B_local, G_local, grad, n, lo, hi, any_out, dtype), c->error, "shiro_sddmm");
+  if (st != SHIRO_OK) {
+    if (st == SHIRO_ERR_ARG && strlen(c->error) + 25 < sizeof c->error) strcat(c->error, "; nothing was computed");
+    return st;
+  }
+  st = ctx_ready_transpose(c); /* agreed */
+  if (st == SHIRO_OK && !c->xv.ready) st = values_setup(c); /* agreed */
+  if (st == SHIRO_OK && !c->sd.ready) {
+    st = check_programs(c);
+    if (st == SHIRO_OK) st = setup(c);
+    st = rt_agree(c->comm, st, c->error, "shiro_sddmm (setting up)");
+  }
+  if (st != SHIRO_OK) return st;
+  c->n = n;
+  layout_reset(c);
+  st = run(c, B_local, G_local);
+  c->n = c->opts.n;
+  layout_reset(c);
+  st = rt_agree(c->comm, st, c->error, "shiro_sddmm");
+  if (st == SHIRO_OK) st = rt_agree(c->comm, to_owners(c, grad), c->error, "shiro_sddmm");
+  return st;
+}
