@@ -184,7 +184,10 @@ static shiro_status check_call(shiro_ctx *c, const void *B, const void *G, const
              dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
     return SHIRO_ERR_ARG;
   }
-  const char *null = !B && pr->b_rows > 0 ? "B_local" : !G && pr->c_rows > 0 ? "G_local" : !grad && pr->nacol > 0 ? "grad" : NULL;
+  const char *null = NULL;
+  if (!B && pr->b_rows > 0) null = "B_local";
+  else if (!G && pr->c_rows > 0) null = "G_local";
+  else if (!grad && pr->nacol > 0) null = "grad";
   if (null) {
     snprintf(c->error, sizeof c->error, "shiro_sddmm: rank %d passed a NULL %s (it owns %lld B rows, %lld C rows, %lld nonzeros)",
              rank, null, (long long)pr->b_rows, (long long)pr->c_rows, (long long)pr->nacol);
