@@ -144,10 +144,12 @@ shiro_status interp_run(shiro_ctx *c, int dir, const void *in, void *out, interp
  * them; split.c runs a call in two parts). Allocates nothing. Failures: c->error. */
 shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
                         void *arg);
-/* interp.c: interp_ops without the compute ops that write buffer skip_dst (PROG_BUF_*; -1: none):
- * shiro_sddmm walks the forward program without those that write C and the transposed one without
- * those that write X (it needs neither), passing NULL for that buffer. Allocates nothing. */
-shiro_status interp_ops_skip(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, int skip_dst,
+/* interp.c: interp_ops without some compute ops: those that write buffer b where skip has bit
+ * 1 << b (PROG_BUF_*), and every MULTIPLY where it has INTERP_SKIP_MULTIPLY; 0 skips none.
+ * shiro_sddmm walks both programs without their products (it needs only the rows they move) and
+ * passes NULL for the buffer it does not need (C, X). Allocates nothing. */
+#define INTERP_SKIP_MULTIPLY (1 << PROG_NBUF)
+shiro_status interp_ops_skip(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, int skip,
                              interp_hook hook, void *arg);
 /* interp.c: the index of program p's first WAIT op (its nops if none): where a split call's begin
  * stops, every exchange of the first stage started and the work before its wait done. Pure. */

@@ -9,11 +9,14 @@
  * row's adjoint before the ops that read it, and nothing writes that row afterwards: the forward
  * never assigns a row it wrote before). So a call is:
  *
- *   1. the forward program with B, without the ops that write C (it needs only the rows that
- *      reach the multiplies), then S and R copied aside (the transposed walk reuses them);
- *   2. the transposed program with G, without the ops that write X;
+ *   1. the forward program with B, without its products and the ops that write C: its messages,
+ *      gathers and relays bring the B rows to the multiplies (a product's output is a partial row
+ *      of C, never a B row, so none is needed), then S and R copied aside (the transposed walk
+ *      reuses them);
+ *   2. the transposed program with G, likewise without its products (they make rows of X, not
+ *      of G) and the ops that write X;
  *   3. for each forward MULTIPLY entry e, ⟨dst row, src row⟩ (the adjoint row from G, S or R;
- *      the source row from B or the copies), summed in double in column order;
+ *      the source row from B or the copies), summed in double in a fixed order (dot_d);
  *   4. the sums sent back to the ranks that own the nonzeros (the reverse of shiro_ctx_set_values'
  *      MPI_Alltoallv) and summed there per local nonzero, in set_values order.
  *
@@ -21,8 +24,8 @@
  * moves one double per nonzero that another rank multiplies. Design: the forward's B exchange is
  * run again rather than its received rows kept from the caller's shiro_spmm, because one context
  * serves every layer and width of a network, so the rows left in its buffers are the last call's,
- * not those of the product being differentiated; the extra cost is one forward exchange and the
- * gathers (no product), measured in runtime/README.md. The first call allocates (the copies of S and
+ * not those of the product being differentiated; the extra cost is the forward's exchange and
+ * gathers (no product), measured in docs/performance.md. The first call allocates (the copies of S and
  * R at N, the per-entry sums, the exchange's set-up); later calls allocate nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +84,10 @@ static shiro_status setup(shiro_ctx *c) {
     snprintf(c->error, sizeof c->error, "out of memory (sddmm buffers)");
     return SHIRO_ERR_NOMEM;
   }
+  /* the walks skip the products, so the partial rows they send are whatever S and R hold: defined
+   * bytes from the start (the receivers ignore them) */
+  memset(c->buf[PROG_BUF_S], 0, (size_t)c->rows[PROG_BUF_S] * row);
+  memset(c->buf[PROG_BUF_R], 0, (size_t)c->rows[PROG_BUF_R] * row);
   d->ready = 1;
   return SHIRO_OK;
 }
@@ -90,16 +97,59 @@ static const void *row_at(const void *base, int64_t r, int64_t n, size_t esz) {
   return (const char *)base + (size_t)r * (size_t)n * esz;
 }
 
-static double dot_f(const float *a, const float *b, int64_t n) {
-  double s = 0;
-  for (int64_t k = 0; k < n; k++) s += (double)a[k] * (double)b[k];
-  return s;
+/* Σ_k a[k]·b[k] in double, in 8 partial sums (column k into sum k mod 8, in increasing k:
+ * independent chains, kept in four vectors of two doubles), then combined pairwise,
+ * ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)). A fixed order, so the same bits on every call and rank
+ * count; below 8 columns it is the plain sum of the products (adding zeros changes nothing). One
+ * chain of dependent adds, or sums kept in memory, had made the dot products 5-6x a forward call's
+ * time at N = 16-64 (cit-HepTh, one rank). */
+typedef double v2d __attribute__((vector_size(16)));
+typedef float v2f __attribute__((vector_size(8)));
+
+static double combine(v2d s0, v2d s1, v2d s2, v2d s3) {
+  return ((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]));
+}
+
+static v2d load_d(const double *p) {
+  v2d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static v2d load_f(const float *p) {
+  v2f v;
+  memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v2d);
 }
 
 static double dot_d(const double *a, const double *b, int64_t n) {
-  double s = 0;
-  for (int64_t k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
+  v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    s0 += load_d(a + k) * load_d(b + k);
+    s1 += load_d(a + k + 2) * load_d(b + k + 2);
+    s2 += load_d(a + k + 4) * load_d(b + k + 4);
+    s3 += load_d(a + k + 6) * load_d(b + k + 6);
+  }
+  double t[8] = {0};
+  for (int l = 0; k + l < n; l++) t[l] = a[k + l] * b[k + l];
+  s0 += (v2d){t[0], t[1]}, s1 += (v2d){t[2], t[3]}, s2 += (v2d){t[4], t[5]}, s3 += (v2d){t[6], t[7]};
+  return combine(s0, s1, s2, s3);
+}
+
+static double dot_f(const float *a, const float *b, int64_t n) {
+  v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    s0 += load_f(a + k) * load_f(b + k);
+    s1 += load_f(a + k + 2) * load_f(b + k + 2);
+    s2 += load_f(a + k + 4) * load_f(b + k + 4);
+    s3 += load_f(a + k + 6) * load_f(b + k + 6);
+  }
+  double t[8] = {0};
+  for (int l = 0; k + l < n; l++) t[l] = (double)a[k + l] * (double)b[k + l];
+  s0 += (v2d){t[0], t[1]}, s1 += (v2d){t[2], t[3]}, s2 += (v2d){t[4], t[5]}, s3 += (v2d){t[6], t[7]};
+  return combine(s0, s1, s2, s3);
 }
 
 /* Step 3 for one forward MULTIPLY op: d->ent[e] for each of its entries. bufs: the adjoint rows
@@ -109,11 +159,16 @@ static void op_dots(shiro_ctx *c, const rt_op *op, const void *const adj[PROG_NB
   const size_t esz = c->esz;
   const int f32 = c->opts.dtype == SHIRO_FLOAT32;
   double *ent = c->sd.ent;
+  const int64_t end = op->ptr[op->nrows]; /* the source rows of the entry 16 ahead are prefetched */
 #pragma omp parallel for schedule(dynamic, 256) num_threads(c->threads) if (op->ptr[op->nrows] - op->ptr[0] > 4096)
   for (int64_t i = 0; i < op->nrows; i++) {
     const int64_t dr = op->dst_off + (op->rows ? op->rows[i] : i);
     const void *g = row_at(adj[op->dst_buf], dr, n, esz);
     for (int64_t e = op->ptr[i]; e < op->ptr[i + 1]; e++) {
+      if (e + 16 < end) {
+        const char *ahead = row_at(src[op->src_buf], op->src_off + op->col[e + 16], n, esz);
+        for (size_t off = 0; off < (size_t)n * esz; off += 64) __builtin_prefetch(ahead + off);
+      }
       const void *b = row_at(src[op->src_buf], op->src_off + op->col[e], n, esz);
       ent[e] = f32 ? dot_f(g, b, n) : dot_d(g, b, n);
     }
@@ -126,11 +181,14 @@ static shiro_status run(shiro_ctx *c, const void *B, const void *G) {
   rt_sddmm *d = &c->sd;
   const size_t row = (size_t)c->n * c->esz;
   shiro_status st = c->be->begin ? c->be->begin(c) : SHIRO_OK;
-  if (st == SHIRO_OK) st = interp_ops_skip(c, RT_FORWARD, B, NULL, 0, c->prog[RT_FORWARD].nops, PROG_BUF_C, NULL, NULL);
+  if (st == SHIRO_OK)
+    st = interp_ops_skip(c, RT_FORWARD, B, NULL, 0, c->prog[RT_FORWARD].nops, 1 << PROG_BUF_C | INTERP_SKIP_MULTIPLY, NULL,
+                         NULL);
   if (st == SHIRO_OK) {
     memcpy(d->s, c->buf[PROG_BUF_S], (size_t)pr->s_rows * row);
     memcpy(d->r, c->buf[PROG_BUF_R], (size_t)pr->r_rows * row);
-    st = interp_ops_skip(c, RT_TRANSPOSE, G, NULL, 0, c->prog[RT_TRANSPOSE].nops, PROG_BUF_B, NULL, NULL);
+    st = interp_ops_skip(c, RT_TRANSPOSE, G, NULL, 0, c->prog[RT_TRANSPOSE].nops, 1 << PROG_BUF_B | INTERP_SKIP_MULTIPLY,
+                         NULL, NULL);
   }
   if (c->be->finish) st = c->be->finish(c, st);
   if (st != SHIRO_OK) return st;
@@ -233,7 +291,14 @@ shiro_status shiro_sddmm(shiro_ctx *c, const void *B_local, const void *G_local,
   st = run(c, B_local, G_local);
   c->n = c->opts.n;
   layout_reset(c);
-  st = rt_agree(c->comm, st, c->error, "shiro_sddmm");
-  if (st == SHIRO_OK) st = rt_agree(c->comm, to_owners(c, grad), c->error, "shiro_sddmm");
+  /* as in shiro_spmm, a failure inside the walks (MPI, CUDA) is not agreed on: each agreement is a
+   * synchronization of every rank, and on a loaded machine a descheduled peer makes each cost
+   * milliseconds. The peers of a rank that failed there may wait: destroy the context. */
+  if (st == SHIRO_OK) st = to_owners(c, grad);
+  if (st != SHIRO_OK) {
+    char why[sizeof c->error];
+    memcpy(why, c->error, sizeof why);
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: %.480s", why);
+  }
   return st;
 }

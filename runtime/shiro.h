@@ -470,8 +470,9 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values_dtype(shiro_ctx *ct
  * own messages: the forward program moves the B rows each product needs
  * (its gathers and exchanges, not its products), the transposed program
  * moves the G rows back along the forward's partial rows, and the rank that
- * multiplies A_ij forms the dot product (summed in double, in column
- * order); a value multiplied on another rank than its owner's comes back in
+ * multiplies A_ij forms the dot product (in double: column k into partial
+ * sum k mod 8, in increasing k, the 8 sums added pairwise: a fixed order,
+ * the same bits on every call); a value multiplied on another rank than its owner's comes back in
  * one MPI_Alltoallv, the reverse of shiro_ctx_set_values'. Every call is
  * checked as shiro_spmm_checked: n (1 .. N, the same on every rank), dtype
  * and NULL buffers, agreed on by every rank before any data moves. CPU
@@ -487,8 +488,9 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values_dtype(shiro_ctx *ct
  * lowest misusing rank's message ("...; nothing was computed"); a plan of
  * format 2.0 is SHIRO_ERR_VERSION, another backend than the CPU's
  * SHIRO_ERR_UNSUPPORTED, on every rank; the context is then as before.
- * Other failures (SHIRO_ERR_MPI, SHIRO_ERR_NOMEM at the first call) reach
- * every rank; grad is then unspecified. */
+ * SHIRO_ERR_NOMEM at the first call reaches every rank. A failure inside
+ * the call (SHIRO_ERR_MPI) is shiro_spmm's: grad is unspecified and the
+ * peers may wait (destroy the context). */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_sddmm(shiro_ctx *ctx, const void *B_local, const void *G_local,
                                                     void *grad, int64_t n, shiro_dtype dtype);
 

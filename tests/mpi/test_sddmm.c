@@ -5,10 +5,10 @@
  * Every rank knows B and G everywhere (deterministic functions of global row and column, not
  * integers, so that a sum in another order would show), so it computes the reference for each of
  * its nonzeros (shiro_plan_get_local_matrix's order: global row and column) serially: the values
- * of the context's type widened to double, multiplied and summed in double in column order. For
+ * of the context's type widened to double, multiplied and summed in double in shiro_sddmm's
+ * documented order (8 interleaved partial sums, combined pairwise). For
  * float and double, on one context made for the largest N and called at each N: the result must
- * be bit for bit the reference (shiro_sddmm moves the rows without arithmetic and sums each dot
- * product in double in column order); the same bits again after a shiro_spmm and a
+ * be bit for bit the reference (shiro_sddmm moves the rows without arithmetic); the same bits again after a shiro_spmm and a
  * shiro_spmm_transpose on the context (which reuse its buffers) and after set_values (the
  * gradient does not depend on A's values). Misuse, on one rank only, every rank told:
  * grad NULL, another n, another dtype. */
@@ -49,10 +49,11 @@ static int64_t compare(const shiro_plan_info *in, const int64_t *rp, const int64
   int64_t bad = 0;
   for (int64_t i = 0; i < in->c_rows; i++)
     for (int64_t t = rp[i]; t < rp[i + 1]; t++) {
-      double s = 0;
+      double s[8] = {0}; /* shiro_sddmm's order: column c into sum c mod 8, then pairwise */
       for (int64_t c = 0; c < n; c++)
-        s += rounded(value(1, in->c_global[i], c), dt) * rounded(value(0, cj[t], c), dt);
-      const double want = rounded(s, dt), got = get(grad, t, dt);
+        s[c % 8] += rounded(value(1, in->c_global[i], c), dt) * rounded(value(0, cj[t], c), dt);
+      const double sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+      const double want = rounded(sum, dt), got = get(grad, t, dt);
       if (got != want && bad++ < 3)
         fprintf(stderr, "rank %d %s: nonzero %lld (%lld, %lld): %.17g, expected %.17g\n", rank, what, (long long)t,
                 (long long)in->c_global[i], (long long)cj[t], got, want);
