@@ -8,7 +8,8 @@ usage: sddmm_check.py BUILD_DIR SOURCE_DIR MODE
         global C = A(v)·X + A(w)·X (two products on one context with other values, so the backward
         installs the first's again), checked against a dense torch reference to 1e-12, then
         torch.autograd.gradcheck of it in X, v and w, and of shiro.torch.sddmm in B and G; ctx.sddmm
-        against the serial sums, numpy and torch, out=; a wrong G shape on one rank raises on all.
+        against the serial sums, numpy and torch, out=; a product without values= whose context's
+        values changed before its backward raises there; a wrong G shape on one rank raises on all.
   gat   python/examples/gat.py under mpirun -np 4 (2 nodes of 2, group) and -np 2 (joint) against
         its one-process torch reference (--reference): the losses agree to 1e-9 at every epoch and fall.
 Exit 0 when every check passed, 1 otherwise, 77 (skipped) without numpy, scipy, mpi4py and torch.
@@ -127,6 +128,16 @@ def worker(plan_path, matrix):
             w_ = want if name != "width 1" else (Gg.detach()[rows][:, :1] * Bg.detach()[cols][:, :1]).sum(1)[mine].numpy()
             if not np.allclose(np.asarray(val), w_, rtol=1e-14, atol=1e-14):
                 fails.append(f"rank {rank}: ctx.sddmm ({name}) off")
+        # a product without values= whose context's values changed before its backward raises there
+        Xl = torch.randn(len(bg), 2, dtype=torch.float64, generator=gen, requires_grad=True)
+        H = shiro.torch.spmm(ctx, Xl)
+        ctx.set_values(np.ones(nnz))
+        try:
+            H.sum().backward()
+            fails.append(f"rank {rank}: a backward after set_values did not raise")
+        except shiro.Error as e:
+            if "values changed" not in str(e):
+                fails.append(f"rank {rank}: a backward after set_values raised {e}")
         try:
             ctx.sddmm(Bl, Gl if rank != comm.Get_size() - 1 else Gl[:-1] if len(Gl) else np.zeros((1, 2)))
             fails.append(f"rank {rank}: a wrong G on the last rank did not raise")
