@@ -64,7 +64,9 @@ typedef struct rt_sddmm {
                   transposed walk reuses the buffers */
   double *ent; /* [nval] ⟨G_i, B_j⟩ of each forward entry (position in val) */
   double *send, *got; /* [xv.nrecv], [xv.nsend]: the entries' sums back to the nonzeros' owners */
-  double *acc; /* [nacol] the sums per local nonzero, in set_values order */
+  double *acc; /* [nacol] float32 contexts: the sums per local nonzero, in set_values order */
+  int *scnt, *rcnt; /* [R] xv's send_cnt / recv_cnt but 0 for this rank itself */
+  int me; /* this rank in the context's communicator */
 } rt_sddmm;
 
 struct shiro_ctx {

@@ -41,6 +41,8 @@ void sddmm_release(shiro_ctx *c) {
   free(d->send);
   free(d->got);
   free(d->acc);
+  free(d->scnt);
+  free(d->rcnt);
   memset(d, 0, sizeof *d);
 }
 
@@ -79,11 +81,19 @@ static shiro_status setup(shiro_ctx *c) {
   d->send = malloc(((size_t)c->xv.nrecv + 1) * sizeof *d->send);
   d->got = malloc(((size_t)c->xv.nsend + 1) * sizeof *d->got);
   d->acc = malloc(((size_t)pr->nacol + 1) * sizeof *d->acc);
-  if (!d->s || !d->r || !d->ent || !d->send || !d->got || !d->acc) {
+  int R = 1;
+  MPI_Comm_size(c->comm, &R);
+  MPI_Comm_rank(c->comm, &d->me);
+  d->scnt = malloc((size_t)R * sizeof *d->scnt);
+  d->rcnt = malloc((size_t)R * sizeof *d->rcnt);
+  if (!d->s || !d->r || !d->ent || !d->send || !d->got || !d->acc || !d->scnt || !d->rcnt) {
     sddmm_release(c);
     snprintf(c->error, sizeof c->error, "out of memory (sddmm buffers)");
     return SHIRO_ERR_NOMEM;
   }
+  memcpy(d->scnt, c->xv.send_cnt, (size_t)R * sizeof *d->scnt);
+  memcpy(d->rcnt, c->xv.recv_cnt, (size_t)R * sizeof *d->rcnt);
+  d->scnt[d->me] = d->rcnt[d->me] = 0; /* its own values stay here (to_owners) */
   /* the walks skip the products, so the partial rows they send are whatever S and R hold: defined
    * bytes from the start (the receivers ignore them) */
   memset(c->buf[PROG_BUF_S], 0, (size_t)c->rows[PROG_BUF_S] * row);
@@ -200,23 +210,27 @@ static shiro_status run(shiro_ctx *c, const void *B, const void *G) {
   return SHIRO_OK;
 }
 
-/* Step 4: the entries' sums to the owners, summed per local nonzero into grad (collective). */
+/* Step 4: the entries' sums to the owners, summed per local nonzero into grad (collective). The
+ * values this rank owns itself skip MPI (counts of 0 to itself: d->scnt, d->rcnt) but are summed
+ * in the same place of the same order as if they had come through it. */
 static shiro_status to_owners(shiro_ctx *c, void *grad) {
   const prog_rank *pr = &c->plan->pr;
   const rt_values *x = &c->xv;
   rt_sddmm *d = &c->sd;
-  for (int64_t k = 0; k < x->nrecv; k++) d->send[k] = d->ent[x->take[k]];
-  if (MPI_Alltoallv(d->send, x->recv_cnt, x->recv_dsp, MPI_DOUBLE, d->got, x->send_cnt, x->send_dsp, MPI_DOUBLE,
-                    c->comm) != MPI_SUCCESS) {
+  const int64_t r0 = x->recv_dsp[d->me], s0 = x->send_dsp[d->me], nself = x->recv_cnt[d->me];
+  for (int64_t k = 0; k < x->nrecv; k++)
+    if (k < r0 || k >= r0 + nself) d->send[k] = d->ent[x->take[k]];
+  if (MPI_Alltoallv(d->send, d->rcnt, x->recv_dsp, MPI_DOUBLE, d->got, d->scnt, x->send_dsp, MPI_DOUBLE, c->comm) !=
+      MPI_SUCCESS) {
     snprintf(c->error, sizeof c->error, "MPI_Alltoallv of the gradients failed");
     return SHIRO_ERR_MPI;
   }
-  memset(d->acc, 0, (size_t)pr->nacol * sizeof *d->acc);
-  for (int64_t k = 0; k < x->nsend; k++) d->acc[x->give[k]] += d->got[k];
-  for (int64_t t = 0; t < pr->nacol; t++) {
-    if (c->opts.dtype == SHIRO_FLOAT32) ((float *)grad)[t] = (float)d->acc[t];
-    else ((double *)grad)[t] = d->acc[t];
-  }
+  double *acc = c->opts.dtype == SHIRO_FLOAT64 ? grad : d->acc; /* float64: summed in place */
+  memset(acc, 0, (size_t)pr->nacol * sizeof *acc);
+  for (int64_t k = 0; k < x->nsend; k++)
+    acc[x->give[k]] += k >= s0 && k < s0 + nself ? d->ent[x->take[r0 + k - s0]] : d->got[k];
+  if (c->opts.dtype == SHIRO_FLOAT32)
+    for (int64_t t = 0; t < pr->nacol; t++) ((float *)grad)[t] = (float)acc[t];
   return SHIRO_OK;
 }
 
