@@ -271,7 +271,7 @@ shiro_status shiro_spmm_transpose(shiro_ctx *c, const void *Y, void *X) {
 
 /* The width the ranks passed: *lo and *hi, the least and the most over the context's communicator,
  * and *any_out, 1 if a rank passed one outside 1 .. N (one MPI_Allreduce). 0 on an MPI failure. */
-static int agree_width(shiro_ctx *c, int64_t n, int64_t *lo, int64_t *hi, int *any_out) {
+int ctx_agree_width(shiro_ctx *c, int64_t n, int64_t *lo, int64_t *hi, int *any_out) {
   int64_t in[3] = {n, -n, n < 1 || n > c->opts.n ? -1 : 0}, out[3];
   if (MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MIN, c->comm) != MPI_SUCCESS) return 0;
   *lo = out[0];
@@ -290,7 +290,7 @@ shiro_status ctx_checked(shiro_ctx *c, int dir, const void *in, void *out, int64
   MPI_Comm_rank(c->comm, &rank);
   int64_t lo = n, hi = n;
   int any_out = 0;
-  if (!agree_width(c, n, &lo, &hi, &any_out)) {
+  if (!ctx_agree_width(c, n, &lo, &hi, &any_out)) {
     snprintf(c->error, sizeof c->error, "%s: MPI_Allreduce of the widths failed", what);
     return SHIRO_ERR_MPI;
   }
@@ -361,6 +361,7 @@ void shiro_ctx_destroy(shiro_ctx **ctx) {
   interp_release(c);
   values_release(c);
   layout_release(c);
+  sddmm_release(c);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c);
   *ctx = NULL;

@@ -57,6 +57,18 @@ typedef struct rt_values {
   int64_t *take; /* [nrecv] the forward entry (position in val) each received value goes to */
 } rt_values;
 
+/* What shiro_sddmm set up at its first call (sddmm.c), kept for the later ones: no allocation per call. */
+typedef struct rt_sddmm {
+  int ready; /* 1 once set up */
+  void *s, *r; /* the forward walk's S and R rows (pr->s_rows, pr->r_rows rows of N values), kept while the
+                  transposed walk reuses the buffers */
+  double *ent; /* [nval] ⟨G_i, B_j⟩ of each forward entry (position in val) */
+  double *send, *got; /* [xv.nrecv], [xv.nsend]: the entries' sums back to the nonzeros' owners */
+  double *acc; /* [nacol] float32 contexts: the sums per local nonzero, in set_values order */
+  int *scnt, *rcnt; /* [R] xv's send_cnt / recv_cnt but 0 for this rank itself */
+  int me; /* this rank in the context's communicator */
+} rt_sddmm;
+
 struct shiro_ctx {
   shiro_plan *plan; /* borrowed: must outlive the context */
   MPI_Comm comm; /* duplicate of the application's communicator (own tag space) */
@@ -78,6 +90,7 @@ struct shiro_ctx {
   float *valf; /* float32 and 16-bit contexts: the values rounded once (owned), else NULL */
   double *vald; /* float64 contexts after shiro_ctx_set_values: the values (owned), else NULL */
   rt_values xv; /* shiro_ctx_set_values' exchange (values.c) */
+  rt_sddmm sd; /* shiro_sddmm's buffers (sddmm.c) */
   int64_t rows[PROG_NBUF]; /* rows of each buffer: B, C, S, R as the plan says, S and R with room for
                                 the transposed program's extra receive rows (interp_prepare) */
   void *buf[PROG_NBUF]; /* S and R (rows[] rows each), allocated by the backend's setup (B and C come with each call) */
@@ -147,6 +160,13 @@ shiro_status interp_begin(shiro_ctx *c, int dir, const void *in, void *out);
  * them; split.c runs a call in two parts). Allocates nothing. Failures: c->error. */
 shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
                         void *arg);
+/* interp.c: interp_ops without some compute ops: those that write buffer b where skip has bit
+ * 1 << b (PROG_BUF_*), and every MULTIPLY where it has INTERP_SKIP_MULTIPLY; 0 skips none.
+ * shiro_sddmm walks both programs without their products (it needs only the rows they move) and
+ * passes NULL for the buffer it does not need (C, X). Allocates nothing. */
+#define INTERP_SKIP_MULTIPLY (1 << PROG_NBUF)
+shiro_status interp_ops_skip(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, int skip,
+                             interp_hook hook, void *arg);
 /* interp.c: the index of program p's first WAIT op (its nops if none): where a split call's begin
  * stops, every exchange of the first stage started and the work before its wait done. Pure. */
 int64_t interp_first_wait(const rt_program *p);
@@ -163,6 +183,14 @@ shiro_status ctx_check_buffers(shiro_ctx *c, int dir, const void *in, void *out,
 
 /* values.c: frees what shiro_ctx_set_values set up (c->xv, c->vald). */
 void values_release(shiro_ctx *c);
+/* values.c: sets up c->xv (who sends which value to whom; shiro_sddmm sends the gradients back the
+ * same way). Collective: every rank calls it, after agreeing; returns an agreed status. Allocates. */
+shiro_status values_setup(shiro_ctx *c);
+/* sddmm.c: frees what shiro_sddmm set up (c->sd). */
+void sddmm_release(shiro_ctx *c);
+/* ctx.c: the least (*lo) and the most (*hi) width n passed over the context's communicator, and
+ * *any_out = 1 if a rank passed one outside 1 .. N (one MPI_Allreduce). 0 on an MPI failure. */
+int ctx_agree_width(shiro_ctx *c, int64_t n, int64_t *lo, int64_t *hi, int *any_out);
 
 /* threads.c: the OpenMP threads of a context's CPU kernels, into *threads (>= 1), and why, in words,
  * into why: `requested` if > 0, else omp_get_max_threads() where OMP_NUM_THREADS is set, else

@@ -108,6 +108,11 @@ static shiro_status step(shiro_ctx *c, const rt_op *op, void *const *bufs) {
 
 shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, interp_hook hook,
                         void *arg) {
+  return interp_ops_skip(c, dir, in, out, lo, hi, 0, hook, arg);
+}
+
+shiro_status interp_ops_skip(shiro_ctx *c, int dir, const void *in, void *out, int64_t lo, int64_t hi, int skip,
+                             interp_hook hook, void *arg) {
   const rt_program *p = &c->prog[dir];
   void *const fwd[PROG_NBUF] = {(void *)(uintptr_t)in, out, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
   void *const bwd[PROG_NBUF] = {out, (void *)(uintptr_t)in, c->buf[PROG_BUF_S], c->buf[PROG_BUF_R]};
@@ -115,7 +120,11 @@ shiro_status interp_ops(shiro_ctx *c, int dir, const void *in, void *out, int64_
   c->dir = dir;
   shiro_status st = SHIRO_OK;
   for (int64_t o = lo; st == SHIRO_OK && o < hi && o < p->nops; o++) {
-    st = step(c, &p->op[o], bufs);
+    const rt_op *op = &p->op[o];
+    if (op->kind != RT_START && op->kind != RT_WAIT &&
+        ((skip >> op->dst_buf & 1) || (op->kind == RT_MULTIPLY && (skip & INTERP_SKIP_MULTIPLY))))
+      continue;
+    st = step(c, op, bufs);
     if (st == SHIRO_OK && hook) st = hook(c, o, arg);
   }
   return st;

@@ -514,6 +514,41 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values(shiro_ctx *ctx, con
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_set_values_dtype(shiro_ctx *ctx, const void *values,
                                                                    shiro_dtype dtype);
 
+/* The gradient of the values (SDDMM): for each of this rank's nonzeros A_ij,
+ * in shiro_ctx_set_values' order (shiro_plan_get_local_matrix's), grad[t] =
+ * ⟨G_i, B_j⟩ = Σ_k G(i,k)·B(j,k), the derivative of a loss L with respect to
+ * A_ij when G = ∂L/∂C for C = A·B. B_local is this rank's b_rows × n rows of
+ * B (as for shiro_spmm_n), G_local its c_rows × n rows of G (as C_local),
+ * row-major with n values a row, of the context's dtype; grad holds *nnz
+ * values of the context's dtype (so `v -= lr * grad; shiro_ctx_set_values`
+ * is a step of gradient descent on the values). Computed from the plan's
+ * own messages: the forward program moves the B rows each product needs
+ * (its gathers and exchanges, not its products), the transposed program
+ * moves the G rows back along the forward's partial rows, and the rank that
+ * multiplies A_ij forms the dot product (in double: column k into partial
+ * sum k mod 8, in increasing k, the 8 sums added pairwise: a fixed order,
+ * the same bits on every call); a value multiplied on another rank than its owner's comes back in
+ * one MPI_Alltoallv, the reverse of shiro_ctx_set_values'. Every call is
+ * checked as shiro_spmm_checked: n (1 .. N, the same on every rank), dtype
+ * and NULL buffers, agreed on by every rank before any data moves. CPU
+ * backend only for now. Not while a split call is in progress.
+ * Collective: yes, over the context's communicator (a few small
+ * MPI_Allreduce calls, the forward's and the transposed program's messages,
+ * one MPI_Alltoallv).
+ * Allocates: at the first call on a context, the transposed program (as
+ * shiro_spmm_transpose), the value exchange (as shiro_ctx_set_values) and
+ * copies of the send and receive buffers at N (freed with the context);
+ * later calls nothing.
+ * On failure: a misuse anywhere is SHIRO_ERR_ARG on every rank with the
+ * lowest misusing rank's message ("...; nothing was computed"); a plan of
+ * format 2.0 is SHIRO_ERR_VERSION, another backend than the CPU's
+ * SHIRO_ERR_UNSUPPORTED, on every rank; the context is then as before.
+ * SHIRO_ERR_NOMEM at the first call reaches every rank. A failure inside
+ * the call (SHIRO_ERR_MPI) is shiro_spmm's: grad is unspecified and the
+ * peers may wait (destroy the context). */
+SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_sddmm(shiro_ctx *ctx, const void *B_local, const void *G_local,
+                                                    void *grad, int64_t n, shiro_dtype dtype);
+
 /* The OpenMP threads this rank's CPU kernels use in each call (*threads),
  * and how that count was chosen, in words (*why, may be NULL: "the context's
  * option", "OMP_NUM_THREADS=4", "2 CPUs on the node / 4 ranks there"; owned

@@ -66,7 +66,7 @@ static int displs(const int *cnt, int *dsp, int R, int64_t *total) {
 
 /* The first call's set-up (collective: every rank calls it after agreeing). Local failures are
  * returned with c->error set; the caller agrees on them. */
-static shiro_status setup(shiro_ctx *c) {
+shiro_status values_setup(shiro_ctx *c) {
   const prog_rank *pr = &c->plan->pr;
   rt_values *x = &c->xv;
   int R = 0, me = 0;
@@ -212,7 +212,7 @@ shiro_status shiro_ctx_set_values_dtype(shiro_ctx *c, const void *values, shiro_
   } else if (!own_values(c))
     st = fail(c, SHIRO_ERR_NOMEM, "out of memory (the context's copy of the values)");
   st = rt_agree(c->comm, st, c->error, "shiro_ctx_set_values");
-  if (st == SHIRO_OK && !c->xv.ready) st = setup(c);
+  if (st == SHIRO_OK && !c->xv.ready) st = values_setup(c);
   if (st != SHIRO_OK) return st;
   const rt_values *x = &c->xv;
   double *send = malloc(((size_t)x->nsend + 1) * sizeof *send), *got = malloc(((size_t)x->nrecv + 1) * sizeof *got);

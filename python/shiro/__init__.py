@@ -284,6 +284,7 @@ class Context(_Closable):
         lib = _lib.load()
         self.checked = bool(checked)
         self._calls = 0
+        self.values_version = 0  # set_values calls so far (shiro.torch re-installs a forward's values)
         self._flags = np.zeros(7, np.int64)
         if dtype in (np.float32, np.float64, np.float16):
             dtype = np.dtype(dtype).name
@@ -434,6 +435,50 @@ class Context(_Closable):
         program)."""
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
+    def sddmm(self, B, G, out=None):
+        """The gradient of this rank's values of A (shiro_sddmm): for each of its nonzeros A_ij, in
+        plan.local_matrix() (and set_values) order, <G_i, B_j> = sum_k G[i, k] * B[j, k], where B is this
+        rank's b_rows x w rows of B and G = dL/dC its c_rows x w rows (w from 1 to the context's n, the
+        same on every rank and for both). Returns a 1-D array of local_nnz() values of the context's
+        dtype (numpy for numpy B, torch for torch B; out= writes into one), so that
+        set_values(v - lr * ctx.sddmm(B, G)) is a descent step. Moves B and G with the plan's own
+        messages (the forward's and the transposed program's). Collective; checked and agreed like
+        spmm. CPU backend only."""
+        what = "shiro sddmm"
+        if not self._h:
+            raise Error(f"{what}: the context is closed")
+        lib = _lib.load()
+        if not _lib.has("shiro_sddmm"):
+            raise Error(f"{_lib.path()} has no shiro_sddmm (an older libshiro)", 9)
+        width = self.n
+        try:
+            kind, bptr, width = self._check(B, self.b_rows, what + ": B")
+            gptr = self._check(G, self.c_rows, what + ": G", width)[1]
+            nnz = self.plan.local_nnz()
+            if out is None:
+                if kind == "numpy":
+                    out = np.empty(nnz, self.np_dtype)
+                else:
+                    import torch
+                    out = torch.empty(nnz, dtype=B.dtype, device=B.device)
+            else:
+                oshape, odt = _array_info(out, what + " out")[2:4]
+                if tuple(oshape) != (nnz,) or odt != self.np_dtype:
+                    raise Error(f"{what} out: shape {tuple(oshape)} {odt}, expected ({nnz},) {self.np_dtype} (this "
+                                "rank's nonzeros, the context's dtype)")
+            optr = _array_info(out, what + " out")[1]
+            failure = None
+        except Error as e:
+            if not self.checked:
+                raise
+            failure = Error(f"rank {self.plan.comm.Get_rank()}: {e}", e.status)
+        if self.checked:
+            self._agree(3, width, failure, what)
+        st = lib.shiro_sddmm(self._h, bptr or None, gptr or None, optr or None, width, _DTYPES[self.dtype][0])
+        if st != _lib.OK:
+            raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
+        return out
+
     def set_values(self, values):
         """Installs new values of this rank's nonzeros of A: one value per entry of plan.local_matrix(),
         in its order (shiro_ctx_set_values). float32 arrays (numpy or torch) go in as they are
@@ -466,6 +511,7 @@ class Context(_Closable):
             st = lib.shiro_ctx_set_values(self._h, v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         if st != _lib.OK:
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
+        self.values_version += 1
 
     def traffic(self):
         """This rank's rows and bytes per call (shiro_ctx_get_traffic) as a dict. Local."""

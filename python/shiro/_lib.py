@@ -82,6 +82,7 @@ _OPTIONAL = {
     "shiro_plan_open_comm": (ctypes.c_int, [ctypes.c_char_p, MPI_Comm, ctypes.POINTER(_P), ctypes.POINTER(shiro_error)]),
     "shiro_spmm_n": (ctypes.c_int, [_P, _P, _P, ctypes.c_int64]),
     "shiro_spmm_transpose_n": (ctypes.c_int, [_P, _P, _P, ctypes.c_int64]),
+    "shiro_sddmm": (ctypes.c_int, [_P, _P, _P, _P, ctypes.c_int64, ctypes.c_int]),
 }
 
 _lib = None
