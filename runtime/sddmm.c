@@ -253,7 +253,7 @@ static shiro_status check_call(shiro_ctx *c, const void *B, const void *G, const
   }
   if (dtype != c->opts.dtype) {
     snprintf(c->error, sizeof c->error, "shiro_sddmm: rank %d passed %s values, the context was made for %s", rank,
-             dtype == SHIRO_FLOAT32 ? "float32" : "float64", c->opts.dtype == SHIRO_FLOAT32 ? "float32" : "float64");
+             ctx_dtype_name(dtype), ctx_dtype_name(c->opts.dtype));
     return SHIRO_ERR_ARG;
   }
   const char *null = NULL;
@@ -272,6 +272,10 @@ static shiro_status check_call(shiro_ctx *c, const void *B, const void *G, const
   }
   if (c->be != &cpu_backend) {
     snprintf(c->error, sizeof c->error, "shiro_sddmm: the %s backend has no sddmm yet (the CPU backend has)", c->be->name);
+    return SHIRO_ERR_UNSUPPORTED;
+  }
+  if (c->opts.dtype != SHIRO_FLOAT32 && c->opts.dtype != SHIRO_FLOAT64) {
+    snprintf(c->error, sizeof c->error, "shiro_sddmm: float32 and float64 contexts only, not 16-bit ones (yet)");
     return SHIRO_ERR_UNSUPPORTED;
   }
   return SHIRO_OK;
