@@ -2,8 +2,8 @@
 """The values' gradient in Python: ctx.sddmm, shiro.torch.spmm(values=) and shiro.torch.sddmm.
 
 usage: sddmm_check.py BUILD_DIR SOURCE_DIR MODE
-  grad  for every strategy (block, col, row, joint, hier, group, cola, hybrid) under mpirun -np 2 and
-        -np 4 as 2 nodes of 2 (two-tier plans: relays), karate, float64: on every rank, a function of
+  grad  for every strategy: the flat ones (block, col, row, joint) under mpirun -np 2, joint and the
+        two-tier ones (hier, group, cola, hybrid: relays) under -np 4 as 2 nodes of 2, karate, float64: on every rank, a function of
         global inputs (X and two sets of A's values, the same on every rank) whose output is the
         global C = A(v)·X + A(w)·X (two products on one context with other values, so the backward
         installs the first's again), checked against a dense torch reference to 1e-12, then
@@ -166,19 +166,21 @@ def main():
         karate = os.path.join(src, "tests", "data", "karate.mtx")
         with tempfile.TemporaryDirectory() as tmp:
             plan = os.path.join(tmp, "k.shiro.h5")
-            for strategy in STRATEGIES:
-                for r, g in (("2", "1"), ("4", "2")):
-                    tag = f"{strategy} R={r} G={g}"
-                    p = subprocess.run([env["SHIRO_PLAN"], karate, "--ranks", r, "--gpus-per-node", g, "--strategy",
-                                        strategy, "-o", plan, "--quiet"], capture_output=True, text=True)
-                    if p.returncode:
-                        print(f"FAIL {tag}: shiro-plan: {p.stderr.strip()}")
-                        failures += 1
-                        continue
-                    t = mpirun(r, [py, os.path.abspath(__file__), "--worker", plan, karate], env)
-                    ok = t.returncode == 0 and t.stdout.strip().endswith("ok")
-                    failures += not ok
-                    print(f"{'ok  ' if ok else 'FAIL'} {tag}" + ("" if ok else f":\n{t.stdout}"))
+            # Each run is a gradcheck through hundreds of collective calls: the flat strategies on
+            # 2 ranks, joint and the two-tier ones (relays, aggregation) on 2 nodes of 2.
+            runs = [(s, "2", "1") for s in STRATEGIES[:4]] + [(s, "4", "2") for s in ("joint",) + STRATEGIES[4:]]
+            for strategy, r, g in runs:
+                tag = f"{strategy} R={r} G={g}"
+                p = subprocess.run([env["SHIRO_PLAN"], karate, "--ranks", r, "--gpus-per-node", g, "--strategy",
+                                    strategy, "-o", plan, "--quiet"], capture_output=True, text=True)
+                if p.returncode:
+                    print(f"FAIL {tag}: shiro-plan: {p.stderr.strip()}")
+                    failures += 1
+                    continue
+                t = mpirun(r, [py, os.path.abspath(__file__), "--worker", plan, karate], env)
+                ok = t.returncode == 0 and t.stdout.strip().endswith("ok")
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {tag}" + ("" if ok else f":\n{t.stdout}"))
     elif mode == "gat":
         gat = os.path.join(src, "python", "examples", "gat.py")
         ref = subprocess.run([py, gat, "--reference"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
