@@ -17,39 +17,40 @@ typedef uint32_t v4x4 __attribute__((vector_size(16)));
 typedef uint16_t v4x2 __attribute__((vector_size(8)));
 
 #define LD4(V, p) __extension__({ V v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
-#define ST4(p, x)                            \
-  do {                                       \
-    __typeof__(x) x_ = (x);                  \
-    __builtin_memcpy((p), &x_, sizeof x_);   \
+#define ST4(p, x)                          \
+  do {                                     \
+    __typeof__(x) x_ = (x);                \
+    __builtin_memcpy((p), &x_, sizeof x_); \
   } while (0)
 
 /* The 4 × 4 tile at a (4 vectors of stride sa values) transposed into b (stride sb): b[i][j] = a[j][i]. */
-#define TILE4(V, b, sb, a, sa)                                                     \
-  do {                                                                             \
-    const V a0 = LD4(V, (a)), a1 = LD4(V, (a) + (sa));                             \
-    const V a2 = LD4(V, (a) + 2 * (sa)), a3 = LD4(V, (a) + 3 * (sa));              \
-    const V t0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6);                      \
-    const V t1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7);                      \
-    const V t2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6);                      \
-    const V t3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);                      \
-    ST4((b), __builtin_shufflevector(t0, t2, 0, 1, 4, 5));                         \
-    ST4((b) + (sb), __builtin_shufflevector(t1, t3, 0, 1, 4, 5));                  \
-    ST4((b) + 2 * (sb), __builtin_shufflevector(t0, t2, 2, 3, 6, 7));              \
-    ST4((b) + 3 * (sb), __builtin_shufflevector(t1, t3, 2, 3, 6, 7));              \
+#define TILE4(V, b, sb, a, sa)                                        \
+  do {                                                                \
+    const V a0 = LD4(V, (a)), a1 = LD4(V, (a) + (sa));                \
+    const V a2 = LD4(V, (a) + 2 * (sa)), a3 = LD4(V, (a) + 3 * (sa)); \
+    const V t0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6);         \
+    const V t1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7);         \
+    const V t2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6);         \
+    const V t3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);         \
+    ST4((b), __builtin_shufflevector(t0, t2, 0, 1, 4, 5));            \
+    ST4((b) + (sb), __builtin_shufflevector(t1, t3, 0, 1, 4, 5));     \
+    ST4((b) + 2 * (sb), __builtin_shufflevector(t0, t2, 2, 3, 6, 7)); \
+    ST4((b) + 3 * (sb), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)); \
   } while (0)
 
 /* The 2 × 2 tile at a (2 vectors of stride sa values) transposed into b (stride sb). */
-#define TILE2(V, b, sb, a, sa)                                   \
-  do {                                                           \
-    const V a0 = LD4(V, (a)), a1 = LD4(V, (a) + (sa));           \
-    ST4((b), __builtin_shufflevector(a0, a1, 0, 2));             \
-    ST4((b) + (sb), __builtin_shufflevector(a0, a1, 1, 3));      \
+#define TILE2(V, b, sb, a, sa)                              \
+  do {                                                      \
+    const V a0 = LD4(V, (a)), a1 = LD4(V, (a) + (sa));      \
+    ST4((b), __builtin_shufflevector(a0, a1, 0, 2));        \
+    ST4((b) + (sb), __builtin_shufflevector(a0, a1, 1, 3)); \
   } while (0)
 
 /* Column-major (rows × n, column stride ld) to or from dense rows (rows × n), values of type T
  * (vectors V of K = 4 or 2): to_rows, d (dense) from s (column-major); else d
  * (column-major) from s (dense). Tiles of K rows × K columns, each row band's tiles in column order
  * (the dense rows are walked as they lie); what is left of K value by value. */
+/* clang-format off */
 #define DEF_TRANSPOSE(NAME, T, V, K)                                                                     \
   static void NAME(T *restrict d, const T *restrict s, int64_t rows, int64_t n, int64_t ld, int to_rows, \
                    int threads) {                                                                        \
@@ -71,6 +72,8 @@ typedef uint16_t v4x2 __attribute__((vector_size(8)));
         }                                                                                                \
     }                                                                                                    \
   }
+
+/* clang-format on */
 
 /* 8-byte values in 2 × 2 tiles of 16-byte vectors: 4 × 4 tiles of 32-byte ones ran 1.5x slower
  * without AVX2 and 5-15% faster with it (not worth a second variant). */

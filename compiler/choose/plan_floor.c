@@ -129,7 +129,8 @@ static int64_t group_cover(const buckets *b, int32_t x, scratch *s) {
 /* The covers of every group of b into cover[groups], on `threads` threads. */
 static shiro_status covers(const buckets *b, int32_t groups, int64_t k, int threads, int64_t *cover) {
   int bad = 0;
-#pragma omp parallel num_threads(threads) reduction(| : bad)
+#pragma omp parallel num_threads(threads) reduction(| \
+                                                    : bad)
   {
     scratch s = {0};
     s.ws = cover_ws_new();

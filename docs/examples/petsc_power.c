@@ -20,13 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCHK(call)                                                                          \
-  do {                                                                                      \
-    PetscErrorCode e_ = (call);                                                             \
-    if (e_) {                                                                               \
-      fprintf(stderr, "petsc_power: %s failed (PETSc error %d)\n", #call, (int)e_);         \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                         \
-    }                                                                                       \
+#define PCHK(call)                                                                  \
+  do {                                                                              \
+    PetscErrorCode e_ = (call);                                                     \
+    if (e_) {                                                                       \
+      fprintf(stderr, "petsc_power: %s failed (PETSc error %d)\n", #call, (int)e_); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                 \
+    }                                                                               \
   } while (0)
 
 /* Fails the job with a message (every rank reaches a check of its own or the abort). */
