@@ -172,11 +172,11 @@ def distributed(args):
             for epoch in range(args.epochs):
                 opt.zero_grad()
                 Z = conv2(g, torch.relu(conv1(g, Xl)))
-                loss = torch.nn.functional.cross_entropy(Z.float(), yl, reduction="sum") / n  # this rank's share
+                loss = torch.nn.functional.cross_entropy(Z.to(dtype), yl, reduction="sum") / n  # this rank's share
                 loss.backward()
                 for p in params:  # every rank takes the same step: the gradients summed over the ranks
                     g.allreduce_(p.grad)
-                log(epoch, float(g.allreduce_(loss.detach().float().reshape(1)).item()))
+                log(epoch, float(g.allreduce_(loss.detach().to(dtype).reshape(1)).item()))
                 opt.step()
         if args.time:
             timing(args, comm, g, conv1, conv2, Xl, yl, n)
