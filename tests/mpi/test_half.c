@@ -150,6 +150,11 @@ static void run(shiro_plan *plan, const shiro_plan_info *in, const sc_csr *A, sh
   EXPECT(shiro_spmm_checked(ctx, B, C2, n, dt) == SHIRO_OK && !memcmp(C, C2, (size_t)(nc - 1) * 2), "rank %d %s: checked call differs", rank, tn);
   EXPECT(shiro_spmm_transpose_checked(ctx, Y, X2, n, dt) == SHIRO_OK && !memcmp(X, X2, (size_t)(nb - 1) * 2),
          "rank %d %s: checked transposed call differs", rank, tn);
+  shiro_status st0;
+  /* shiro_sddmm takes float32 and float64 contexts only: refused on every rank, naming why */
+  st0 = shiro_sddmm(ctx, B, Y, X2, n, dt);
+  EXPECT(st0 == SHIRO_ERR_UNSUPPORTED && strstr(shiro_ctx_last_error(ctx), "16-bit"), "rank %d %s: sddmm: %d %s", rank, tn,
+         (int)st0, shiro_ctx_last_error(ctx));
   const shiro_dtype other = dt == SHIRO_BFLOAT16 ? SHIRO_FLOAT16 : SHIRO_BFLOAT16;
   shiro_status st = shiro_spmm_checked(ctx, B, C2, n, rank == size - 1 ? other : dt);
   EXPECT(st == SHIRO_ERR_ARG && strstr(shiro_ctx_last_error(ctx), "the context was made for"), "rank %d: another dtype: %d %s",
