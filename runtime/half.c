@@ -8,6 +8,7 @@
 #include "half.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define HALF_X86 1
 #else
@@ -71,6 +72,17 @@ static void f16_round_base(uint16_t *d, const float *s, int64_t lo, int64_t hi) 
   for (int64_t k = lo; k < hi; k++) d[k] = half_f32_to_f16(s[k]);
 }
 
+int half_cpu_has_f16c(void) {
+#if HALF_X86
+  /* F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports knows no "f16c". */
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+#else
+  return 0;
+#endif
+}
+
 typedef void (*widen_fn)(float *, const uint16_t *, int64_t, int64_t);
 typedef void (*round_fn)(uint16_t *, const float *, int64_t, int64_t);
 
@@ -80,7 +92,7 @@ static void pick(widen_fn w[2], round_fn r[2]) {
 #if HALF_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2")) w[0] = bf16_widen_avx2, r[0] = bf16_round_avx2;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) w[1] = f16_widen_f16c, r[1] = f16_round_f16c;
+  if (half_cpu_has_f16c()) w[1] = f16_widen_f16c, r[1] = f16_round_f16c;
 #endif
 }
 

@@ -82,5 +82,7 @@ void half_widen(shiro_dtype dt, float *dst, const uint16_t *src, int64_t rows, i
  * at i·drs + j·dcs), each rounded once to nearest even. */
 void half_round(shiro_dtype dt, uint16_t *dst, int64_t drs, int64_t dcs, const float *src, int64_t rows, int64_t n,
                 int threads);
+/* 1 where this CPU runs AVX2 and F16C (the dense float16 loops use VCVTPH2PS / VCVTPS2PH), else 0. */
+int half_cpu_has_f16c(void);
 
 #endif

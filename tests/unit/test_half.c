@@ -145,8 +145,7 @@ int main(void) {
          "float16 least subnormals");
   long hw = 0;
 #if HAVE_F16C_TEST
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("f16c")) {
+  if (half_cpu_has_f16c()) {
     for (uint64_t u = 0; u <= 0xffffffffu; u++) {
       const float f = half_bits_f32((uint32_t)u);
       const uint16_t mine = half_f32_to_f16(f), theirs = hw_f16(f);
