@@ -72,7 +72,7 @@ def _release_all():
 
 
 def _mpi_alive():
-    return MPI.Is_initialized() and not MPI.Is_finalized()
+    return _lib.mpi_imported() and MPI.Is_initialized() and not MPI.Is_finalized()
 
 
 _previous_excepthook = sys.excepthook

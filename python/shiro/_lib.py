@@ -7,16 +7,33 @@ source tree this package sits in (python/shiro -> ../../build), in the libdir
 pkg-config gives for shiro (an installed shiro.pc; PKG_CONFIG_PATH for a prefix
 of your own), and by the dynamic loader's search (an installed libshiro.so.0).
 
-mpi4py's MPI module is imported first: it initializes MPI and loads libmpi
-with RTLD_GLOBAL, which Open MPI's plugins need; libshiro then binds to that
-same libmpi (mpi4py must be built against the MPI libshiro links, as Debian's
+`import shiro` neither loads libshiro nor initializes MPI. The first use that
+needs them (a Plan, plan_matrix, the library's path) imports mpi4py's MPI
+module, which initializes MPI and loads libmpi with RTLD_GLOBAL (Open MPI's
+plugins need it), and then loads libshiro, which binds to that same libmpi
+(mpi4py must be built against the MPI libshiro links, as Debian's
 python3-mpi4py and libopenmpi-dev are).
 """
 import ctypes
 import ctypes.util
 import os
+import sys
 
-from mpi4py import MPI
+
+class _LazyMPI:
+    """mpi4py.MPI, imported (so MPI initialized) at the first attribute asked of it."""
+
+    def __getattr__(self, name):
+        from mpi4py import MPI as mpi
+        return getattr(mpi, name)
+
+
+MPI = _LazyMPI()
+
+
+def mpi_imported():
+    """True once mpi4py.MPI is imported (so MPI initialized by it, or by the program)."""
+    return "mpi4py.MPI" in sys.modules
 
 # Status values (base/shiro_status.h).
 OK = 0
@@ -26,8 +43,14 @@ FLOAT32, FLOAT64, BFLOAT16, FLOAT16 = 0, 1, 2, 3
 BACKENDS = {"cpu": 0, "cuda": 1}
 TRANSPORTS = {"auto": 0, "nccl": 1, "mpi": 2}
 
-# MPI_Comm is an int in MPICH and a pointer in Open MPI (mpi4py demo/wrap-ctypes).
-MPI_Comm = ctypes.c_int if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
+
+
+def _mpi_comm_type():
+    """MPI_Comm as ctypes passes it: an int in MPICH, a pointer in Open MPI (mpi4py demo/wrap-ctypes)."""
+    return ctypes.c_int if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
+
+
+MPI_Comm = object()  # stands for _mpi_comm_type() in the prototypes below until the library is loaded
 
 
 class shiro_error(ctypes.Structure):
@@ -215,6 +238,7 @@ def load():
         if os.sep in path and not os.path.exists(path):
             tried.append(f"{path} (no such file)")
             continue
+        comm_type = _mpi_comm_type()  # imports mpi4py.MPI first: MPI initialized, libmpi loaded
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
@@ -222,11 +246,11 @@ def load():
             continue
         for name, (res, args) in _PROTOTYPES.items():
             f = getattr(lib, name)
-            f.restype, f.argtypes = res, args
+            f.restype, f.argtypes = res, [comm_type if a is MPI_Comm else a for a in args]
         for name, (res, args) in _OPTIONAL.items():
             f = getattr(lib, name, None)
             if f is not None:
-                f.restype, f.argtypes = res, args
+                f.restype, f.argtypes = res, [comm_type if a is MPI_Comm else a for a in args]
         _lib, _path = lib, path
         return lib
     raise Error("shiro: libshiro not found; build it (ninja -C build) or set SHIRO_LIBRARY. Tried: "
@@ -246,4 +270,4 @@ def has(name):
 
 def comm_handle(comm):
     """The MPI_Comm of an mpi4py communicator, as ctypes passes it (mpi4py demo/wrap-ctypes)."""
-    return MPI_Comm.from_address(MPI._addressof(comm))
+    return _mpi_comm_type().from_address(MPI._addressof(comm))

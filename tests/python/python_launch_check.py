@@ -7,6 +7,7 @@ where there is one), with a time limit, so that a hang is a failure:
   * a torchrun-style launch (WORLD_SIZE=4, LOCAL_RANK set, an MPI world of one): Plan() and
     plan_matrix() raise shiro.MismatchError at once, naming `mpirun -np 4`; the same under a
     Slurm step of 4 tasks without MPI; SHIRO_ALLOW_SINGLETON=1 lets it through;
+  * `import shiro` (and shiro.torch) initializes no MPI and loads no libshiro until a Plan;
   * shiro.Error(message, status) is the status's subclass (ArgumentError is a ValueError,
     FileError an OSError, ...); a missing plan file raises FileError; __version__ is
     meson.build's project version;
@@ -119,6 +120,17 @@ print("version", shiro.__version__)
         rc, out = run(py, env, code)
         check("Error subclasses by status; a missing file is a FileError", rc == 0 and "FileError" in out, out)
         check(f"shiro.__version__ == meson.build's {version}", f"version {version}" in out, out)
+
+        # import shiro (and shiro.torch) initializes no MPI and loads no libshiro; a Plan does both
+        code = f"""
+import shiro.torch
+print("after import:", "mpi4py.MPI" in sys.modules, shiro._lib._lib is not None)
+shiro.Plan({plan1!r}).close()
+print("after Plan:", MPI.Is_initialized(), shiro._lib._lib is not None)
+"""
+        rc, out = run(py, env, code)
+        check("import shiro initializes no MPI until a Plan needs it", rc == 0 and "after import: False False" in out
+              and "after Plan: True True" in out, out)
 
         # plan_matrix(comm=): whatever rank 0 raises reaches every rank
         for what, arg in (("a 3-d sparse tensor", "torch.zeros(2, 2, 2).to_sparse()"),
