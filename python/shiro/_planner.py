@@ -7,8 +7,10 @@ directory installed, then by the dynamic loader's search. It is loaded RTLD_LOCA
 its own copy of base/ and format/ (hidden), and exports only the shiro_planner_* calls.
 The structs below mirror shiro_planner.h field for field (keep them in step).
 """
+import contextlib
 import ctypes
 import os
+import platform
 
 from . import _lib
 from ._lib import Error
@@ -34,6 +36,33 @@ class shiro_planner_result(ctypes.Structure):
 
 
 _planner = None
+
+# glibc's mallopt parameters (malloc.h) and their defaults.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _GLIBC_DEFAULT = -1, -3, 128 * 1024
+
+
+@contextlib.contextmanager
+def _planning_heap():
+    """For the planning call, glibc's heap as shiro-plan runs it (tools/huge_pages.c): blocks below
+    32 MiB from the heap rather than each a fresh mapping, and freed memory kept for reuse, so that
+    METIS's coarse graphs, allocated afresh at every level, are not faulted in again each time.
+    Afterwards the defaults (static: glibc's dynamic threshold ends here) and malloc_trim give the
+    memory back. Not on other C libraries, nor with SHIRO_HUGEPAGES=0 (shiro-plan's own switch)."""
+    libc = None
+    if platform.libc_ver()[0] == "glibc" and os.environ.get("SHIRO_HUGEPAGES") != "0":
+        try:
+            libc = ctypes.CDLL(None)
+            libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+            libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+        except (OSError, AttributeError):
+            libc = None
+    try:
+        yield
+    finally:
+        if libc is not None:
+            libc.mallopt(_M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
+            libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
+            libc.malloc_trim(0)
 
 
 def candidates():
@@ -97,8 +126,9 @@ def compile_csr(m, k, rowptr, rows, cols, values, out, ranks, gpus_per_node=1, s
     o.parts = _ptr(parts, ctypes.c_int32)
     o.threads = 0 if threads is None else int(threads)
     res, err = shiro_planner_result(), _lib.shiro_error()
-    st = lib.shiro_plan_compile_csr(ctypes.byref(A), ctypes.byref(o), os.fsencode(out), ctypes.byref(res),
-                                    ctypes.byref(err))
+    with _planning_heap():
+        st = lib.shiro_plan_compile_csr(ctypes.byref(A), ctypes.byref(o), os.fsencode(out), ctypes.byref(res),
+                                        ctypes.byref(err))
     if st != _lib.OK:
         raise Error(err.message.decode(errors="replace"), st)
     warns = [w for w in res.warnings.decode(errors="replace").split("\n") if w]
