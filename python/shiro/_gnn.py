@@ -139,9 +139,9 @@ class Graph:
     def allreduce_(self, t):
         """Sums a CPU tensor over comm's ranks in place (weight gradients, losses); returns it. Collective."""
         a = t.detach().numpy()
-        buf = np.ascontiguousarray(a)
+        buf = np.ascontiguousarray(a)  # at least 1-d: a 0-d loss becomes shape (1,), put back below
         self.comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
-        t.detach().copy_(torch.from_numpy(buf))
+        t.detach().copy_(torch.from_numpy(buf).reshape(t.shape))
         return t
 
 

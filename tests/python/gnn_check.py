@@ -85,6 +85,9 @@ def worker(src, strategy, partition, gpn):
         for (name, p), q in zip(list(conv1.named_parameters()) + list(conv2.named_parameters()),
                                 list(ref1.parameters()) + list(ref2.parameters())):
             close(g.allreduce_(p.grad.clone()), q.grad, f"gradient of {name} (summed over the ranks)")
+        loss = (Z * g.scatter_rows(torch.tensor(R))).sum().detach()  # a 0-d tensor, as a loss is
+        close(g.allreduce_(loss.clone()).reshape(1), torch.tensor([comm.allreduce(loss.item())]),
+              "allreduce_ of a 0-d loss")
     bad = [b for part in comm.allgather(bad) for b in part]
     if rank == 0:
         import shutil
