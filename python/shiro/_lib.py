@@ -253,8 +253,9 @@ def load():
                 f.restype, f.argtypes = res, [comm_type if a is MPI_Comm else a for a in args]
         _lib, _path = lib, path
         return lib
-    raise Error("shiro: libshiro not found; build it (ninja -C build) or set SHIRO_LIBRARY. Tried: "
-                  + "; ".join(tried), 0)
+    raise Error("shiro: libshiro not found; build it (tools/dev/build.sh), then set SHIRO_LIBRARY to its "
+                "build/runtime/libshiro.so or install it (meson install -C build) where pkg-config finds shiro.pc "
+                "(PKG_CONFIG_PATH) or the loader finds libshiro.so.0. Tried: " + "; ".join(tried), 0)
 
 
 def path():

@@ -66,18 +66,20 @@ def _planning_heap():
 
 
 def candidates():
-    """Where libshiro_planner is looked for, in order (see the module's docstring)."""
+    """Where libshiro_planner is looked for, in order (see the module's docstring), and why the places
+    beside libshiro were not among them (None when they were)."""
     env = os.environ.get("SHIRO_PLANNER_LIBRARY")
     if env:
-        return [env]
+        return [env], None
     out = []
     try:
         libdir = os.path.dirname(os.path.realpath(_lib.path()))
         out += [os.path.normpath(os.path.join(libdir, "..", "compiler", "libshiro_planner.so")),
                 os.path.join(libdir, "libshiro_planner.so.0")]
-    except Error:
-        pass
-    return out + ["libshiro_planner.so.0"]
+        why = None
+    except Error as e:
+        why = str(e)
+    return out + ["libshiro_planner.so.0"], why
 
 
 def load():
@@ -86,7 +88,8 @@ def load():
     if _planner is not None:
         return _planner
     tried = []
-    for path in candidates():
+    paths, no_libshiro = candidates()
+    for path in paths:
         if os.sep in path and not os.path.exists(path):
             tried.append(f"{path} (no such file)")
             continue
@@ -103,6 +106,8 @@ def load():
                                                ctypes.POINTER(shiro_planner_result), ctypes.POINTER(_lib.shiro_error)]
         _planner = lib
         return lib
+    if no_libshiro:  # the usual cause: a pip-installed package that finds no libshiro to sit beside
+        raise Error("shiro.plan_matrix: libshiro_planner is looked for beside libshiro, and " + no_libshiro, 0)
     raise Error("shiro.plan_matrix: libshiro_planner not found; build it (ninja -C build) or set "
                 "SHIRO_PLANNER_LIBRARY. Tried: " + "; ".join(tried), 0)
 
