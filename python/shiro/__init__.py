@@ -11,11 +11,14 @@ Every failure of the library raises shiro.Error carrying its status and message.
 Collective calls (Plan.context, Context.spmm, spmm_t, set_values) must be made
 by every rank of the communicator in the same order. See python/README.md.
 """
+from __future__ import annotations
+
 import atexit
 import ctypes
 import os
 import sys
 import weakref
+from typing import Any, Union
 
 import numpy as np
 
@@ -23,6 +26,9 @@ from . import _lib
 from ._lib import (MPI, ArgumentError, CUDAError, Error, FileError, InternalError, MismatchError, MPIError,
                    OutOfMemoryError, UnsupportedError, VersionError)
 from ._plan_matrix import PlanWarning, plan_matrix
+
+# What the calls take and give: numpy arrays, or torch tensors (torch is optional, so not named here).
+Array = Union[np.ndarray, Any]
 
 __version__ = "0.1.0"  # meson.build's project version (tests/python/python_check.py keeps them equal)
 
@@ -40,7 +46,7 @@ _DTYPES = {"float32": (_lib.FLOAT32, np.float32, ("float32",)), "float64": (_lib
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "bf16": "bfloat16"}
 
 
-def to_bfloat16(x):
+def to_bfloat16(x: np.ndarray) -> np.ndarray:
     """A numpy array of floats as bfloat16 bit patterns (uint16), rounded to nearest even as libshiro
     rounds (NaN stays NaN): what a dtype="bfloat16" context takes from numpy. Local."""
     b = np.ascontiguousarray(x, np.float32).view(np.uint32)
@@ -49,12 +55,12 @@ def to_bfloat16(x):
     return np.where(nan, ((b >> 16) | 0x40).astype(np.uint16), r)
 
 
-def from_bfloat16(h):
+def from_bfloat16(h: np.ndarray) -> np.ndarray:
     """bfloat16 bit patterns (a uint16 array) as float32 values (exact). Local."""
     return (np.ascontiguousarray(h, np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
-def library_path():
+def library_path() -> str:
     """The libshiro file this package uses (loads it: $SHIRO_LIBRARY, build/runtime/libshiro.so, the loader)."""
     return _lib.path()
 
@@ -121,7 +127,7 @@ class Plan(_Closable):
     `comm` is the communicator contexts are made over. close() (or leaving a `with` block) releases the
     plan once the last of its contexts is closed: a context keeps its plan alive."""
 
-    def __init__(self, path, comm=None, rank=None):
+    def __init__(self, path: str | os.PathLike, comm: Any = None, rank: int | None = None) -> None:
         lib = _lib.load()
         _lib.check_launch()
         self.comm = MPI.COMM_WORLD if comm is None else comm
@@ -165,14 +171,14 @@ class Plan(_Closable):
             raise Error(f"shiro.Plan {self.path!r} is closed")
         return self._h
 
-    def context(self, n, dtype="float64", backend="cpu", device=-1, transport="auto", timeout_ms=0, threads=0,
-                checked=True):
+    def context(self, n: int, dtype: str = "float64", backend: str = "cpu", device: int = -1, transport: str = "auto",
+                timeout_ms: int = 0, threads: int = 0, checked: bool = True) -> Context:
         """A new Context for N = n columns (shiro_ctx_create: collective over self.comm). threads: the CPU
         kernels' OpenMP threads on this rank (0: OMP_NUM_THREADS if set, else this rank's share of its node).
         checked: agree across the ranks before each call (see Context)."""
         return Context(self, n, dtype, backend, device, transport, timeout_ms, threads, checked=checked)
 
-    def local_matrix(self):
+    def local_matrix(self) -> Any:
         """This rank's rows of A as CSR with GLOBAL column ids: (indptr, indices, values), numpy int64,
         int64, float64; local row i is global row c_global[i] (shiro_plan_get_local_matrix). The order
         Context.set_values takes values in. A plan made from a pattern-only file gives values of 1.0
@@ -424,18 +430,18 @@ class Context(_Closable):
             raise Error(_lib.load().shiro_ctx_last_error(self._h).decode(errors="replace"), st)
         return out
 
-    def spmm(self, B, out=None):
+    def spmm(self, B: Array, out: Array | None = None) -> Array:
         """This rank's c_rows x w rows of C = A·B from its b_rows x w rows of B, for any width w from 1 to
         the context's n (the same on every rank). Collective."""
         return self._call(_lib.load().shiro_spmm, B, self.b_rows, self.c_rows, out, "shiro spmm: B")
 
-    def spmm_t(self, Y, out=None):
+    def spmm_t(self, Y: Array, out: Array | None = None) -> Array:
         """This rank's b_rows x w rows of X = Aᵀ·Y from its c_rows x w rows of Y, for any width w from 1
         to the context's n (the same on every rank). Collective (the first call derives the transposed
         program)."""
         return self._call(_lib.load().shiro_spmm_transpose, Y, self.c_rows, self.b_rows, out, "shiro spmm_t: Y")
 
-    def sddmm(self, B, G, out=None):
+    def sddmm(self, B: Array, G: Array, out: Array | None = None) -> Array:
         """The gradient of this rank's values of A (shiro_sddmm): for each of its nonzeros A_ij, in
         plan.local_matrix() (and set_values) order, <G_i, B_j> = sum_k G[i, k] * B[j, k], where B is this
         rank's b_rows x w rows of B and G = dL/dC its c_rows x w rows (w from 1 to the context's n, the
@@ -479,7 +485,7 @@ class Context(_Closable):
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
         return out
 
-    def set_values(self, values):
+    def set_values(self, values: Array) -> None:
         """Installs new values of this rank's nonzeros of A: one value per entry of plan.local_matrix(),
         in its order (shiro_ctx_set_values). float32 arrays (numpy or torch) go in as they are
         (shiro_ctx_set_values_dtype: a float32 context multiplies by those very floats); anything else
@@ -513,7 +519,7 @@ class Context(_Closable):
             raise Error(lib.shiro_ctx_last_error(self._h).decode(errors="replace"), st)
         self.values_version += 1
 
-    def traffic(self):
+    def traffic(self) -> dict[str, int]:
         """This rank's rows and bytes per call (shiro_ctx_get_traffic) as a dict. Local."""
         if not self._h:
             raise Error("shiro traffic: the context is closed")

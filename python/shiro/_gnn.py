@@ -23,6 +23,10 @@ with set_values.
 Layers' outputs are C rows and their inputs B rows: stacking layers needs a plan whose B rows follow
 its C rows (a square A under every partition shiro-plan offers); Graph.rows_follow says so.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -39,7 +43,8 @@ class Graph:
     spmm / the layers in the same order. close() (or `with`) releases the contexts (and the plan if
     the Graph opened it)."""
 
-    def __init__(self, plan, comm=None, n_max=64, dtype=torch.float64, threads=0, checked=True):
+    def __init__(self, plan: str | Plan, comm: Any = None, n_max: int = 64, dtype: torch.dtype = torch.float64,
+                 threads: int = 0, checked: bool = True) -> None:
         self._own = not isinstance(plan, Plan)
         self.plan = Plan(plan, comm) if self._own else plan
         self.comm = self.plan.comm
@@ -96,12 +101,12 @@ class Graph:
                 self._ctx[norm] = ctx
         return self._ctx[norm]
 
-    def degree(self):
+    def degree(self) -> torch.Tensor:
         """A·1 on this rank's C rows (float64 numpy), through the plan. Collective."""
         raw = self.context(None)
         return raw.spmm(np.ones((self.plan.b_rows, 1), raw.np_dtype)).astype(np.float64).ravel()
 
-    def spmm(self, X, norm=None):
+    def spmm(self, X: torch.Tensor, norm: str | None = None) -> torch.Tensor:
         """This rank's C rows of N·X, N the normalization `norm` of A, from its B rows X (a CPU tensor of
         the Graph's dtype, b_rows x w, w <= n_max); differentiable in X. Collective."""
         from .torch import spmm
@@ -110,7 +115,7 @@ class Graph:
             X = X * self._col_scale
         return spmm(ctx, X.contiguous())
 
-    def scatter(self, X_global):
+    def scatter(self, X_global: torch.Tensor | np.ndarray) -> torch.Tensor:
         """This rank's B rows of the node features X_global (num_nodes x w, numpy or torch), as a tensor of
         the Graph's dtype. Local."""
         X = torch.as_tensor(X_global)
@@ -118,14 +123,14 @@ class Graph:
             raise Error(f"shiro.torch.Graph.scatter: shape {tuple(X.shape)}, expected ({self.plan.k}, w)")
         return X[self.b_global].to(self.dtype).contiguous()
 
-    def scatter_rows(self, y_global):
+    def scatter_rows(self, y_global: torch.Tensor | np.ndarray) -> torch.Tensor:
         """This rank's C rows of a per-node array (labels, masks: any shape num_nodes x ...). Local."""
         y = torch.as_tensor(y_global)
         if y.shape[0] != self.plan.m:
             raise Error(f"shiro.torch.Graph.scatter_rows: {y.shape[0]} rows, expected {self.plan.m}")
         return y[self.c_global]
 
-    def gather(self, Y_local):
+    def gather(self, Y_local: torch.Tensor) -> torch.Tensor:
         """Every node's rows (num_nodes x w) from each rank's C rows Y_local, on every rank (one allgather
         over comm; not differentiable: for evaluation and output). Collective."""
         Y = Y_local.detach().cpu().numpy() if torch.is_tensor(Y_local) else np.asarray(Y_local)
@@ -136,7 +141,7 @@ class Graph:
             out[rows] = part
         return torch.from_numpy(out)
 
-    def allreduce_(self, t):
+    def allreduce_(self, t: torch.Tensor) -> torch.Tensor:
         """Sums a CPU tensor over comm's ranks in place (weight gradients, losses); returns it. Collective."""
         a = t.detach().numpy()
         buf = np.ascontiguousarray(a)  # at least 1-d: a 0-d loss becomes shape (1,), put back below

@@ -9,11 +9,14 @@ shiro-plan (found at $SHIRO_PLAN, beside the library: ../tools/shiro-plan in a b
 ../bin/shiro-plan, ../../bin/shiro-plan installed, then on PATH), in the format= given. Either way
 the plan is written to a temporary file renamed at the end: a failed run leaves nothing at `out`.
 """
+from __future__ import annotations
+
 import os
 import shutil
 import subprocess
 import tempfile
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -173,8 +176,9 @@ def _plan_local(A, ranks, gpus_per_node, out, strategy, partition, num_nodes, th
     return warns
 
 
-def plan_matrix(A, *, ranks, out, gpus_per_node=1, strategy=None, partition=None, num_nodes=None, threads=None,
-                comm=None, format=None):
+def plan_matrix(A: Any, *, ranks: int, out: str | os.PathLike, gpus_per_node: int = 1, strategy: str | None = None,
+                partition: Any = None, num_nodes: int | None = None, threads: int | None = None, comm: Any = None,
+                format: str | None = None) -> str | os.PathLike:
     """Plans C = A·B for `ranks` ranks (`gpus_per_node` per node) and writes the plan file `out`; returns
     `out`. A: a scipy.sparse matrix or a torch sparse COO/CSR tensor (their values go into the plan), a
     2 x E integer edge_index (numpy or torch; A[edge_index[0][e], edge_index[1][e]] = 1, num_nodes x

@@ -25,7 +25,14 @@ raises in its backward if the context's values changed since its forward). sddmm
 sampled product itself, differentiable in B and G (attention scores). Every rank must run forward
 and backward in the same order (all are collective calls).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:
+    from . import Context
 
 
 class _SpMM(torch.autograd.Function):
@@ -105,7 +112,7 @@ class _SDDMM(torch.autograd.Function):
         return None, dB, dG
 
 
-def sddmm(ctx, B, G):
+def sddmm(ctx: Context, B: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
     """This rank's <G_i, B_j> for each of its nonzeros A_ij (set_values order), recorded for autograd:
     B is this rank's b_rows x w rows, G its c_rows x w rows. E.g. attention logits s_i + t_j with
     B = [1, t], G = [s, 1]. Its backward multiplies by A with the incoming gradient as values (it
@@ -113,7 +120,7 @@ def sddmm(ctx, B, G):
     return _SDDMM.apply(ctx, B, G)
 
 
-def spmm(ctx, X, values=None):
+def spmm(ctx: Context, X: torch.Tensor, values: torch.Tensor | None = None) -> torch.Tensor:
     """This rank's rows of A·X for a shiro.Context ctx, recorded for autograd; with values (this rank's
     values of A in set_values order, a 1-D tensor), A's values are those and differentiated too.
     Collective."""

@@ -6,7 +6,7 @@ A copy of python/ (the source tree stays clean) is installed with pip (no networ
 --no-build-isolation --no-deps) into `python3 -m venv --system-site-packages` made with an
 interpreter that has numpy, scipy, mpi4py and torch; then, from a directory outside the source
 tree, with the build's libshiro named by SHIRO_LIBRARY and shiro-plan by SHIRO_PLAN, under
-mpirun -np 2: the imported package is the venv's, __version__ is pyproject.toml's, plan_matrix
+mpirun -np 2: the imported package is the venv's (with py.typed: it has type hints), __version__ is pyproject.toml's, plan_matrix
 plans the matrix and a context's spmm equals scipy's product. Exit 77 when venv, pip or
 setuptools is missing (said why).
 """
@@ -51,9 +51,10 @@ def main():
         env.pop("PYTHONPATH", None)  # the venv's package, not the source tree's
         plan = os.path.join(tmp, "g.shiro.h5")
         code = f"""
-import numpy as np, scipy.io, shiro
+import os, numpy as np, scipy.io, shiro
 from shiro import MPI
 assert shiro.__file__.startswith({venv!r}), shiro.__file__
+assert os.path.exists(os.path.join(os.path.dirname(shiro.__file__), 'py.typed')), 'py.typed not installed'
 A = scipy.io.mmread({matrix!r}).tocsr()
 shiro.plan_matrix(A, ranks=2, out={plan!r}, comm=MPI.COMM_WORLD)
 B = np.random.default_rng(1).standard_normal((A.shape[1], 5))
