@@ -16,6 +16,7 @@
 #include "digest.h"
 #include "huge_pages.h"
 #include "error.h"
+#include "floor_report.h"
 #include "csr_h5.h"
 #include "cost_plan.h"
 #include "mm_read.h"
@@ -377,47 +378,15 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
 /* The kept plan's floors in the summary: its predicted time against the time floor (on a machine),
  * and the row floors of the busiest node and rank. */
 static void print_floor(const options *o, const predictions *P, const plan_choice *c) {
-  const plan_floor *f = &c->floor;
-  if (P->m && P->have[o->strategy]) {
-    const char *term;
-    int32_t at;
-    const double fl = plan_floor_time(f, P->m, (size_t)o->n * (size_t)o->vbytes, &term, &at);
-    const double pr = P->pred[o->strategy].time_s;
-    if (fl > 0)
-      fprintf(stderr, "  predicted %.4f ms, floor %.4f ms (%.2fx the floor; the floor's term: %s of %s %d)\n", pr * 1e3,
-              fl * 1e3, pr / fl, term, term[0] == 'n' ? "node" : "rank", (int)at);
-    else fprintf(stderr, "  predicted %.4f ms, floor 0 ms (no row must move)\n", pr * 1e3);
-  }
-  fprintf(stderr, "  floors (rows any schedule moves): the busiest node sends %lld, receives %lld (all nodes: %lld); "
-                  "the busiest rank sends %lld, receives %lld (all ranks: %lld); %.3f s\n",
-          (long long)f->node.out_max, (long long)f->node.in_max, (long long)f->node.out_sum, (long long)f->rank.out_max,
-          (long long)f->rank.in_max, (long long)f->rank.out_sum, c->floor_s);
-}
-
-/* One level of the floors as JSON. */
-static void print_floor_level(const char *name, const plan_floor_level *L) {
-  printf("\"%s\": {\"egress_rows_max\": %lld, \"egress_at\": %d, \"ingress_rows_max\": %lld, \"ingress_at\": %d, "
-         "\"egress_rows_sum\": %lld, \"ingress_rows_sum\": %lld, \"egress_rows\": [",
-         name, (long long)L->out_max, (int)L->out_at, (long long)L->in_max, (int)L->in_at, (long long)L->out_sum,
-         (long long)L->in_sum);
-  for (int32_t x = 0; x < L->groups; x++) printf("%s%lld", x ? ", " : "", (long long)(L->out ? L->out[x] : 0));
-  printf("], \"ingress_rows\": [");
-  for (int32_t x = 0; x < L->groups; x++) printf("%s%lld", x ? ", " : "", (long long)(L->in ? L->in[x] : 0));
-  printf("]}");
+  const int priced = P->m && P->have[o->strategy];
+  floor_report_text(stderr, &c->floor, priced ? P->m : NULL, (size_t)o->n * (size_t)o->vbytes,
+                    priced ? P->pred[o->strategy].time_s : -1, c->floor_s);
 }
 
 /* The floors as JSON: ", \"floor\": {...}" (time_s null without a machine). */
 static void print_floor_json(const options *o, const predictions *P, const plan_choice *c) {
-  printf(", \"floor\": {\"time_s\": ");
-  const char *term = "none";
-  int32_t at = 0;
-  if (P->m) printf("%.9g", plan_floor_time(&c->floor, P->m, (size_t)o->n * (size_t)o->vbytes, &term, &at));
-  else printf("null");
-  printf(", \"term\": \"%s\", \"at\": %d, \"seconds\": %.6f, ", P->m ? term : "none", (int)at, c->floor_s);
-  print_floor_level("node", &c->floor.node);
   printf(", ");
-  print_floor_level("rank", &c->floor.rank);
-  printf("}");
+  floor_report_json(stdout, &c->floor, P->m, (size_t)o->n * (size_t)o->vbytes, c->floor_s);
 }
 
 static void report(const options *o, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B, const sc_volumes *v,

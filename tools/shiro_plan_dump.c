@@ -4,6 +4,7 @@
  *
  * Every number is recomputed from the plan's own arrays (exchange records and
  * operators), not copied from what the planner printed. */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 #include "cli.h"
 #include "cost.h"
 #include "error.h"
+#include "floor_report.h"
 #include "mm_read.h"
 #include "plan_file.h"
+#include "plan_floor_plan.h"
 #include "plan_heatmap.h"
 #include "plan_transpose.h"
 #include "plan_verify.h"
@@ -256,21 +259,39 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
     fprintf(stderr, "%s: %s\n", prog, err.message);
     return 1;
   }
+  /* the floors, from the ranks' local matrices as they pass (none in a 2.0 plan: said, not fatal) */
+  plan_floor_input fin;
+  plan_floor fl = {0};
+  shiro_error ferr = {{0}};
+  const double f0 = omp_get_wtime();
+  shiro_status fst = meta->version_minor >= 1 ? plan_floor_input_init(meta, &fin, &ferr) : SHIRO_ERR_FORMAT;
   int rc = 0;
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
     plan_mapping map;
-    if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK)
-      rc = 1;
-    else cost_add_rank(&cm, &pr);
+    if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK) rc = 1;
+    else {
+      cost_add_rank(&cm, &pr);
+      if (fst == SHIRO_OK) fst = plan_floor_input_add(&fin, &pr, &ferr);
+    }
     plan_file_unmap(&map);
   }
   if (!rc && cost_predict(&cm, &pred, &err) != SHIRO_OK) rc = 1;
   cost_free(&cm);
+  if (!rc && fst == SHIRO_OK) fst = plan_floor_of_input(&fin, omp_get_max_threads(), &fl, &ferr);
+  const double fsec = omp_get_wtime() - f0;
+  if (meta->version_minor >= 1) plan_floor_input_free(&fin);
+  const int floors = fst == SHIRO_OK;
+  if (!rc && fst == SHIRO_ERR_NOMEM) {
+    err = ferr;
+    rc = 1;
+  }
   if (rc) {
+    plan_floor_free(&fl);
     fprintf(stderr, "%s: %s\n", prog, err.message);
     return rc;
   }
+  const size_t row_bytes = (size_t)n * (dbl ? sizeof(double) : sizeof(float));
   if (json) {
     printf(", \"prediction\": {\"machine\": ");
     cli_json_string(stdout, m.name);
@@ -285,6 +306,10 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
              pred.stage[t].time_s, pred.stage[t].rank, cost_link_name(pred.stage[t].link),
              (long long)pred.stage[t].bytes, (long long)pred.stage[t].messages, pred.stage[t].latency_s);
     printf("]}");
+    if (floors) {
+      printf(", ");
+      floor_report_json(stdout, &fl, &m, row_bytes, fsec);
+    } else printf(", \"floor\": null");
   } else {
     printf("  predicted on %s (%s), N = %lld %s, communication only: %.4f ms per call\n", m.name, m.path,
            (long long)n, dbl ? "double" : "float", pred.time_s * 1e3);
@@ -292,7 +317,10 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
       printf("    stage %d: %.4f ms, bottleneck rank %d %s (%lld bytes in %lld messages, latency %.2f us)\n", t,
              pred.stage[t].time_s * 1e3, pred.stage[t].rank, cost_link_name(pred.stage[t].link),
              (long long)pred.stage[t].bytes, (long long)pred.stage[t].messages, pred.stage[t].latency_s * 1e6);
+    if (floors) floor_report_text(stdout, &fl, &m, row_bytes, pred.time_s, fsec);
+    else printf("  floor: not computed (%s)\n", meta->version_minor < 1 ? "a format 2.0 plan has no local matrices: re-plan it" : ferr.message);
   }
+  plan_floor_free(&fl);
   return 0;
 }
 

@@ -17,11 +17,15 @@ usage: cost_check.py BUILD_DIR
     given directly; at R above the rows METIS is skipped and --json stays JSON;
     a bad --effort is refused naming the option
   * shiro-plan-dump --machine: the prediction per stage with its bottleneck
-    rank and link, the same time as shiro-plan's
+    rank and link, the same time as shiro-plan's; its floors, recomputed from
+    the plan file alone, equal what shiro-plan reported (rows per node and rank,
+    time, term, place) and lie below its prediction; a 2.0 plan (no local
+    matrices) says why it has none
   * bad machines: a name that is none, a file that is not JSON, a field
     missing, unknown, of the wrong type or out of range: exit 2 and a message
     naming the file and the field, no plan written
 """
+import gzip
 import json
 import os
 import subprocess
@@ -208,6 +212,57 @@ def dump(build, tmp):
         fail(f"group's plan: {len(pr.get('stages', []))} stages predicted, expected 2")
 
 
+def dump_floors(build, tmp):
+    """shiro-plan-dump --machine recomputes the floors from the plan file alone (its ranks' local
+    matrices): the same rows per node and rank, the same time floor, term and place as shiro-plan
+    reported when it planned, on contiguous and row-list (metis) partitions, square and rectangular
+    A, one tier and two; and the dump's prediction is never below its floor."""
+    dump_exe = os.path.join(build, "tools", "shiro-plan-dump")
+    cases = [("ca-GrQc.mtx", 16, 4, ["--strategy", "group", "--partition", "block"], "tsubame4", []),
+             ("email-Eu-core.mtx", 8, 4, ["--partition", "metis"], "tsubame4", []),
+             ("email-Eu-core.mtx", 8, 2, ["--strategy", "hybrid"], "dgx-h100", ["--n", "32", "--dtype", "double"]),
+             ("lp_ship04l.mtx", 6, 2, ["--strategy", "joint"], "tsubame4", []),
+             ("karate.mtx", 4, 1, ["--strategy", "joint", "--partition", "nnz"], "tsubame4", [])]
+    for name, R, G, how, mach, width in cases:
+        out = os.path.join(tmp, "floors.h5")
+        what = f"{name} R={R} G={G} {' '.join(how)}"
+        j, _ = plan_json(build, os.path.join(DATA, name), R, G, *how, "--machine", mach, *width, "-o", out, "--quiet")
+        if j is None:
+            continue
+        p = run([dump_exe, out, "--machine", mach, "--json"] + width)
+        if p.returncode != 0:
+            fail(f"{what}: shiro-plan-dump --machine --json: exit {p.returncode}: {p.stderr}")
+            continue
+        d = json.loads(p.stdout)
+        got, want = d.get("floor"), j.get("floor")
+        if not got or not want:
+            fail(f"{what}: no floor (dump {got}, shiro-plan {want})")
+            continue
+        for key in ("term", "at"):
+            if got[key] != want[key]:
+                fail(f"{what}: the dump's floor {key} {got[key]!r}, shiro-plan's {want[key]!r}")
+        if abs(got["time_s"] - want["time_s"]) > 1e-9 * want["time_s"]:
+            fail(f"{what}: the dump's time floor {got['time_s']}, shiro-plan's {want['time_s']}")
+        for level in ("node", "rank"):
+            for key in ("egress_rows", "ingress_rows"):
+                if got[level][key] != want[level][key]:
+                    fail(f"{what}: the dump's {level} {key} {got[level][key]}, shiro-plan's {want[level][key]}")
+        if not d["prediction"]["time_per_call_s"] >= got["time_s"] > 0:
+            fail(f"{what}: predicted {d['prediction']['time_per_call_s']} s, below its floor {got['time_s']} s")
+        t = run([dump_exe, out, "--machine", mach] + width)
+        if t.returncode != 0 or "x the floor; the floor's term: " + want["term"] not in t.stdout:
+            fail(f"{what}: shiro-plan-dump --machine's text has no floor line: {t.stdout[-600:]} {t.stderr}")
+    old = os.path.join(tmp, "v20.h5")
+    with gzip.open(os.path.join(DATA, "golden", "karate-joint.shiro.h5.gz")) as f, open(old, "wb") as o:
+        o.write(f.read())
+    t = run([dump_exe, old, "--machine", "tsubame4"])
+    if t.returncode != 0 or "floor: not computed (a format 2.0 plan" not in t.stdout:
+        fail(f"a 2.0 plan: exit {t.returncode}, no reason for its missing floor: {t.stdout[-400:]} {t.stderr}")
+    t = run([dump_exe, old, "--machine", "tsubame4", "--json"])
+    if t.returncode != 0 or json.loads(t.stdout).get("floor", 0) is not None:
+        fail(f"a 2.0 plan --json: exit {t.returncode}, floor not null: {t.stdout[-400:]} {t.stderr}")
+
+
 def bad_machines(build, tmp):
     m = os.path.join(DATA, "karate.mtx")
     with open(os.path.join(MACHINES, "tsubame4.json")) as f:
@@ -268,6 +323,7 @@ def main():
         auto_property(build, tmp)
         effort(build, tmp)
         dump(build, tmp)
+        dump_floors(build, tmp)
         bad_machines(build, tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
