@@ -113,7 +113,7 @@ struct shiro_ctx {
     int relayout; /* 1: end puts the context back to dense rows (layout_split_end) */
   } split;
   int threads; /* OpenMP threads of the CPU kernels in each call (rt_threads_choose) */
-  char threads_why[96]; /* how that count was chosen, in words (shiro_ctx_get_threads) */
+  char threads_why[256]; /* how that count was chosen, in words (shiro_ctx_get_threads) */
   char error[SHIRO_MSG_LEN]; /* message of the last failed call */
 };
 

@@ -552,7 +552,10 @@ SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_sddmm(shiro_ctx *ctx, const void *
 /* The OpenMP threads this rank's CPU kernels use in each call (*threads),
  * and how that count was chosen, in words (*why, may be NULL: "the context's
  * option", "OMP_NUM_THREADS=4", "2 CPUs on the node / 4 ranks there"; owned
- * by ctx).
+ * by ctx). A count given by the option or OMP_NUM_THREADS above the CPUs
+ * the rank may run on (its affinity: mpirun binds a rank to one core by
+ * default) adds "; more than the 1 CPU of this rank's binding: threads
+ * share cores".
  * Collective: no. Allocates: nothing.
  * On failure: SHIRO_ERR_ARG, only when ctx or threads is NULL. */
 SHIRO_API SHIRO_MUST_CHECK shiro_status shiro_ctx_get_threads(const shiro_ctx *ctx, int *threads, const char **why);

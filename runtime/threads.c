@@ -34,12 +34,14 @@ void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, si
     MPI_Comm_free(&node);
   }
   const char *env = getenv("OMP_NUM_THREADS");
-  if (requested > 0) {
-    *threads = requested;
-    snprintf(why, why_len, "the context's option");
-  } else if (env && *env) {
-    *threads = omp_get_max_threads();
-    snprintf(why, why_len, "OMP_NUM_THREADS=%.16s", env);
+  if (requested > 0 || (env && *env)) { /* the user's count: said when it is more than the binding allows */
+    *threads = requested > 0 ? requested : omp_get_max_threads();
+    const int n = requested > 0 ? snprintf(why, why_len, "the context's option") : snprintf(why, why_len, "OMP_NUM_THREADS=%.16s", env);
+    const long on = sysconf(_SC_NPROCESSORS_ONLN);
+    const int usable = usable_cpus(), bound = on > 0 && usable < on;
+    if (*threads > usable && n > 0 && (size_t)n < why_len)
+      snprintf(why + n, why_len - (size_t)n, "; more than the %d CPU%s of %s: threads share cores", usable,
+               usable > 1 ? "s" : "", bound ? "this rank's binding" : "the node");
   } else if (split != MPI_SUCCESS) {
     *threads = 1;
     snprintf(why, why_len, "MPI_Comm_split_type failed: one thread");

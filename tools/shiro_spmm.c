@@ -434,17 +434,25 @@ static int command_line(int argc, char **argv, options *o, int speak) {
 }
 
 /* Rank 0 says, once per process, how many threads the CPU kernels run per rank and why (rank 0's
- * reason; the range over the ranks where they differ). Collective. */
+ * reason; the range over the ranks where they differ), and warns on stderr when a rank's threads
+ * outnumber the CPUs of its binding (the library's reason then says "share cores"). Collective. */
 static void report_threads(const shiro_ctx *ctx, int rank) {
   static int said = 0;
-  int t = 0, lo = 0, hi = 0;
+  int t = 0, lo = 0, hi = 0, over = 0, any_over = 0;
   const char *why = "";
   if (shiro_ctx_get_threads(ctx, &t, &why) != SHIRO_OK) t = 0;
+  over = strstr(why, "share cores") != NULL;
   MPI_Allreduce(&t, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&t, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0 && !said) {
     if (lo == hi) printf("shiro-spmm: threads: %d per rank (%s)\n", t, why);
     else printf("shiro-spmm: threads: %d to %d per rank (rank 0: %d, %s)\n", lo, hi, t, why);
+    if (any_over)
+      fprintf(stderr, "shiro-spmm: warning: %s threads outnumber %s CPUs, so threads share cores and the extra "
+                      "ones buy nothing: where mpirun binds each rank to a core (its default), run with "
+                      "--bind-to none or --map-by slot:PE=%d; else ask for fewer threads\n",
+              over ? "rank 0's" : "some ranks'", over ? "its" : "their", hi);
   }
   said = 1;
 }

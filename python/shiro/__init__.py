@@ -17,6 +17,7 @@ import atexit
 import ctypes
 import os
 import sys
+import warnings
 import weakref
 from typing import Any, Union
 
@@ -320,6 +321,12 @@ class Context(_Closable):
             raise Error(err.message.decode(errors="replace"), st)
         plan._contexts.add(self)
         _live.add(self)
+        if backend == "cpu" and _lib.has("shiro_ctx_get_threads"):
+            t, why = self._threads()
+            if "share cores" in why:  # the library says so when the user's count outnumbers the rank's CPUs
+                warnings.warn(f"shiro.Context: {t} OpenMP threads per rank share cores ({why}); where mpirun binds "
+                              f"each rank to a core (its default), launch with --bind-to none or --map-by slot:PE={t}, "
+                              "else ask for fewer threads", RuntimeWarning, stacklevel=3)
 
     def _threads(self):
         lib = _lib.load()

@@ -3,6 +3,8 @@
 shiro-spmm reports them: with OMP_NUM_THREADS unset the library gives each rank its share of the
 node's CPUs (the CPUs divided by the ranks on the node, at least 1), never more threads than CPUs;
 OMP_NUM_THREADS, where set, is the user's choice; --threads (the context's option) overrides both.
+A user's count above the CPUs the rank may run on (its binding: mpirun binds a rank to one core by
+default) is said in the reason ("threads share cores") and shiro-spmm warns on stderr with the fix.
 
 usage: threads_check.py BUILD_DIR MATRIX
 """
@@ -56,8 +58,23 @@ def main():
         expect(p.returncode == 0 and t == whole and "1 rank there" in why,
                f"1 rank, OMP_NUM_THREADS unset, unbound: {t} threads ({why}), expected {whole}", p)
         p, (t, why) = spmm(mpirun, exe, plans[4], 4, dict(base, OMP_NUM_THREADS="3"))
-        expect(p.returncode == 0 and t == 3 and why == "OMP_NUM_THREADS=3",
+        expect(p.returncode == 0 and t == 3 and why.startswith("OMP_NUM_THREADS=3"),
                f"OMP_NUM_THREADS=3 is the user's choice: {t} ({why})", p)
+        # More threads than the rank's CPUs: said in the reason, and shiro-spmm warns with the fix.
+        if whole >= 2:
+            p, (t, why) = spmm(mpirun, exe, plans[1], 1, dict(base, OMP_NUM_THREADS="2"), launcher=("--bind-to", "core"))
+            warned = "warning: rank 0's threads outnumber its CPUs" in p.stderr and "--bind-to none" in p.stderr
+            expect(p.returncode == 0 and t == 2 and why == "OMP_NUM_THREADS=2; more than the 1 CPU of this rank's binding: "
+                   "threads share cores" and warned,
+                   f"OMP_NUM_THREADS=2 on one rank bound to a core: said ({why}) and warned ({p.stderr.strip()!r})", p)
+            p, (t, why) = spmm(mpirun, exe, plans[1], 1, dict(base, OMP_NUM_THREADS="2"), launcher=("--bind-to", "none"))
+            expect(p.returncode == 0 and t == 2 and why == "OMP_NUM_THREADS=2" and "warning" not in p.stderr,
+                   f"OMP_NUM_THREADS=2 on one unbound rank of {whole} CPUs: no warning ({why}, {p.stderr.strip()!r})", p)
+        else:
+            print(f"skip: the binding checks need 2 CPUs ({whole} here)")
+        p, (t, why) = spmm(mpirun, exe, plans[1], 1, dict(base, OMP_NUM_THREADS=str(whole + 1)), launcher=("--bind-to", "none"))
+        expect(p.returncode == 0 and t == whole + 1 and f"more than the {whole} CPU" in why and "warning" in p.stderr,
+               f"OMP_NUM_THREADS={whole + 1} on one unbound rank of {whole} CPUs: said ({why}) and warned", p)
         p, (t, why) = spmm(mpirun, exe, plans[4], 4, dict(base, OMP_NUM_THREADS="1"), extra=("--threads", "2"))
         expect(p.returncode == 0 and t == 2 and why == "the context's option", f"--threads 2 over OMP_NUM_THREADS=1: {t} ({why})", p)
         p, _ = spmm(mpirun, exe, plans[4], 4, base, extra=("--threads", "-1"))

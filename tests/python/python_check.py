@@ -343,6 +343,7 @@ def local_worker(build, src):
     import scipy.io
     import scipy.sparse as sp
     import tempfile
+    import warnings
     import torch
 
     import shiro
@@ -443,6 +444,15 @@ def local_worker(build, src):
                f"context(threads=1): {ctx.threads} threads ({ctx.threads_why})")
     with shiro.Plan(path) as plan:
         raises(lambda: plan.context(2, threads=-1), "threads = -1", status=1, what="context with threads=-1")
+    # more threads than this process's CPUs: said in threads_why and warned (RuntimeWarning), once per context
+    over = len(os.sched_getaffinity(0)) + 1
+    with warnings.catch_warnings(record=True) as seen, shiro.Plan(path) as plan:
+        warnings.simplefilter("always")
+        with plan.context(2, threads=over) as ctx, plan.context(2, threads=1):
+            why = ctx.threads_why
+    said = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning) and "share cores" in str(w.message)]
+    expect("threads share cores" in why and len(said) == 1 and "--bind-to none" in said[0],
+           f"context(threads={over}) on {over - 1} CPUs: said ({why}) and warned once ({said})")
 
     # local_matrix and set_values in one process: the whole of A; a wrong length raises before the library
     with shiro.Plan(path) as plan:
