@@ -28,6 +28,7 @@ Checks, per matrix and (R, G):
     and with two nodes group's inter-node rows equal it.
 Matrices that do not exist are skipped; exit 77 if all were skipped.
 """
+import collections
 import glob
 import gzip
 import json
@@ -70,34 +71,47 @@ def owner_table(first):
 
 
 def max_matching(adj):
-    """Maximum bipartite matching by augmenting paths (Kuhn), iterative DFS."""
-    match_col, match_row = {}, {}
-
-    def augment(root):
-        seen, via = set(), {}
-        stack = [(root, iter(adj[root]))]
-        while stack:
-            u, it = stack[-1]
-            for v in it:
-                if v in seen:
-                    continue
-                seen.add(v)
-                via[v] = u
-                if v not in match_col:
-                    c = v
-                    while c is not None:  # flip the path back to the root
-                        r = via[c]
-                        prev = match_row.get(r)
-                        match_col[c], match_row[r] = r, c
-                        c = prev
-                    return True
-                stack.append((match_col[v], iter(adj[match_col[v]])))
-                break
-            else:
-                stack.pop()
-        return False
-
-    return sum(1 for root in adj if augment(root))
+    """Maximum bipartite matching (Hopcroft-Karp): phases of a breadth-first layering from the free
+    rows, then vertex-disjoint augmenting paths along the layers by iterative depth-first search."""
+    match_row, match_col = {}, {}
+    while True:
+        dist, queue, found = {}, collections.deque(), False
+        for r in adj:
+            if r not in match_row:
+                dist[r] = 0
+                queue.append(r)
+        while queue:
+            r = queue.popleft()
+            for c in adj[r]:
+                w = match_col.get(c)
+                if w is None:
+                    found = True
+                elif w not in dist:
+                    dist[w] = dist[r] + 1
+                    queue.append(w)
+        if not found:
+            return len(match_row)
+        for root in [r for r in adj if r not in match_row]:
+            stack, cols = [(root, iter(adj[root]))], []
+            while stack:
+                u, it = stack[-1]
+                for c in it:
+                    w = match_col.get(c)
+                    if w is None:  # a free column: flip the path root .. u, c
+                        cols.append(c)
+                        for (r, _), col in zip(stack, cols):
+                            match_row[r], match_col[col] = col, r
+                        stack = []
+                        break
+                    if dist.get(w) == dist[u] + 1:
+                        stack.append((w, iter(adj[w])))
+                        cols.append(c)
+                        break
+                else:  # no way on from u in this phase
+                    dist[u] = None
+                    stack.pop()
+                    if cols:
+                        cols.pop()
 
 
 def rail(node, r, G, R):
