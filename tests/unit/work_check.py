@@ -4,6 +4,7 @@ time partition (--partition time, and the default partition under auto, which ma
 metis's; time_partition below).
 
 usage: work_check.py BUILD_DIR [SHARED_MATRICES_DIR]
+       work_check.py BUILD_DIR --shared-only SHARED_MATRICES_DIR   (only the shared matrices' checks)
 
 On shipped matrices at R = 2, 4 and 8 (joint, flat), with --n 1 and --n 32:
   * "entries_balance" in --json (max / mean entries a rank computes) equals the
@@ -210,6 +211,13 @@ def main():
     build = sys.argv[1]
     plan_tool = os.path.join(build, "tools", "shiro-plan")
     dump = os.path.join(build, "tools", "shiro-plan-dump")
+    if sys.argv[2:3] == ["--shared-only"]:
+        if not os.path.isdir(sys.argv[3]):
+            print(f"SKIP: no shared matrices at {sys.argv[3]} (../shared/data/matrices beside the project)")
+            return 77
+        shared_cases(plan_tool, sys.argv[3])
+        print(f"{len(failures)} failures")
+        return 1 if failures else 0
     lowered = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
