@@ -37,12 +37,36 @@ class shiro_planner_result(ctypes.Structure):
 
 _planner = None
 
-# glibc's mallopt parameters (malloc.h) and their defaults.
+# glibc's mallopt parameters (malloc.h) and their defaults; madvise's MADV_HUGEPAGE (Linux).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _GLIBC_DEFAULT = -1, -3, 128 * 1024
+_MADV_HUGEPAGE, _HUGE = 14, 2 << 20
+
+
+def _huge_heap(libc, nbytes):
+    """Grows glibc's heap by about nbytes (blocks of 16 MiB, freed at once: the trim threshold keeps
+    them) and asks for transparent huge pages on that range (madvise MADV_HUGEPAGE), so that what the
+    planner allocates there faults in 2 MiB at a time, as under shiro-plan's
+    glibc.malloc.hugetlb=1, instead of 4 KiB. Best effort: does nothing where a call is missing."""
+    try:
+        libc.sbrk.restype, libc.sbrk.argtypes = ctypes.c_void_p, [ctypes.c_ssize_t]
+        libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+        libc.free.restype, libc.free.argtypes = None, [ctypes.c_void_p]
+        libc.madvise.restype, libc.madvise.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        lo = libc.sbrk(0)
+        blocks = [libc.malloc(16 << 20) for _ in range(max(0, nbytes >> 24))]
+        hi = libc.sbrk(0)
+        for b in blocks:
+            libc.free(b)
+    except AttributeError:
+        return
+    if lo and hi:
+        start, end = (lo + _HUGE - 1) & ~(_HUGE - 1), hi & ~(_HUGE - 1)
+        if end > start:
+            libc.madvise(start, end - start, _MADV_HUGEPAGE)
 
 
 @contextlib.contextmanager
-def _planning_heap():
+def _planning_heap(nnz=0):
     """For the planning call, glibc's heap as shiro-plan runs it (tools/huge_pages.c): blocks below
     32 MiB from the heap rather than each a fresh mapping, and freed memory kept for reuse, so that
     METIS's coarse graphs, allocated afresh at every level, are not faulted in again each time.
@@ -54,6 +78,8 @@ def _planning_heap():
             libc = ctypes.CDLL(None)
             libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
             libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+            if nnz >= 1 << 20:  # about the planner's bytes per nonzero, within the trim threshold
+                _huge_heap(libc, min(48 * nnz, 768 << 20))
         except (OSError, AttributeError):
             libc = None
     try:
@@ -131,7 +157,7 @@ def compile_csr(m, k, rowptr, rows, cols, values, out, ranks, gpus_per_node=1, s
     o.parts = _ptr(parts, ctypes.c_int32)
     o.threads = 0 if threads is None else int(threads)
     res, err = shiro_planner_result(), _lib.shiro_error()
-    with _planning_heap():
+    with _planning_heap(A.nnz):
         st = lib.shiro_plan_compile_csr(ctypes.byref(A), ctypes.byref(o), os.fsencode(out), ctypes.byref(res),
                                         ctypes.byref(err))
     if st != _lib.OK:
