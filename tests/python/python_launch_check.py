@@ -224,7 +224,10 @@ with shiro.Plan({plan!r}) as plan, plan.context(4) as ctx:
 ref = layer()
 (ref(torch.tensor(A @ X)) ** 2).sum().div(A.shape[0]).backward()
 err = float(np.abs(got - ref.weight.grad.numpy()).max())
-print("DDP", comm.rank, "ok" if err <= 1e-12 * max(1.0, float(np.abs(got).max())) else f"off by {{err}}")
+line = f"DDP {{comm.rank}} " + ("ok" if err <= 1e-12 * max(1.0, float(np.abs(got).max())) else f"off by {{err}}")
+every = comm.gather(line)  # one print, on rank 0: two ranks' prints can interleave within a line
+if comm.rank == 0:
+    print(chr(10).join(every))
 dist.destroy_process_group()
 """
         rc, out = run(py, env, code, mpi=2)
