@@ -34,20 +34,18 @@ void rt_threads_choose(MPI_Comm comm, int requested, int *threads, char *why, si
     MPI_Comm_free(&node);
   }
   const char *env = getenv("OMP_NUM_THREADS");
+  const long on = sysconf(_SC_NPROCESSORS_ONLN);
+  const int cpus = on > 0 ? (int)on : 1, usable = usable_cpus();
   if (requested > 0 || (env && *env)) { /* the user's count: said when it is more than the binding allows */
     *threads = requested > 0 ? requested : omp_get_max_threads();
     const int n = requested > 0 ? snprintf(why, why_len, "the context's option") : snprintf(why, why_len, "OMP_NUM_THREADS=%.16s", env);
-    const long on = sysconf(_SC_NPROCESSORS_ONLN);
-    const int usable = usable_cpus(), bound = on > 0 && usable < on;
     if (*threads > usable && n > 0 && (size_t)n < why_len)
       snprintf(why + n, why_len - (size_t)n, "; more than the %d CPU%s of %s: threads share cores", usable,
-               usable > 1 ? "s" : "", bound ? "this rank's binding" : "the node");
+               usable > 1 ? "s" : "", usable < cpus ? "this rank's binding" : "the node");
   } else if (split != MPI_SUCCESS) {
     *threads = 1;
     snprintf(why, why_len, "MPI_Comm_split_type failed: one thread");
   } else {
-    const long on = sysconf(_SC_NPROCESSORS_ONLN);
-    const int cpus = on > 0 ? (int)on : 1, usable = usable_cpus();
     *threads = rt_threads_share(cpus, node_ranks, usable);
     const int n = snprintf(why, why_len, "%d CPUs on the node / %d rank%s there", cpus, node_ranks, node_ranks > 1 ? "s" : "");
     if (usable < cpus && n > 0 && (size_t)n < why_len)

@@ -260,11 +260,12 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
     return 1;
   }
   /* the floors, from the ranks' local matrices as they pass (none in a 2.0 plan: said, not fatal) */
-  plan_floor_input fin;
+  plan_floor_input fin = {0};
   plan_floor fl = {0};
   shiro_error ferr = {{0}};
-  const double f0 = omp_get_wtime();
+  double f0 = omp_get_wtime(), fsec = 0; /* the floors' own time, as shiro-plan reports its */
   shiro_status fst = meta->version_minor >= 1 ? plan_floor_input_init(meta, &fin, &ferr) : SHIRO_ERR_FORMAT;
+  fsec += omp_get_wtime() - f0;
   int rc = 0;
   for (int32_t r = 0; r < meta->ranks && !rc; r++) {
     prog_rank pr;
@@ -272,15 +273,18 @@ static int predict(plan_reader *rd, const prog_meta *meta, const sc_machine *mp,
     if (map_checked(rd, meta, r, &pr, &map, &err) != SHIRO_OK) rc = 1;
     else {
       cost_add_rank(&cm, &pr);
+      f0 = omp_get_wtime();
       if (fst == SHIRO_OK) fst = plan_floor_input_add(&fin, &pr, &ferr);
+      fsec += omp_get_wtime() - f0;
     }
     plan_file_unmap(&map);
   }
   if (!rc && cost_predict(&cm, &pred, &err) != SHIRO_OK) rc = 1;
   cost_free(&cm);
+  f0 = omp_get_wtime();
   if (!rc && fst == SHIRO_OK) fst = plan_floor_of_input(&fin, omp_get_max_threads(), &fl, &ferr);
-  const double fsec = omp_get_wtime() - f0;
-  if (meta->version_minor >= 1) plan_floor_input_free(&fin);
+  fsec += omp_get_wtime() - f0;
+  plan_floor_input_free(&fin);
   const int floors = fst == SHIRO_OK;
   if (!rc && fst == SHIRO_ERR_NOMEM) {
     err = ferr;

@@ -438,13 +438,13 @@ static int command_line(int argc, char **argv, options *o, int speak) {
  * outnumber the CPUs of its binding (the library's reason then says "share cores"). Collective. */
 static void report_threads(const shiro_ctx *ctx, int rank) {
   static int said = 0;
-  int t = 0, lo = 0, hi = 0, over = 0, any_over = 0;
+  int t = 0;
   const char *why = "";
   if (shiro_ctx_get_threads(ctx, &t, &why) != SHIRO_OK) t = 0;
-  over = strstr(why, "share cores") != NULL;
-  MPI_Allreduce(&t, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&t, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const int over = strstr(why, "share cores") != NULL, mine[3] = {-t, t, over};
+  int most[3]; /* -(the fewest threads), the most, whether any rank's threads share cores */
+  MPI_Allreduce(mine, most, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const int lo = -most[0], hi = most[1], any_over = most[2];
   if (rank == 0 && !said) {
     if (lo == hi) printf("shiro-spmm: threads: %d per rank (%s)\n", t, why);
     else printf("shiro-spmm: threads: %d to %d per rank (rank 0: %d, %s)\n", lo, hi, t, why);
