@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_replay.sh — the CPU replay against the best CPU libraries, side by side, in one run.
 #
-#   tools/bench/bench_replay.sh [--quick]     (settings below, overridable from the environment)
+#   tools/bench/bench_replay.sh [--quick] [--local]   (settings below, overridable from the environment)
 #
 # 1. Installs the peers' libraries if missing (apt: libgraphblas-dev, petsc-dev;
 #    benchmark only: shiro does not link them) and builds the peer programs of
@@ -36,6 +36,8 @@
 # faster. On a shared machine numbers move from run to run: the load average
 # is printed with each table; compare numbers of the same run only.
 #
+# --local: steps 1-3 and the local multiply's goals only (no PETSc needed), e.g. the
+# power-law goal: RMAT="19 20" ONLY=none LOCAL_NS="32 64" tools/bench/bench_replay.sh --local
 # --quick: soc-Slashdot0902, mdual, delaunay_n16, bcsstk33 and R-MAT s18;
 # local N {32, 64}; replay R {2, 4} and N {1, 32}: about 10 minutes on 2
 # cores. The full run (every matrix, R {1, 2, 4}, N {1, 16, 32, 64, 128}):
@@ -45,11 +47,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 quick=0
+local_only=0
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
+    --local) local_only=1 ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "$0" | sed '$d'; exit 0 ;;
-    *) echo "bench_replay.sh: unknown argument '$a' (expected --quick)" >&2; exit 2 ;;
+    *) echo "bench_replay.sh: unknown argument '$a' (expected --quick or --local)" >&2; exit 2 ;;
   esac
 done
 
@@ -77,6 +81,7 @@ else
   NS=${NS:-"1 16 32 64 128"}
   LOCAL_NS=${LOCAL_NS:-"1 16 32 64 128"}
 fi
+if [ "$local_only" = 1 ]; then RANKS=""; fi  # no replay, no overlap, no replay goals
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -86,7 +91,8 @@ die() { echo "bench_replay.sh: $*" >&2; exit 1; }
 
 # ---- 1. the peers ----
 need=()
-for p in libgraphblas-dev petsc-dev; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+peers=(libgraphblas-dev); [ "$local_only" = 1 ] || peers+=(petsc-dev)
+for p in "${peers[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} (benchmark only)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -113,8 +119,10 @@ gen=$BUILD/tools/gen/shiro-gen
 for x in "$bench" "$plan" "$dump" "$gen"; do [ -x "$x" ] || die "$x is missing (BUILD=$BUILD: run ninja there)"; done
 mkdir -p "$OUT/plans" "$OUT/peers"
 cc -O2 -o "$OUT/peers/peer-graphblas" "$here/tools/bench/peer_graphblas.c" -lgraphblas -lz || die "building peer-graphblas failed"
-mpicc -O2 -o "$OUT/peers/peer-petsc" "$here/tools/bench/peer_petsc.c" $(pkg-config --cflags --libs PETSc) -lz \
-  || die "building peer-petsc failed"
+if [ "$local_only" = 0 ]; then
+  mpicc -O2 -o "$OUT/peers/peer-petsc" "$here/tools/bench/peer_petsc.c" $(pkg-config --cflags --libs PETSc) -lz \
+    || die "building peer-petsc failed"
+fi
 grb=$OUT/peers/peer-graphblas
 petsc=$OUT/peers/peer-petsc
 
@@ -189,7 +197,8 @@ for m in "${mats[@]}"; do
 done
 echo
 
-# ---- 4. whole replay: shiro vs PETSc ----
+# ---- 4. whole replay: shiro vs PETSc (not with --local) ----
+if [ "$local_only" = 0 ]; then
 declare -A SD SF P
 for R in $RANKS; do
   t=$(( $(nproc) / R )); [ "$t" -ge 1 ] || t=1
@@ -247,6 +256,8 @@ for R in $RANKS; do
   done
 done
 echo
+
+fi  # --local
 
 # ---- 6. the goals ----
 echo "## Goals"
