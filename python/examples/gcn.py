@@ -24,9 +24,9 @@ shiro.torch.GCNConv (no bias) holding W1 and W2. loss.backward() runs the transp
 the same plan; the weight gradients are summed over the ranks (g.allreduce_) and every rank takes
 the same Adam step. Rank 0 prints "epoch E loss L" (L to 17 digits) each epoch.
 
---dtype bfloat16 trains mixed-precision: float32 weights and Graph, the step under
-torch.autocast("cpu", dtype=torch.bfloat16), whose bfloat16 activations shiro.torch.spmm casts to
-the Graph's float32 contexts (a bfloat16 context moves 16-bit rows: plan.context(n, dtype="bfloat16")).
+--dtype bfloat16 trains mixed-precision: float32 weights, a bfloat16 Graph (its contexts take and
+give bfloat16 rows, move them at 2 bytes a value and sum in float32) and the step under
+torch.autocast("cpu", dtype=torch.bfloat16); the loss is taken in float32.
 
 --time measures the bindings' goal: one training step (forward + backward of both layers) against
 two forward SpMMs plus the dense work (the same step with the SpMMs left out), best of --reps runs
@@ -143,7 +143,8 @@ def distributed(args):
                           strategy=args.strategy, partition=args.partition, out=plan_path, comm=comm)
     # The graph: the plan, Â = D^-1/2 (A + I) D^-1/2 computed on the ranks (degrees through the plan),
     # one context for every width up to 16 (both layers).
-    with shiro.torch.Graph(plan_path, comm, n_max=max(HIDDEN, CLASSES), dtype=dtype) as g:
+    graph_dtype = torch.bfloat16 if args.dtype == "bfloat16" else dtype
+    with shiro.torch.Graph(plan_path, comm, n_max=max(HIDDEN, CLASSES), dtype=graph_dtype) as g:
         if tmp is not None:
             comm.Barrier()
             if rank == 0:
@@ -163,11 +164,11 @@ def distributed(args):
 
         if rank == 0:
             print(f"gcn.py: {args.graph}: {n} nodes, {A.nnz} entries of A + I, {R} ranks, plan {g.plan.strategy}/"
-                  f"{g.plan.partition}, {args.dtype}")
+                  f"{g.plan.partition}, {args.dtype}, contexts {str(g.dtype).replace('torch.', '')}")
         opt = torch.optim.Adam(params, lr=args.lr)
-        # bfloat16: a CPU autocast region (the layers' products in bfloat16, float32 weights; the
-        # SpMMs take their input in the Graph's float32 contexts). No cast cache: one region spans
-        # every epoch, and the weights change at each step.
+        # bfloat16: a CPU autocast region (the layers' products in bfloat16 from float32 weights; the
+        # SpMMs run in the Graph's bfloat16 contexts). No cast cache: one region spans every epoch,
+        # and the weights change at each step.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.dtype == "bfloat16", cache_enabled=False):
             for epoch in range(args.epochs):
                 opt.zero_grad()
@@ -239,7 +240,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--dtype", choices=["float64", "float32", "bfloat16"], default="float64",
-                    help="bfloat16: float32 weights and contexts, the step under torch.autocast(\"cpu\", bfloat16)")
+                    help="bfloat16: float32 weights, a bfloat16 Graph, the step under torch.autocast(\"cpu\", bfloat16)")
     ap.add_argument("--reference", action="store_true", help="one process, torch.sparse.mm instead of shiro")
     ap.add_argument("--plan", help="an existing plan of A + I for this launch (default: planned here)")
     ap.add_argument("--strategy", help="shiro-plan --strategy (default: shiro-plan's)")

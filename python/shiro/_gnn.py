@@ -34,12 +34,15 @@ from . import Error, Plan
 from ._lib import MPI
 
 _NORMS = (None, "mean", "gcn")
+_GRAPH_TYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
 class Graph:
     """A planned graph on comm's ranks: the plan (a path, opened collectively over comm, default
-    COMM_WORLD; or an open shiro.Plan, borrowed, with its own communicator), and a context per normalization, for widths 1..n_max of dtype (torch.float32 or
-    torch.float64). threads, checked: as Plan.context. Collective: every rank constructs it, and calls
+    COMM_WORLD; or an open shiro.Plan, borrowed, with its own communicator), and a context per normalization, for widths 1..n_max of dtype (torch.float32,
+    torch.float64, or for mixed precision torch.bfloat16 / torch.float16: 16-bit rows in and out and on
+    the wire, float32 sums; the normalization's degrees are counted in float64 all the same). threads,
+    checked: as Plan.context. Collective: every rank constructs it, and calls
     spmm / the layers in the same order. close() (or `with`) releases the contexts (and the plan if
     the Graph opened it)."""
 
@@ -48,8 +51,9 @@ class Graph:
         self._own = not isinstance(plan, Plan)
         self.plan = Plan(plan, comm) if self._own else plan
         self.comm = self.plan.comm
-        if dtype not in (torch.float32, torch.float64):
-            raise Error(f"shiro.torch.Graph: dtype {dtype}, expected torch.float32 or torch.float64")
+        if dtype not in _GRAPH_TYPES:
+            raise Error(f"shiro.torch.Graph: dtype {dtype}, expected torch.float32, torch.float64, torch.bfloat16 "
+                        "or torch.float16")
         self.dtype, self.n_max = dtype, int(n_max)
         self._ctx_args = dict(n=self.n_max, dtype=str(dtype).replace("torch.", ""), threads=threads, checked=checked)
         self._ctx = {}
@@ -82,13 +86,12 @@ class Graph:
             if None not in self._ctx:
                 self._ctx[None] = self.plan.context(**self._ctx_args)
             if norm is not None:
-                raw = self._ctx[None]
                 d = self.degree()
                 indptr, _, values = self.plan.local_matrix()
                 with np.errstate(divide="ignore"):
                     row = np.where(d > 0, 1.0 / d, 0.0) if norm == "mean" else np.where(d > 0, 1.0 / np.sqrt(d), 0.0)
                 if norm == "gcn":
-                    db = raw.spmm_t(np.ones((self.plan.c_rows, 1), raw.np_dtype)).astype(np.float64).ravel()
+                    db = self._ones_product(transposed=True)
                     with np.errstate(divide="ignore"):
                         self._col_scale = torch.tensor(np.where(db > 0, 1.0 / np.sqrt(db), 0.0),
                                                        dtype=self.dtype).reshape(-1, 1)
@@ -101,10 +104,23 @@ class Graph:
                 self._ctx[norm] = ctx
         return self._ctx[norm]
 
-    def degree(self) -> torch.Tensor:
+    def degree(self) -> np.ndarray:
         """A·1 on this rank's C rows (float64 numpy), through the plan. Collective."""
-        raw = self.context(None)
-        return raw.spmm(np.ones((self.plan.b_rows, 1), raw.np_dtype)).astype(np.float64).ravel()
+        return self._ones_product(transposed=False)
+
+    def _ones_product(self, transposed):
+        """A·1 on this rank's C rows, or Aᵀ·1 on its B rows (transposed), as float64 numpy. Collective.
+        A 16-bit context would round a degree to 8 (bfloat16) or 11 (float16) bits, so a 16-bit Graph
+        counts them in a one-column float64 context made for it and closed at once."""
+        rows = self.plan.c_rows if transposed else self.plan.b_rows
+        if self.dtype in (torch.float32, torch.float64):
+            raw = self.context(None)
+            ones = np.ones((rows, 1), raw.np_dtype)
+            return (raw.spmm_t(ones) if transposed else raw.spmm(ones)).astype(np.float64).ravel()
+        with self.plan.context(1, "float64", threads=self._ctx_args["threads"],
+                               checked=self._ctx_args["checked"]) as exact:
+            ones = np.ones((rows, 1), np.float64)
+            return (exact.spmm_t(ones) if transposed else exact.spmm(ones)).ravel()
 
     def spmm(self, X: torch.Tensor, norm: str | None = None) -> torch.Tensor:
         """This rank's C rows of N·X, N the normalization `norm` of A, from its B rows X (a CPU tensor of

@@ -22,10 +22,13 @@ usage: python_check.py BUILD_DIR SOURCE_DIR MODE
           float16 tensors) give the same bits, within the bound of shiro.h of a float64 product of the
           rounded inputs (scipy); shiro.torch.spmm's backward in the same type equals ctx.spmm_t; under
           torch.autocast("cpu", bfloat16) a float32 input is cast and runs through the bfloat16 context
-          (its gradient float32), outside autocast it raises; set_values takes a bfloat16 tensor.
+          (its gradient float32), outside autocast it raises; set_values takes a bfloat16 tensor; a
+          16-bit shiro.torch.Graph counts the float64 Graph's degrees and its "gcn" product is within
+          the 16-bit bound of the float64 Graph's.
   gcn     python/examples/gcn.py under mpirun -np 4 (2 nodes of 2, group, nnz partition) and in one
           process with torch.sparse.mm (--reference): the losses fall at every epoch, by 30% in all,
-          and agree to 1e-9; --dtype bfloat16 (autocast) ends within 2% of --dtype float32's loss.
+          and agree to 1e-9; --dtype bfloat16 (autocast, a bfloat16 Graph) ends within 2% of --dtype
+          float32's loss.
 Exit 0 when every check passed, 1 otherwise, 77 (skipped, with the reason) when no Python at hand has
 numpy, scipy, mpi4py and torch. The interpreter running this one need not: /usr/bin/python3 (Debian's,
 where tools/dev/install-deps.sh installs them) is tried too.
@@ -136,13 +139,17 @@ def gcn_check(exe, src, env):
         bad += 1
     if not bad:
         print(f"ok gcn: 30 epochs, loss {a[0]:.6f} -> {a[29]:.6f}, equal to torch.sparse.mm's to 1e-9")
-    # mixed precision: --dtype bfloat16 (autocast, a bfloat16 context) ends within 2% of float32's loss
+    # mixed precision: --dtype bfloat16 (autocast, a bfloat16 Graph: 16-bit rows on the wire) ends within 2%
+    # of float32's loss
     final = {}
     for dt in ("float32", "bfloat16"):
         p = mpirun(4, [exe, gcn, "--partition", "nnz", "--gpn", "2", "--strategy", "group", "--dtype", dt] + common, env)
         ls = losses_of(p.stdout)
         if p.returncode != 0 or sorted(ls) != list(range(30)) or not ls[29] < 0.7 * ls[0]:
             print(f"FAIL gcn --dtype {dt}: exit {p.returncode}, losses {ls}\n{p.stdout[-2000:]}")
+            return 1
+        if f", contexts {dt}\n" not in p.stdout:  # the header line: the Graph's dtype
+            print(f"FAIL gcn --dtype {dt}: the Graph's contexts are not {dt}:\n{p.stdout[:500]}")
             return 1
         final[dt] = ls[29]
     rel = abs(final["bfloat16"] - final["float32"]) / final["float32"]
@@ -744,6 +751,19 @@ def half_worker(build, src, gpn, strategy):
                 expect("uint16" in str(e), f"{dtype}: message {e}")
             expect(ctx.traffic()["bytes_sent"] == ctx.traffic()["rows_sent"] * n * 2, f"{dtype}: 2 bytes a value on the wire")
             ctx.close()
+            # a 16-bit shiro.torch.Graph: its degrees counted exactly (float64), its "gcn" product within the
+            # 16-bit bound of the float64 Graph's: X·D^-1/2 rounded twice (the scale, the product), the
+            # partial rows once per hop, the output once, float32 sums
+            with shiro.torch.Graph(plan, n_max=n, dtype=torch.float64) as g64, \
+                    shiro.torch.Graph(plan, n_max=n, dtype=tdt) as g16:
+                expect(np.array_equal(g16.degree(), g64.degree()), f"{dtype} Graph: degrees differ from float64's")
+                X16 = g16.scatter(X0)
+                out16 = g16.spmm(X16, "gcn")
+                out64 = g64.spmm(X16.double(), "gcn")
+                mag = g64.spmm(X16.double().abs(), "gcn").numpy()  # |Â|·|X|: Â >= 0 here
+                boundg = ((hops + 4) * u16 + (terms + 3) * 2.0 ** -24) * mag * 1.01 + 1e-300
+                expect(out16.dtype == tdt and np.all(abs(out16.double().numpy() - out64.numpy()) <= boundg),
+                       f"{dtype} Graph: gcn product off the bound")
     comm.Barrier()
     if rank == 0:
         import shutil
