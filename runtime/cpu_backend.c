@@ -1,16 +1,21 @@
 /* cpu_backend.c — the CPU backend's table: host buffers, OpenMP kernels, the MPI transport.
  *
- * The 16-bit types (SHIRO_BFLOAT16, SHIRO_FLOAT16) run the float32 kernels on float32 copies: the
- * call's input is widened (exactly) into `in32` at begin, the ops write `out32` and float32 S and R
- * (c->buf), each stage's rows to send are rounded (once, to nearest even) into 16-bit `wire` buffers
- * just before they are posted, the rows received are widened back after the wait, and `out32` is
- * rounded into the caller's output at finish. So every sum is the float32 context's, in the same
- * order; what differs is one rounding per hop of a partial row and one of each output value. */
+ * The 16-bit types (SHIRO_BFLOAT16, SHIRO_FLOAT16) compute in float32: the ops that read the call's
+ * input read its 16-bit rows in place, widening each value (exactly) as they load it (cpu_src16.c;
+ * an input in another layout is widened into `in32` at begin instead, as every input was before:
+ * that pass was a seventh of the call on soc-Slashdot0902), the ops write `out32` and float32 S and
+ * R (c->buf), each stage's rows to send are rounded (once, to nearest even) into 16-bit `wire`
+ * buffers just before they are posted, the rows received are widened back after the wait, and
+ * `out32` is rounded into the caller's output at finish. So every sum is the float32 context's, in
+ * the same order; what differs is one rounding per hop of a partial row and one of each output
+ * value. SHIRO_16_WIDEN=1 in the environment (read at the context's creation) keeps the widening
+ * pass for every input: the old path, for comparing the two. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cpu_src16.h"
 #include "half.h"
 #include "internal.h"
 #include "mpi_xport.h"
@@ -32,6 +37,11 @@ typedef struct cpu_state {
   /* 16-bit contexts only (else NULL): */
   uint16_t *wire[PROG_NBUF]; /* [S] and [R]: the rows on the wire, 16-bit (c->buf's are float32) */
   float *in32, *out32; /* the call's input widened, its output before rounding (the most rows of B and C) */
+  int in_place; /* this call's ops read its 16-bit input in place (dense rows), else in32 */
+  int64_t sole[2]; /* per program: the index of the op that alone writes the output, all its rows by
+                      `=`, from the input (sole_writer), or -1 */
+  int out_direct; /* this call's sole writer rounds into the caller's output: no pass at finish */
+  int widen_always; /* SHIRO_16_WIDEN=1: in32 for every call */
 } cpu_state;
 
 /* A zeroed host buffer of rows x row_bytes bytes (at least one row), NULL when out of memory. From
@@ -97,6 +107,9 @@ static shiro_status cpu_setup(shiro_ctx *c) {
     s->in32 = host_buffer(io, n * sizeof(float));
     s->out32 = host_buffer(io, n * sizeof(float));
     ok = s->wire[PROG_BUF_S] && s->wire[PROG_BUF_R] && s->in32 && s->out32;
+    s->sole[0] = s->sole[1] = -1; /* until cpu_load finds one */
+    const char *w = getenv("SHIRO_16_WIDEN");
+    s->widen_always = w && !strcmp(w, "1");
   }
   if (!ok) {
     snprintf(c->error, sizeof c->error, "out of memory (send and receive buffers: %lld and %lld rows of %zu bytes)",
@@ -147,8 +160,32 @@ static shiro_status compact_ops(shiro_ctx *c, cpu_state *s, int d) {
   return SHIRO_OK;
 }
 
+/* 16-bit: the index of program d's op that writes its output alone (a multiply of the input that
+ * assigns every output row, contiguous, and no other op writes or reads the output: a one-rank
+ * plan's local product), so that it may round its rows into the caller's output as it stores
+ * them; -1 if there is none. */
+static int64_t sole_writer(const shiro_ctx *c, int d) {
+  const rt_program *p = &c->prog[d];
+  const prog_rank *pr = &c->plan->pr;
+  const int in_buf = d == RT_FORWARD ? PROG_BUF_B : PROG_BUF_C, out_buf = PROG_BUF_B + PROG_BUF_C - in_buf;
+  const int64_t out_rows = d == RT_FORWARD ? pr->c_rows : pr->b_rows;
+  int64_t found = -1;
+  for (int64_t k = 0; k < p->nops; k++) {
+    const rt_op *op = &p->op[k];
+    if (op->kind != RT_MULTIPLY && op->kind != RT_GATHER && op->kind != RT_ADD) continue;
+    if (op->src_buf == out_buf) return -1;
+    if (op->dst_buf != out_buf) continue;
+    if (found >= 0 || op->kind != RT_MULTIPLY || op->accum || op->rows || op->dst_off != 0 || op->nrows != out_rows ||
+        op->src_buf != in_buf)
+      return -1;
+    found = k;
+  }
+  return found;
+}
+
 static shiro_status cpu_load(shiro_ctx *c, int d) {
   cpu_state *s = c->state;
+  s->sole[d] = s->in32 && c->opts.n <= SRC16_ROW_MAX ? sole_writer(c, d) : -1;
   if (compact_ops(c, s, d) != SHIRO_OK) {
     snprintf(c->error, sizeof c->error, "out of memory (the row lists of the adds into C)");
     return SHIRO_ERR_NOMEM;
@@ -182,6 +219,12 @@ static shiro_status cpu_compute(shiro_ctx *c, const rt_op *op, void *const bufs[
     const int in_buf = c->dir == RT_FORWARD ? PROG_BUF_B : PROG_BUF_C, out_buf = PROG_BUF_B + PROG_BUF_C - in_buf;
     if (op->dst_buf == out_buf) dst = s->out32;
     if (op->src_buf == out_buf) src = s->out32;
+    if (op->src_buf == in_buf && s->in_place) {
+      const int sole = s->out_direct && op->index == s->sole[c->dir];
+      cpu_kernel_run_src16(op, dst, sole ? (uint16_t *)c->call_out : NULL, src, c->opts.dtype, c->n, c->threads,
+                           mpi_xport_in_flight(x) ? &pg : NULL);
+      return SHIRO_OK;
+    }
     if (op->src_buf == in_buf) src = s->in32;
     rows_dense = 1;
   }
@@ -205,12 +248,17 @@ static void convert_ranges(shiro_ctx *c, const cpu_state *s, int32_t stage, int 
   }
 }
 
-/* 16-bit: the call's input widened into in32 (from the caller's layout; X = Aᵀ·Y's Y is in C's place). */
+/* 16-bit: the call's input read in place by the ops (dense rows), or widened into in32 (from the
+ * caller's layout; X = Aᵀ·Y's Y is in C's place). */
 static shiro_status cpu_begin(shiro_ctx *c) {
-  const cpu_state *s = c->state;
+  cpu_state *s = c->state;
   if (!s->in32) return SHIRO_OK;
   const prog_rank *pr = &c->plan->pr;
   const int fwd = c->dir == RT_FORWARD, k = fwd ? PROG_BUF_B : PROG_BUF_C;
+  const int kout = PROG_BUF_B + PROG_BUF_C - k;
+  s->in_place = !s->widen_always && c->rs[k] == c->n && c->cs[k] == 1;
+  s->out_direct = s->in_place && s->sole[c->dir] >= 0 && c->rs[kout] == c->n && c->cs[kout] == 1;
+  if (s->in_place) return SHIRO_OK;
   half_widen(c->opts.dtype, s->in32, c->call_in, fwd ? pr->b_rows : pr->c_rows, c->n, c->rs[k], c->cs[k], c->threads);
   return SHIRO_OK;
 }
@@ -218,7 +266,7 @@ static shiro_status cpu_begin(shiro_ctx *c) {
 /* 16-bit: out32 rounded into the caller's output (in its layout), once the call has succeeded. */
 static shiro_status cpu_finish(shiro_ctx *c, shiro_status st) {
   const cpu_state *s = c->state;
-  if (st != SHIRO_OK || !s->out32) return st;
+  if (st != SHIRO_OK || !s->out32 || s->out_direct) return st; /* out_direct: rounded by its sole writer */
   const prog_rank *pr = &c->plan->pr;
   const int fwd = c->dir == RT_FORWARD, k = fwd ? PROG_BUF_C : PROG_BUF_B;
   half_round(c->opts.dtype, c->call_out, c->rs[k], c->cs[k], s->out32, fwd ? pr->c_rows : pr->b_rows, c->n, c->threads);

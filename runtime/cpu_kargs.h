@@ -16,6 +16,8 @@ typedef struct kargs {
   int accum; /* 1: dst +=, 0: dst = */
   int64_t n; /* values per row */
   size_t row_bytes; /* bytes per row (dense rows) */
+  uint16_t *dst16; /* cpu_src16.c's 16-bit destination (else NULL), of type dt16 */
+  int dt16; /* shiro_dtype: SHIRO_BFLOAT16 or SHIRO_FLOAT16 */
   int64_t drs, dcs, srs, scs; /* strided kernels only: values from a row to the next and from a
                                  column to the next, in dst and in src (row-major: N or ld, 1;
                                  column-major: 1, ld) */

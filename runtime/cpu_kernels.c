@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "cpu_src16.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CPU_HAVE_AVX2 1
@@ -477,40 +478,33 @@ static void run(const kargs *a, rows_fn fn, int64_t nrows, int threads, const cp
   run_range(a, fn, lo, nrows, par);
 }
 
+/* What a kernel of op reads: its entries, dst and src its rows 0, n values a row of row_bytes. */
+static kargs op_args(const rt_op *op, char *dst, const char *src, int64_t n, size_t row_bytes) {
+  const kargs a = {.dst = dst,
+                   .src = src,
+                   .ptr = op->ptr,
+                   .col = op->col,
+                   .rows = op->rows,
+                   .val = op->val,
+                   .accum = op->accum,
+                   .n = n,
+                   .row_bytes = row_bytes};
+  return a;
+}
+
 /* Op of kind `kind` (the kernel, whatever op->kind says) with buffers resolved. */
 static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *src, int is_double, int64_t n,
                      int threads, const cpu_layout *lay, const cpu_progress *pg) {
   const size_t esz = is_double ? sizeof(double) : sizeof(float), row_bytes = (size_t)n * esz;
   if (lay) { /* the caller's layout of B or C: the strided kernels */
-    const kargs a = {
-        .dst = (char *)dst + (size_t)(op->dst_off * lay->dst_rs) * esz,
-        .src = (const char *)src + (size_t)(op->src_off * lay->src_rs) * esz,
-        .ptr = op->ptr,
-        .col = op->col,
-        .rows = op->rows,
-        .val = op->val,
-        .accum = op->accum,
-        .n = n,
-        .row_bytes = row_bytes,
-        .drs = lay->dst_rs,
-        .dcs = lay->dst_cs,
-        .srs = lay->src_rs,
-        .scs = lay->src_cs,
-    };
+    kargs a = op_args(op, (char *)dst + (size_t)(op->dst_off * lay->dst_rs) * esz,
+                      (const char *)src + (size_t)(op->src_off * lay->src_rs) * esz, n, row_bytes);
+    a.drs = lay->dst_rs, a.dcs = lay->dst_cs, a.srs = lay->src_rs, a.scs = lay->src_cs;
     run(&a, cpu_strided_kernel(kind == RT_GATHER, kind == RT_MULTIPLY, is_double), op->nrows, threads, pg);
     return;
   }
-  const kargs a = {
-      .dst = (char *)dst + (size_t)op->dst_off * row_bytes,
-      .src = (const char *)src + (size_t)op->src_off * row_bytes,
-      .ptr = op->ptr,
-      .col = op->col,
-      .rows = op->rows,
-      .val = op->val,
-      .accum = op->accum,
-      .n = n,
-      .row_bytes = row_bytes,
-  };
+  const kargs a = op_args(op, (char *)dst + (size_t)op->dst_off * row_bytes,
+                          (const char *)src + (size_t)op->src_off * row_bytes, n, row_bytes);
   const kset *ks = kernels();
   rows_fn fn = kind == RT_GATHER ? ks->gather[row_bytes % 4 ? 9 : log2_below(row_bytes / 4, 9)]
                                  : ks->rows[kind == RT_MULTIPLY][is_double != 0][log2_below((uint64_t)n, 8)];
@@ -520,6 +514,18 @@ static void run_kind(const rt_op *op, rt_op_kind kind, void *dst, const void *sr
 void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, int threads,
                     const cpu_layout *lay, const cpu_progress *pg) {
   run_kind(op, op->kind, dst, src, is_double, n, threads, lay, pg);
+}
+
+void cpu_kernel_run_src16(const rt_op *op, float *dst, uint16_t *dst16, const uint16_t *src, int dt, int64_t n,
+                          int threads, const cpu_progress *pg) {
+  kargs a = op_args(op, dst16 ? NULL : (char *)(dst + op->dst_off * n), (const char *)(src + op->src_off * n), n,
+                    (size_t)n * sizeof(float));
+  a.dst16 = dst16 ? dst16 + op->dst_off * n : NULL;
+  a.dt16 = dt;
+  run(&a,
+      cpu_src16_kernel(op->kind == RT_GATHER, op->kind == RT_MULTIPLY, dt == SHIRO_FLOAT16,
+                       cpu_kernels_isa() == CPU_ISA_AVX2, dst16 != NULL),
+      op->nrows, threads, pg);
 }
 
 void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n) {

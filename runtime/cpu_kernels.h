@@ -39,6 +39,15 @@ typedef struct cpu_layout {
 void cpu_kernel_run(const rt_op *op, void *dst, const void *src, int is_double, int64_t n, int threads,
                     const cpu_layout *lay, const cpu_progress *pg);
 
+/* Runs compute op `op` of a 16-bit context (dt: SHIRO_BFLOAT16 or SHIRO_FLOAT16) whose source is
+ * the call's 16-bit input (dense rows of n values), widened as it is loaded (cpu_src16.c): into
+ * float32 rows dst (dst16 NULL), the bits of cpu_kernel_run on the widened rows; or, for a multiply
+ * that assigns (accum 0, n <= SRC16_ROW_MAX), into 16-bit rows dst16, each row's float32 sums
+ * rounded once as half_round rounds. Threads, tasks and polling as cpu_kernel_run. Allocates
+ * nothing. */
+void cpu_kernel_run_src16(const rt_op *op, float *dst, uint16_t *dst16, const uint16_t *src, int dt, int64_t n,
+                          int threads, const cpu_progress *pg);
+
 /* The same without a progress hook, one kernel each (tests, the CUDA tests' reference). */
 void cpu_multiply_f64(const rt_op *op, double *dst, const double *src, int64_t n);
 void cpu_multiply_f32(const rt_op *op, float *dst, const float *src, int64_t n);

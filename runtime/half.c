@@ -96,6 +96,18 @@ static void pick(widen_fn w[2], round_fn r[2]) {
 #endif
 }
 
+void half_round_row(shiro_dtype dt, uint16_t *dst, const float *src, int64_t n) {
+  static round_fn r[2]; /* picked once: every thread that calls picks the same */
+  if (!__atomic_load_n(&r[1], __ATOMIC_ACQUIRE)) {
+    widen_fn w[2];
+    round_fn p[2];
+    pick(w, p);
+    __atomic_store_n(&r[0], p[0], __ATOMIC_RELAXED);
+    __atomic_store_n(&r[1], p[1], __ATOMIC_RELEASE);
+  }
+  r[dt != SHIRO_BFLOAT16](dst, src, 0, n);
+}
+
 /* Pieces of a dense conversion on `threads` threads: contiguous, at least 2^15 values each. */
 static int pieces(int64_t all, int threads) {
   const int64_t most = all >> 15;

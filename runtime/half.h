@@ -85,4 +85,8 @@ void half_round(shiro_dtype dt, uint16_t *dst, int64_t drs, int64_t dcs, const f
 /* 1 where this CPU runs AVX2 and F16C (the dense float16 loops use VCVTPH2PS / VCVTPS2PH), else 0. */
 int half_cpu_has_f16c(void);
 
+/* One row of n float32 values rounded into 16-bit dst (type dt), with the vector loops of
+ * half_round (the same bits); on the calling thread. */
+void half_round_row(shiro_dtype dt, uint16_t *dst, const float *src, int64_t n);
+
 #endif

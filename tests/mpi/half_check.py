@@ -22,7 +22,7 @@ def main():
     ap.add_argument("matrix")
     ap.add_argument("--strategies", default="block,col,row,joint,hier,group,cola,hybrid")
     ap.add_argument("--ranks", default="1,3,4:2,8:4")
-    ap.add_argument("--n", default="1,7")
+    ap.add_argument("--n", default="1,7,40")
     a = ap.parse_args()
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     plan_exe = os.path.join(a.build, "tools", "shiro-plan")

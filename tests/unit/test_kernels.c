@@ -17,7 +17,10 @@
  * nonzeros); and the progress hook: polled between chunks, never inside a
  * parallel region, the same bits whether it asks for more polls or not. The
  * build also compiles this test with -march=native (test kernels-native):
- * where the CPU has FMA, that is where a compiler would contract. */
+ * where the CPU has FMA, that is where a compiler would contract. The
+ * kernels of a 16-bit context that read its bfloat16 or float16 input in
+ * place (cpu_src16.c) give the reference's bits on the widened rows (and,
+ * where they assign 16-bit rows, those bits rounded once). */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "internal.h"
 #include "test_util.h"
 
@@ -201,6 +205,58 @@ static void check(const char *what, const operator_ *A, rt_op_kind kind, int is_
   free(got);
 }
 
+/* A 16-bit context's kernels reading its 16-bit input in place (cpu_kernel_run_src16: bfloat16, or
+ * float16 where is_f16) against the reference on the widened rows (widening is exact), bit for bit:
+ * 1 and 2 threads, each instruction set, polled. */
+static void check16(const char *what, const operator_ *A, rt_op_kind kind, int is_f16, int listed, int accum,
+                    int64_t n, int nisa, int to16) {
+  const size_t cells = (size_t)NROWS * (size_t)n;
+  uint16_t *src16 = malloc(NSRC * (size_t)n * sizeof *src16);
+  float *src = malloc(NSRC * (size_t)n * sizeof *src), *init = malloc(cells * sizeof *init);
+  float *want = malloc(cells * sizeof *want), *got = malloc(cells * sizeof *got);
+  uint16_t *want16 = malloc(cells * sizeof *want16), *got16 = malloc(cells * sizeof *got16);
+  for (int64_t i = 0; i < NSRC * n; i++) {
+    /* float16 subnormals too; and 1 in 64 huge, so that products and sums overflow: infinities of
+     * both signs, NaN where they meet (the rounding's special cases) */
+    const float x = (float)value() * (rnd() % 64 == 0 ? 0x1p127f : rnd() % 4 ? 1.0f
+                                                                             : 0x1p-20f);
+    src16[i] = is_f16 ? half_f32_to_f16(x) : half_f32_to_bf16(x);
+    src[i] = is_f16 ? half_f16_to_f32(src16[i]) : half_bf16_to_f32(src16[i]);
+  }
+  for (size_t i = 0; i < cells; i++) init[i] = (float)value();
+  memcpy(want, init, cells * sizeof *want);
+  ref_f32(A, kind == RT_MULTIPLY ? A->vf : NULL, listed, accum, want, src, n);
+  for (size_t i = 0; i < cells; i++) want16[i] = is_f16 ? half_f32_to_f16(want[i]) : half_f32_to_bf16(want[i]);
+  rt_op op = op_of(A, kind, 0, listed, accum);
+  for (int isa = 0; isa < nisa; isa++) {
+    EXPECT(cpu_kernels_force_isa(isa) == isa, "could not select the %s kernels", isa_name(isa));
+    for (int run = 0; run < 3; run++) { /* threads 1, 2; 2 polled */
+      omp_set_num_threads(run ? 2 : 1);
+      memcpy(got, init, cells * sizeof *got);
+      memset(got16, 0xff, cells * sizeof *got16);
+      poller pl = {0, 0, 1};
+      const cpu_progress pg = {poll_fn, &pl};
+      cpu_kernel_run_src16(&op, got, to16 ? got16 : NULL, src16, is_f16 ? SHIRO_FLOAT16 : SHIRO_BFLOAT16, n, 0,
+                           run == 2 ? &pg : NULL);
+      size_t bad = 0;
+      for (size_t i = 0; i < cells; i++)
+        bad += to16 ? got16[i] != want16[i] : memcmp(got + i, want + i, sizeof *got) != 0;
+      EXPECT(bad == 0, "%s (%s source%s, N = %lld, %s, %s, %s kernels, run %d): %zu of %zu values differ from the "
+                       "float32 reference on the widened rows",
+             what, is_f16 ? "float16" : "bfloat16", to16 ? " and destination" : "", (long long)n, listed ? "listed rows" : "contiguous",
+             accum ? "+=" : "=", isa_name(isa), run, bad, cells);
+      EXPECT(run < 2 || pl.in_parallel == 0, "%s: the progress hook was called inside a parallel region", what);
+    }
+  }
+  free(src16);
+  free(want16);
+  free(got16);
+  free(src);
+  free(init);
+  free(want);
+  free(got);
+}
+
 /* Gathers of rows of any byte size (here 6: neither a float nor a power of two), 1 and 2 threads. */
 static void check_gather_bytes(const operator_ *G) {
   enum { RB = 6 };
@@ -257,6 +313,20 @@ int main(void) {
         check("gather", G, RT_GATHER, d, listed, 0, ns[j], nisa, polled);
       }
   }
+  static const int64_t ns16[] = {1, 5, 8, 13, 32, 40, 64, 100};
+  for (int j = 0; j < (int)(sizeof ns16 / sizeof ns16[0]); j++)
+    for (int f16 = 0; f16 < 2; f16++)
+      for (int listed = 0; listed < 2; listed++) {
+        for (int accum = 0; accum < 2; accum++) {
+          check16("multiply", A, RT_MULTIPLY, f16, listed, accum, ns16[j], nisa, 0);
+          check16("add", A, RT_ADD, f16, listed, accum, ns16[j], nisa, 0);
+          check16("multiply, mostly empty rows", Z, RT_MULTIPLY, f16, listed, accum, ns16[j], nisa, 0);
+          check16("multiply, long rows", L, RT_MULTIPLY, f16, listed, accum, ns16[j], nisa, 0);
+        }
+        check16("gather", G, RT_GATHER, f16, listed, 0, ns16[j], nisa, 0);
+        check16("multiply into 16-bit rows", A, RT_MULTIPLY, f16, listed, 0, ns16[j], nisa, 1);
+        check16("multiply into 16-bit rows, mostly empty rows", Z, RT_MULTIPLY, f16, listed, 0, ns16[j], nisa, 1);
+      }
   for (int d = 0; d < 2; d++) check("multiply, one heavy row", H, RT_MULTIPLY, d, 1, 1, 32, nisa, 1);
   check_gather_bytes(G);
   cpu_kernels_set_grain(0, 0);
