@@ -69,26 +69,27 @@ enum { ROW_PREFETCH = 8 };
 /* One tile of K vectors of L values at column c of a row of W values:
  * acc = (accum ? d : first term), then acc + term for every further entry,
  * in stored order; d, e0, e1, s0, col, val, accum in scope. */
-#define TILE(T, V, L, K, HV, W, c)                                                                  \
-  do {                                                                                              \
-    V acc_[K];                                                                                      \
-    int64_t e_ = e0;                                                                                \
-    if (accum) {                                                                                    \
-      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = LD(V, d + (c) + k_ * (L));                 \
-    } else {                                                                                        \
-      const T *s_ = s0 + (int64_t)col[e_] * (W) + (c);                                              \
-      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = TERM(V, s_ + k_ * (L), HV, e_);            \
-      e_++;                                                                                         \
-    }                                                                                               \
-    for (; e_ < e1; e_++) {                                                                         \
-      const T *s_ = s0 + (int64_t)col[e_] * (W) + (c);                                              \
-      if ((W) * sizeof(T) >= 64 && e_ + PREFETCH < elim) {                                          \
-        const char *q_ = (const char *)(s0 + (int64_t)col[e_ + PREFETCH] * (W) + (c));              \
-        UNROLL for (size_t b_ = 0; b_ < (K) * sizeof(V); b_ += 64) __builtin_prefetch(q_ + b_);     \
-      }                                                                                             \
-      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = acc_[k_] + TERM(V, s_ + k_ * (L), HV, e_); \
-    }                                                                                               \
-    UNROLL for (int k_ = 0; k_ < (K); k_++) ST(d + (c) + k_ * (L), acc_[k_]);                       \
+#define TILE(T, V, L, K, HV, W, c)                                                                     \
+  do {                                                                                                 \
+    V acc_[K];                                                                                         \
+    int64_t e_ = e0;                                                                                   \
+    if (accum) {                                                                                       \
+      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = LD(V, d + (c) + k_ * (L));                    \
+    } else {                                                                                           \
+      const T *s_ = s0 + (int64_t)col[e_] * (W) + (c);                                                 \
+      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = TERM(V, s_ + k_ * (L), HV, e_);               \
+      e_++;                                                                                            \
+    }                                                                                                  \
+    for (; e_ < e1; e_++) {                                                                            \
+      const T *s_ = s0 + (int64_t)col[e_] * (W) + (c);                                                 \
+      if ((W) * sizeof(T) >= 64 && e_ + PREFETCH < elim) {                                             \
+        const char *q_ = (const char *)(s0 + (int64_t)col[e_ + PREFETCH] * (W) + (c));                 \
+        UNROLL for (size_t b_ = 0; b_ < (K) * sizeof(V); b_ += 64) __builtin_prefetch(q_ + b_);        \
+        __builtin_prefetch(q_ + (K) * sizeof(V) - 1); /* the last line of a row past a line's start */ \
+      }                                                                                                \
+      UNROLL for (int k_ = 0; k_ < (K); k_++) acc_[k_] = acc_[k_] + TERM(V, s_ + k_ * (L), HV, e_);    \
+    }                                                                                                  \
+    UNROLL for (int k_ = 0; k_ < (K); k_++) ST(d + (c) + k_ * (L), acc_[k_]);                          \
   } while (0)
 
 /* The loop over rows, with the row's locals set up for TILE; BODY does the row's columns. */
@@ -268,6 +269,7 @@ enum { PAIR_ROW_ENTRIES = 16 };
       if ((BYTES) >= 64 && i + PREFETCH < hi) {                                                                \
         const char *q_ = a->src + (int64_t)col[i + PREFETCH] * (int64_t)(BYTES);                               \
         UNROLL for (size_t b_ = 0; b_ < (BYTES); b_ += 64) __builtin_prefetch(q_ + b_);                        \
+        __builtin_prefetch(q_ + (BYTES)-1);                                                                    \
         if (rows) {                                                                                            \
           char *w_ = a->dst + (int64_t)rows[i + PREFETCH] * (int64_t)(BYTES);                                  \
           UNROLL for (size_t b_ = 0; b_ < (BYTES); b_ += 64) __builtin_prefetch(w_ + b_, 1);                   \
