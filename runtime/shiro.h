@@ -119,7 +119,7 @@ typedef struct shiro_plan_info {
   int64_t c_first; /* block/nnz: first global row of C owned (rows c_first .. c_first+c_rows-1) */
   int64_t b_first; /* block/nnz: first global row of B owned */
   const char *strategy; /* "block", "col", "row", "joint", "hier", "group", "cola", "hybrid" (owned by the plan) */
-  const char *partition; /* "block", "nnz", "work", "time" (contiguous ranges) or "metis" / "parts" (row lists) */
+  const char *partition; /* "block", "nnz", "work", "time" (contiguous ranges) or "metis" / "metis-vol" / "metis-node" / "parts" (row lists) */
   const int64_t *c_global; /* [c_rows] global id of each local C row, increasing, for every partition
                               (block/nnz: c_first + i; metis: the rows listed). Owned by the plan; never
                               NULL, so one code path fills B and reads C whatever the partition */

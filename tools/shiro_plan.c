@@ -39,7 +39,7 @@ typedef struct options {
   const char *out; /* plan path (NULL: default name) */
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
-  const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
+  const char *partition; /* "block", "nnz", "work", "time", "metis", "metis-vol", "metis-node" or "parts" */
   int partition_given; /* --partition given (else under auto: block or time, as predicted) */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads; /* 0: OpenMP default */
@@ -71,13 +71,12 @@ static void usage(FILE *f) {
           "                     whichever auto's plan is predicted faster on) |\n"
           "                     nnz (contiguous, balanced nonzeros) |\n"
           "                     work (contiguous, balanced cost of each rank's multiplies under the\n"
-          "                     strategy's covers: its entries plus 4 + 4/N per row an op visits,\n"
-          "                     N from --n; a few rounds of covers from nnz's; auto and hybrid\n"
-          "                     balance with joint's) |\n"
+          "                     strategy's covers, from nnz's in a few rounds; man page) |\n"
           "                     time (contiguous, from block's: a few rounds of the strategy's plan\n"
           "                     priced on --machine, rows moved off the ranks whose links are\n"
           "                     busiest; auto balances with the strategy it chose on block) |\n"
-          "                     metis (square matrices: METIS k-way, ranks own row lists) |\n"
+          "                     metis | metis-vol | metis-node (square A: METIS k-way, its volume\n"
+          "                     objective, or nodes then their ranks; ranks own row lists) |\n"
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
           "                     A: B rows block over the columns)\n"
@@ -201,8 +200,8 @@ static int parse(int argc, char **argv, options *o) {
         }
         o->parts_file = val + 6;
         val = "parts";
-      } else if (strcmp(val, "block") && strcmp(val, "nnz") && strcmp(val, "work") && strcmp(val, "time") && strcmp(val, "metis")) {
-        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected block, nnz, work, time, metis or parts:FILE)\n", prog, val);
+      } else if (!plan_partition_known(val)) {
+        fprintf(stderr, "%s: --partition: unknown partition '%s' (expected " PLAN_PARTITION_NAMES " or parts:FILE)\n", prog, val);
         return 0;
       }
       o->partition = val;

@@ -119,9 +119,8 @@ static shiro_status request_of(const shiro_planner_options *o, const shiro_plann
                             o->parts[i], o->ranks - 1);
       r->parts = o->parts;
       r->partition = "parts";
-    } else if (strcmp(o->partition, "block") && strcmp(o->partition, "nnz") && strcmp(o->partition, "work") &&
-               strcmp(o->partition, "time") && strcmp(o->partition, "metis")) {
-      return shiro_fail(err, SHIRO_ERR_ARG, "%s: partition '%s' (expected block, nnz, work, time, metis, parts with a "
+    } else if (!plan_partition_known(o->partition)) {
+      return shiro_fail(err, SHIRO_ERR_ARG, "%s: partition '%s' (expected " PLAN_PARTITION_NAMES ", parts with a "
                                             "parts array, or parts:FILE)",
                         f, o->partition);
     } else {

@@ -204,7 +204,8 @@ static shiro_status partition(const plan_request *r, const char *name, sc_csr **
   }
   int64_t *newof = NULL;
   sc_csr *P = NULL;
-  shiro_status st = part_metis(M, r->ranks, &newof, Prow, err);
+  const part_metis_options mo = {.volume = !strcmp(name, "metis-vol"), .node_first = !strcmp(name, "metis-node"), .gpn = r->gpn};
+  shiro_status st = part_metis_opt(M, r->ranks, &mo, &newof, Prow, err);
   if (st == SHIRO_OK) st = part_copy(Prow, Pcol, err);
   if (st == SHIRO_OK) st = sc_csr_permute(M, newof, &P, err);
   if (st == SHIRO_OK && !(*oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
@@ -215,6 +216,13 @@ static shiro_status partition(const plan_request *r, const char *name, sc_csr **
   }
   *A = P;
   return SHIRO_OK;
+}
+
+int plan_partition_known(const char *name) {
+  static const char *const known[] = {"block", "nnz", "work", "time", "metis", "metis-vol", "metis-node"};
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (!strcmp(name, known[i])) return 1;
+  return 0;
 }
 
 sc_strategy plan_work_strategy(const plan_request *r) {

@@ -27,7 +27,7 @@ typedef struct plan_request {
   sc_strategy strategy; /* the strategy given (ignored under auto; auto-cpu: STRAT_JOINT) */
   int auto_strategy; /* 1: of col, joint, hier, group, cola and hybrid the fastest predicted */
   int cpu_auto; /* 1: joint or col, whichever's busiest rank costs less (work_choice.h) */
-  const char *partition; /* "block", "nnz", "work", "time", "metis" or "parts" */
+  const char *partition; /* "block", "nnz", "work", "time", "metis", "metis-vol", "metis-node" or "parts" */
   int partition_given; /* 0 under auto: block, time or metis as predicted */
   const char *parts_file; /* parts: one rank id per row (when parts is NULL) */
   const int32_t *parts; /* parts: [m] the rank of each row, each in 0..ranks-1 (checked by the caller); or NULL */
@@ -100,6 +100,13 @@ typedef struct plan_choice {
  * failure) as req asks, builds the blocks and evaluates and chooses as req asks; *c holds the
  * result (zeroed first). On failure err names the cause. Prints nothing. */
 shiro_status plan_choose(const plan_request *req, sc_csr *A, plan_choice *c, shiro_error *err);
+
+/* 1 if name is a partition plan_choose knows by name alone (block, nnz, work, time, metis,
+ * metis-vol, metis-node; not parts, which comes with labels), else 0. */
+int plan_partition_known(const char *name);
+
+/* The list of those names for an error message. */
+#define PLAN_PARTITION_NAMES "block, nnz, work, time, metis, metis-vol, metis-node"
 
 /* Frees what *c owns. */
 void plan_choice_free(plan_choice *c);

@@ -39,6 +39,25 @@ shiro_status part_scaled(const struct sc_csr *A, const sc_partition *P, const do
 shiro_status part_metis(const struct sc_csr *A, int32_t parts, int64_t **newof, sc_partition *out,
                         shiro_error *err);
 
+/* The METIS partitions' variants: volume: METIS's communication-volume objective
+ * (METIS_OBJTYPE_VOL) instead of the edge cut; node_first with gpn > 1 (and parts a multiple of
+ * gpn above it): METIS first cuts the graph into parts / gpn nodes, then each node's induced
+ * subgraph into its gpn ranks (rank = node · gpn + its part there), so the ranks of a node share
+ * one well-cut part and the inter-node traffic is what the first cut minimizes. */
+typedef struct part_metis_options {
+  int volume; /* 1: METIS_OBJTYPE_VOL */
+  int node_first; /* 1: nodes first, then each node's ranks */
+  int32_t gpn; /* ranks per node (node_first) */
+} part_metis_options;
+
+/* part_metis with options (NULL: part_metis's), the same results for the same options; where
+ * node_first cannot apply (gpn <= 1, parts not a multiple of gpn, or one node) a flat cut. */
+shiro_status part_metis_opt(const struct sc_csr *A, int32_t parts, const part_metis_options *o, int64_t **newof,
+                            sc_partition *out, shiro_error *err);
+
+/* The --partition name of the variant o ("metis", "metis-vol", "metis-node"; NULL: "metis"). */
+const char *part_metis_name(const part_metis_options *o);
+
 /* A partition from labels: part[i] (0..parts-1) owns row i. Returns the permutation *newof
  * (newof[old] = new id: part 0's rows first, then part 1's, ..., each part in increasing old id)
  * and the contiguous partition *out of the permuted rows (parts may be empty). */

@@ -184,11 +184,12 @@ def plan_matrix(A: Any, *, ranks: int, out: str | os.PathLike, gpus_per_node: in
     2 x E integer edge_index (numpy or torch; A[edge_index[0][e], edge_index[1][e]] = 1, num_nodes x
     num_nodes, default max id + 1), a pair (edge_index, edge_weight) (the weights as values), all planned
     in this process (libshiro_planner); or the path of a matrix file in `format` ('mtx', the default,
-    'edgelist' or 'csr-h5'), planned by shiro-plan. Duplicate entries are summed. strategy, partition:
-    shiro-plan's --strategy and --partition ('block', 'nnz', 'work', 'time', 'metis', or an array of one
-    rank id per row; None: shiro-plan's default, which under auto may be 'time': each rank's rows come
-    from the plan). threads: planner threads (None: OpenMP's default). Planner warnings (ranks without
-    rows, G > R) are issued as shiro.PlanWarning (with comm: on rank 0). Local by default; with comm (an
+    'edgelist' or 'csr-h5'), planned by shiro-plan. Duplicate entries are summed. strategy,
+    partition: shiro-plan's --strategy and --partition ('block', 'nnz', 'work', 'time', 'metis',
+    'metis-vol', 'metis-node', or an array of one rank id per row; None: shiro-plan's default, which
+    under auto may be 'time': each rank's rows come from the plan). threads: planner threads (None:
+    OpenMP's default). Planner warnings (ranks without rows, G > R) are issued as shiro.PlanWarning
+    (with comm: on rank 0). Local by default; with comm (an
     mpi4py communicator) collective: rank 0 plans, and every rank returns or raises the same, whatever
     rank 0 raised (chained there as the cause). Raises shiro.Error with the planner's message on
     failure (a bad partition array: its index); MismatchError at once under a launch of several
