@@ -12,10 +12,11 @@ usage: sim_check.py BUILD_DIR MODE
                (every rank's B rows to rank 0) is slower than joint (one
                partial row from each); time grows with N; the compute model
                never makes a call faster, and counts the local multiply
-  predict      the planner's cost model (shiro-plan --machine) within 15% of the
-               simulated time per call (10 calls), communication only, for every strategy
-               on the shipped ca-GrQc and email-Eu-core at R = 8 and 16, and never
-               below the partition's time floor (--json "floor")
+  predict      the planner's cost model (shiro-plan --machine) within 25% of the
+               simulated time of a call in a loop, communication only, for every strategy
+               on the shipped ca-GrQc and email-Eu-core at R = 8 and 16 and the default
+               plan of every other shipped matrix at R = 32, and the simulation
+               never below the partition's time floor (--json "floor")
   args         bad machine files, platforms and arguments: exit 2 and a
                message naming the file and the field (needs no SimGrid)
   skipped      exit 77 saying why the sim tests are not registered
@@ -58,10 +59,13 @@ class Checker:
                 raise RuntimeError(f"shiro-plan {matrix} {strategy} R={R}: {p.stderr.strip()}")
         return out
 
-    def simulate(self, plan, *args):
-        """simulate.sh's JSON, or None (a failure is recorded)."""
+    def simulate(self, plan, *args, deadlock_ok=False):
+        """simulate.sh's JSON, or None (a failure is recorded; with deadlock_ok not SimGrid's deadlock
+        of eager persistent requests, tools/sim/README.md "Deadlocks": "deadlock" is returned)."""
         cmd = [SIMULATE, plan, "--build-dir", os.path.join(self.build, "sim"), "--quiet"] + list(args)
         p = run(cmd)
+        if p.returncode != 0 and deadlock_ok and "Deadlock detected" in p.stderr:
+            return "deadlock"
         if p.returncode != 0:
             self.fail(f"{' '.join(cmd[1:])}: exit {p.returncode}: {p.stderr.strip()[-2000:]}")
             return None
@@ -211,11 +215,29 @@ def properties(c):
                   f"2.39 TFLOP/s")
 
 
-PREDICT_TOLERANCE = 0.15  # compiler/cost/README.md: the model against simulate.sh --compute none
+PREDICT_TOLERANCE = 0.25  # the bound the cost model is held to (compiler/cost/README.md), on plans of tens of us too
+
+
+def predict_one(c, what, sim, pred, floor, term):
+    """One plan's simulated time (a call in a loop) against its prediction and its partition's floor."""
+    err = pred / sim - 1
+    print(f"{what}: simulated {sim * 1e6:.1f} us, predicted {pred * 1e6:.1f} us ({err:+.1%}), "
+          f"floor {floor * 1e6:.1f} us ({term}; simulated / floor {sim / floor:.2f})")
+    if not sim >= floor:
+        c.fail(f"{what}: simulated {sim * 1e6:.2f} us below the floor {floor * 1e6:.2f} us")
+    if abs(err) > PREDICT_TOLERANCE:
+        c.fail(f"{what}: predicted {pred * 1e6:.1f} us, simulated {sim * 1e6:.1f} us: "
+               f"{err:+.1%}, outside {PREDICT_TOLERANCE:.0%}")
+    return err
 
 
 def predict(c):
-    """shiro-plan --compare --machine tsubame4's predicted_time_s against the simulation of each plan."""
+    """shiro-plan --compare --machine tsubame4's predicted_time_s against the simulation of each plan
+    (time_per_call_s: a call in a loop, the barrier's skew before the first left out), and the
+    partition's time floor never above it: every strategy on ca-GrQc and email-Eu-core at R = 8
+    and 16 (block), and the default plan (auto: its partition and strategy) of every other shipped
+    matrix at R = 32."""
+    errs = []
     for name in ["ca-GrQc.mtx", "email-Eu-core.mtx"]:
         matrix = os.path.join(DATA, name)
         for R in (8, 16):
@@ -226,23 +248,40 @@ def predict(c):
                 c.fail(f"shiro-plan --compare --machine {name} R={R}: exit {p.returncode}: {p.stderr.strip()}")
                 continue
             doc = json.loads(p.stdout)
-            vols, floor = doc["volumes"], doc["floor"]["time_s"]
+            vols, floor = doc["volumes"], doc["floor"]
             for s in STRATEGIES:
-                # 10 calls: the first after the barrier starts skewed (up to 20 us late on some ranks at
-                # R = 16), which the model, a call in a loop, leaves out
                 j = c.simulate(c.plan(matrix, R, s), "--n", "64", "--dtype", "float", "--machine", "tsubame4",
-                               "--compute", "none", "--iters", "10")
-                if j is None:
-                    continue
-                sim, pred = j["time_per_call_s"], vols[s]["predicted_time_s"]
-                err = pred / sim - 1
-                print(f"{name} R={R} {s}: simulated {sim * 1e6:.1f} us, predicted {pred * 1e6:.1f} us ({err:+.1%}), "
-                      f"floor {floor * 1e6:.1f} us ({doc['floor']['term']}; simulated / floor {sim / floor:.2f})")
-                if not sim >= floor:
-                    c.fail(f"{name} R={R} {s}: simulated {sim * 1e6:.2f} us below the floor {floor * 1e6:.2f} us")
-                if abs(err) > PREDICT_TOLERANCE:
-                    c.fail(f"{name} R={R} {s}: predicted {pred * 1e6:.1f} us, simulated {sim * 1e6:.1f} us: "
-                           f"{err:+.1%}, outside {PREDICT_TOLERANCE:.0%}")
+                               "--compute", "none")
+                if j is not None:
+                    errs.append(predict_one(c, f"{name} R={R} {s}", j["time_per_call_s"],
+                                            vols[s]["predicted_time_s"], floor["time_s"], floor["term"]))
+    for name in sorted(os.listdir(DATA)):
+        if not name.endswith((".mtx", ".mtx.gz")) or name in ("ca-GrQc.mtx", "email-Eu-core.mtx"):
+            continue
+        out = os.path.join(c.tmp, f"{name}-default-32.h5")
+        p = run([os.path.join(c.build, "tools", "shiro-plan"), os.path.join(DATA, name), "--ranks", "32",
+                 "--gpus-per-node", "4", "--json", "--quiet", "--machine", "tsubame4", "-o", out])
+        if p.returncode != 0:
+            c.fail(f"shiro-plan {name} R=32: exit {p.returncode}: {p.stderr.strip()}")
+            continue
+        doc = json.loads(p.stdout)
+        sim = ("--n", "64", "--dtype", "float", "--machine", "tsubame4", "--compute", "none")
+        j = c.simulate(out, *sim, deadlock_ok=True)
+        if j == "deadlock":  # every message by rendezvous: times the model does not price, the floor still holds
+            j = c.simulate(out, *sim, "--cfg", "smpi/send-is-detached-thresh:0")
+            if j is not None:
+                sim_s, floor = j["time_per_call_s"], doc["floor"]["time_s"]
+                print(f"{name} R=32 default: simulated {sim_s * 1e6:.1f} us with every message by rendezvous "
+                      f"(SimGrid deadlocks on it eagerly; not compared with the model), floor {floor * 1e6:.1f} us")
+                if not sim_s >= floor:
+                    c.fail(f"{name} R=32 default: simulated {sim_s * 1e6:.2f} us below the floor {floor * 1e6:.2f} us")
+            continue
+        if j is not None:
+            errs.append(predict_one(c, f"{name} R=32 default ({doc['strategy']}, {doc['partition']})",
+                                    j["time_per_call_s"], doc["volumes"][doc["strategy"]]["predicted_time_s"],
+                                    doc["floor"]["time_s"], doc["floor"]["term"]))
+    if errs:
+        print(f"prediction / simulation - 1 over {len(errs)} plans: {min(errs):+.1%} .. {max(errs):+.1%}")
 
 
 def partition(c):
