@@ -309,18 +309,49 @@ static int metis_can_serve(const plan_request *r, const sc_csr *A) {
   return SHIRO_HAVE_METIS && A->m == A->k && r->ranks > 1 && A->m >= r->ranks;
 }
 
-/* The metis candidate, from the matrix as read (c->A, unpermuted, its blocks evaluated in *ev),
- * against the partition kept so far (its auto plan predicted against_s). With full, every
- * strategy is evaluated on it (exhaustive); else only joint's estimate, against est_other_s
- * (joint's estimate on the partition kept so far), and the caller evaluates the kept one. Kept:
- * c->A becomes the permuted matrix, c->A0 the one read, c->oldof the renumbering, the
- * partition, blocks and *ev replaced, c->partition "metis", *kept 1. A partition with an empty
- * rank is not weighed. */
-static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_choice *c, int full,
-                                    double est_other_s, evaluation *ev, known_joint *kj, int *kept, double *secs,
-                                    shiro_error *err) {
+/* The degree spread of A: the standard deviation of its rows' nonzeros over their mean (0 for
+ * an empty A). About 0.2-0.8 on meshes and bounded-degree graphs, 1.1-8 on power-law ones. */
+static double degree_spread(const sc_csr *A) {
+  if (A->m <= 0 || A->nnz <= 0) return 0;
+  const double mean = (double)A->nnz / (double)A->m;
+  double var = 0;
+  for (int64_t i = 0; i < A->m; i++) {
+    const double d = (double)(A->Ap[i + 1] - A->Ap[i]) - mean;
+    var += d * d;
+  }
+  return sqrt(var / (double)A->m) / mean;
+}
+
+/* The METIS partitions auto weighs, in order: metis; metis-node where G > 1 divides R with more
+ * than one node; metis-vol, under the fast search only where A's degree spread is at most
+ * PLAN_VOL_SPREAD (METIS's volume objective costs 3-5x its edge cut on power-law graphs, where it
+ * won nothing measured; on meshes it costs about the same and won up to 2.3x). Returns how many
+ * names it put in names[3]; *why_vol: why metis-vol is not among them (NULL if it is, or there
+ * is no METIS at all). */
+static int metis_variants(const plan_request *r, const sc_csr *A, const char *names[3], const char **why_vol) {
+  int n = 0;
+  *why_vol = NULL;
+  names[n++] = "metis";
+  if (r->gpn > 1 && r->ranks % r->gpn == 0 && r->ranks > r->gpn) names[n++] = "metis-node";
+  if (r->effort == PLAN_EFFORT_EXHAUSTIVE || degree_spread(A) <= PLAN_VOL_SPREAD) names[n++] = "metis-vol";
+  else *why_vol = "degree spread above 1: METIS's volume objective costs 3-5x its edge cut here";
+  return n;
+}
+
+/* A METIS candidate (name: metis, metis-vol or metis-node), from the matrix as read (c->A0 if a
+ * METIS partition is already kept, else c->A), against the partition kept so far (its auto plan
+ * predicted against ev's chosen). With full, every strategy is evaluated on it (exhaustive); else
+ * only joint's estimate, against est_other_s (joint's estimate on the partition kept so far), and
+ * the caller evaluates the kept one. Kept (at least 3% faster): c->A becomes the permuted matrix,
+ * c->A0 the one read, c->oldof the renumbering, the partition, blocks and *ev replaced,
+ * c->partition name, *kept 1, *won_s its price. A partition with an empty rank is not weighed.
+ * metis_* of *c record the plain metis candidate. */
+static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_choice *c, int full, const char *name,
+                                    double est_other_s, evaluation *ev, known_joint *kj, int *kept, double *won_s,
+                                    double *secs, shiro_error *err) {
   const double start = now();
-  sc_csr *Am = c->A;
+  const int plain = !strcmp(name, "metis");
+  sc_csr *orig = c->A0 ? c->A0 : c->A, *Am = orig;
   int64_t *oldm = NULL;
   sc_partition Prow2 = {0}, Pcol2 = {0};
   sc_blocks B2 = {0};
@@ -328,47 +359,61 @@ static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_
   memset(&ev2, 0, sizeof ev2);
   *kept = 0;
   progress(r, "metis partition", 0, 1);
-  shiro_status st = partition(r, "metis", &Am, &oldm, &Prow2, &Pcol2, err);
+  shiro_status st = partition(r, name, &Am, &oldm, &Prow2, &Pcol2, err);
   int empty = 0;
   for (int32_t p = 0; st == SHIRO_OK && p < Prow2.parts; p++) empty |= Prow2.first[p + 1] == Prow2.first[p];
-  c->metis_other_s = ev->pred[ev->chosen].time_s;
+  const double other_s = ev->pred[ev->chosen].time_s;
+  if (plain) c->metis_other_s = other_s;
   if (st == SHIRO_OK && empty) {
-    c->metis_tried = 2;
-    note(c, "metis", "plan", ev->chosen, INFINITY, "skipped", "it leaves a rank without rows");
+    if (plain) c->metis_tried = 2;
+    note(c, name, "plan", ev->chosen, INFINITY, "skipped", "it leaves a rank without rows");
   }
-  double est = 0;
+  double price = INFINITY;
   known_joint mkj = {0};
   if (st == SHIRO_OK && !empty) {
     sc_csr_compact_values(Am);
     st = blocks_build(Am, &Prow2, &Pcol2, &B2, err);
     if (st == SHIRO_OK && full) st = evaluate_all(r, s0, c, Am, &Prow2, &Pcol2, &B2, &ev2, err);
     if (st == SHIRO_OK && !full) st = estimate_joint(r, Am, &Prow2, &Pcol2, &B2, NULL, &mkj, err);
-    est = mkj.pred.time_s;
     if (st == SHIRO_OK) {
-      c->metis_tried = 1;
-      c->metis_auto_s = full ? ev2.pred[ev2.chosen].time_s : est;
-      c->metis_estimate = !full;
+      price = full ? ev2.pred[ev2.chosen].time_s : mkj.pred.time_s;
+      if (plain) {
+        c->metis_tried = 1;
+        c->metis_auto_s = price;
+        c->metis_estimate = !full;
+      }
     }
   }
   progress(r, "metis partition", 1, 1);
-  const double against = full ? c->metis_other_s : est_other_s;
-  if (st == SHIRO_OK && c->metis_tried == 1) {
-    const int win = c->metis_auto_s < PLAN_METIS_GAIN * against;
-    note(c, "metis", full ? "plan" : "estimate", full ? ev2.chosen : STRAT_JOINT, c->metis_auto_s,
-         win && !full ? "kept" : "weighed", win ? "predicted at least 3% faster" : "not 3% faster");
+  const double against = full ? other_s : est_other_s;
+  if (st == SHIRO_OK && !empty) {
+    const int win = price < PLAN_METIS_GAIN * against;
+    note(c, name, full ? "plan" : "estimate", full ? ev2.chosen : STRAT_JOINT, price, win && !full ? "kept" : "weighed",
+         win ? "predicted at least 3% faster than the partition kept before" : "not 3% faster than the partition kept before");
     if (win) {
+      for (int i = 0; i < c->ncand - 1; i++) /* a METIS partition kept before is only weighed now */
+        if (!strcmp(c->cand[i].status, "kept") && !strcmp(c->cand[i].kind, "partition")) {
+          c->cand[i].status = "weighed";
+          c->cand[i].reason = "predicted at least 3% faster than the partition kept before; a later METIS partition more";
+        }
       keep_candidate(c, ev, &Prow2, &Pcol2, &B2, &ev2);
-      c->A0 = c->A;
+      if (c->A0) { /* a METIS partition kept before: its matrix and renumbering go */
+        sc_csr_free(c->A);
+        free(c->oldof);
+      } else {
+        c->A0 = c->A;
+      }
       c->A = Am;
       c->oldof = oldm;
       Am = NULL;
       oldm = NULL;
-      c->partition = "metis";
+      c->partition = name;
       *kept = 1;
+      *won_s = price;
       if (kj) *kj = mkj;
     }
   }
-  if (Am != c->A) sc_csr_free(Am);
+  if (Am != c->A && Am != orig) sc_csr_free(Am);
   free(oldm);
   blocks_free(&B2);
   part_free(&Prow2);
@@ -399,15 +444,23 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   note(c, "block", "estimate", STRAT_JOINT, block_est, "weighed", "joint's flat plan priced");
   /* metis first: where it wins, the time partition (block's ranges) is not a candidate */
   int metis_kept = 0;
+  double best = block_est; /* joint's estimate on the partition kept so far */
   if (metis_can_serve(r, c->A)) {
-    double mp_s = 0;
     memset(ev, 0, sizeof *ev);
     ev->chosen = STRAT_JOINT;
     ev->pred[STRAT_JOINT].time_s = block_est;
-    st = metis_candidate(r, s0, c, 0, block_est, ev, &kj, &metis_kept, &mp_s, err);
+    const char *names[3], *why_vol;
+    const int nv = metis_variants(r, c->A, names, &why_vol);
+    for (int v = 0; v < nv; v++) {
+      double mp_s = 0;
+      int kept = 0;
+      st = metis_candidate(r, s0, c, 0, names[v], best, ev, &kj, &kept, &best, &mp_s, err);
+      *part_s += mp_s;
+      if (st != SHIRO_OK) return st;
+      metis_kept |= kept;
+    }
     c->metis_other_s = block_est;
-    *part_s += mp_s;
-    if (st != SHIRO_OK) return st;
+    if (why_vol) note(c, "metis-vol", "estimate", STRAT_JOINT, INFINITY, "skipped", why_vol);
   } else if (SHIRO_HAVE_METIS && c->A->m == c->A->k && R > 1) {
     c->metis_tried = 2;
     c->metis_other_s = block_est;
@@ -423,8 +476,8 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
     st = time_partition(r, s0, c, 1, ev, &tp_s, err);
     *part_s += tp_s;
   } else {
-    note(c, "time", "estimate", STRAT_JOINT, metis_kept ? c->metis_auto_s : block_est, "skipped",
-         metis_kept ? "metis kept: the time partition starts from block's ranges"
+    note(c, "time", "estimate", STRAT_JOINT, best, "skipped",
+         metis_kept ? "a METIS partition kept: the time partition starts from block's ranges"
                     : "block's busiest rank is within 3% of the mean: no balance can gain 3%");
   }
   return st;
@@ -507,7 +560,13 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
         c->metis_other_s = ev->pred[ev->chosen].time_s;
         note(c, "metis", "plan", ev->chosen, INFINITY, "skipped", "fewer rows than ranks");
       } else {
-        st = metis_candidate(r, s0, c, 1, 0, ev, NULL, &kept, &mp_s, err);
+        const char *names[3], *why_vol;
+        const int nv = metis_variants(r, c->A, names, &why_vol);
+        for (int v = 0; st == SHIRO_OK && v < nv; v++) {
+          double won_s = 0, secs = 0;
+          st = metis_candidate(r, s0, c, 1, names[v], 0, ev, NULL, &kept, &won_s, &secs, err);
+          mp_s += secs;
+        }
       }
       c->partition_s += mp_s;
       t0 += mp_s;

@@ -44,7 +44,7 @@ typedef struct plan_request {
 /* One candidate the default weighed or skipped, for the report (--json "candidates"). */
 typedef struct plan_candidate {
   const char *kind; /* "partition" (a partition weighed) or "strategy" (a strategy on it) */
-  const char *partition; /* "block", "time", "metis" */
+  const char *partition; /* "block", "time", "metis", "metis-node", "metis-vol" */
   const char *what; /* "estimate" (cheap price) or "plan" (built and priced) */
   sc_strategy strategy; /* the strategy the price is for */
   double time_s; /* the price (seconds per call; INFINITY: not priceable) */
@@ -60,6 +60,9 @@ enum { PLAN_MAX_CANDIDATES = 16,
  * model's error between two plans of the same strategy decides. */
 #define PLAN_TIME_GAIN 0.97
 #define PLAN_METIS_GAIN 0.97
+/* Fast: metis-vol is weighed only where A's rows' nonzeros have at most this spread (standard
+ * deviation over mean): meshes and bounded-degree graphs. */
+#define PLAN_VOL_SPREAD 1.0
 /* Fast: hybrid's search runs only where hier's or group's plan is within this factor of joint's. */
 #define PLAN_HYBRID_GATE 1.10
 
@@ -70,7 +73,7 @@ typedef struct plan_choice {
   sc_partition Prow, Pcol;
   sc_blocks B; /* selection set for strategy */
   sc_strategy strategy; /* the plan's */
-  const char *partition; /* the partition kept (static text) */
+  const char *partition; /* the partition kept (static text): block, time, metis, metis-node, metis-vol, ... */
   sc_volumes vol[STRAT_COUNT];
   int have[STRAT_COUNT]; /* strategies evaluated (volumes) */
   cost_pred pred[STRAT_COUNT];

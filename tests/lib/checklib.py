@@ -30,8 +30,9 @@ def run(cmd, timeout=300, **kw):
 
 def fast_partition(d):
     """The partition auto's fast search (no --partition, --effort fast) must have kept, from
-    shiro-plan's --json d, and what is wrong with d's record ("" if nothing): metis if joint's
-    estimate on it is at least 3% below block's, else time if its rounds ran and auto's plan is
+    shiro-plan's --json d, and what is wrong with d's record ("" if nothing): the last METIS
+    partition (metis, metis-node, metis-vol, in the order weighed) whose joint's estimate is at least
+    3% below that of the partition kept before it (block's first), else time if its rounds ran and auto's plan is
     predicted at least 3% faster on it than on block's, else block. Every partition is listed in
     candidates, and exactly one candidate built and priced is kept: the plan's."""
     c = [k for k in d.get("candidates") or [] if k.get("candidate") == "partition"]
@@ -40,10 +41,13 @@ def fast_partition(d):
     est = {k["partition"]: k for k in c if k["priced"] == "estimate" and k["strategy"] == "joint"}
     if "block" not in est:
         return None, f"no estimate of block's partition in {c}"
-    want = "block"
-    m = [k for k in c if k["partition"] == "metis" and k["priced"] == "estimate"]
-    if m and m[0]["predicted_s"] is not None and m[0]["predicted_s"] < 0.97 * est["block"]["predicted_s"]:
-        want = "metis"
+    want, best = "block", est["block"]["predicted_s"]
+    for k in c:  # the METIS partitions in the order weighed, each kept if 3% below the one kept before it
+        if k["partition"].startswith("metis") and k["priced"] == "estimate" and k["predicted_s"] is not None \
+                and k["predicted_s"] < 0.97 * best:
+            want, best = k["partition"], k["predicted_s"]
+    if want != "block":
+        pass
     elif any(k["partition"] == "time" and k["priced"] == "plan" for k in c):
         tp = d["time_partition"]
         if tp["auto_predicted_s"] < 0.97 * tp["auto_block_predicted_s"]:
@@ -60,8 +64,9 @@ def auto_partition(d):
     """The partition auto's exhaustive search (no --partition, --effort exhaustive) must have kept, from shiro-plan's
     --json d, and what is wrong with d's record of the choice ("" if nothing): time if auto's plan
     is predicted at least 3% faster on it than on block's, then (square A, METIS built in) metis
-    if auto's plan is predicted at least 3% faster on it than on that one; a metis partition that
-    leaves a rank empty is not weighed. Rectangular A, or R = 1: no metis_partition."""
+    if auto's plan is predicted at least 3% faster on it than on that one, then metis-node and
+    metis-vol likewise, each against the one kept before it; a METIS partition that leaves a rank
+    empty is not weighed. Rectangular A, or R = 1: no metis_partition."""
     tp = d.get("time_partition")
     if not tp or d.get("partition_choice") != "auto":
         return None, f"no time_partition or partition_choice {d.get('partition_choice')!r}"
@@ -76,7 +81,12 @@ def auto_partition(d):
     if abs(mp["against_predicted_s"] - best) > 1e-9 * best:
         return want, f"metis weighed against {mp['against_predicted_s']} s, not the {want} partition's {best} s"
     if mp["empty_ranks"]:
-        return want, "" if mp["auto_predicted_s"] is None and not mp["kept"] else "an empty-rank metis partition weighed"
-    if mp["auto_predicted_s"] < 0.97 * best:
-        want = "metis"
+        if mp["auto_predicted_s"] is not None or mp["kept"]:
+            return want, "an empty-rank metis partition weighed"
+    elif mp["auto_predicted_s"] < 0.97 * best:
+        want, best = "metis", mp["auto_predicted_s"]
+    for k in d.get("candidates") or []:  # metis-node, metis-vol: weighed after metis, in order
+        if k.get("candidate") == "partition" and k["partition"].startswith("metis-") and k["priced"] == "plan" \
+                and k["status"] == "weighed" and k["predicted_s"] is not None and k["predicted_s"] < 0.97 * best:
+            want, best = k["partition"], k["predicted_s"]
     return want, "" if mp["kept"] == (want == "metis") else f"metis_partition kept {mp['kept']} with {want} wanted"
