@@ -422,6 +422,27 @@ static shiro_status metis_candidate(const plan_request *r, sc_strategy s0, plan_
   return st;
 }
 
+/* Weighs the METIS partitions of metis_variants in order, each by metis_candidate (full: every
+ * strategy evaluated; else joint's estimate against *best, the estimate of the partition kept so
+ * far, which a kept one replaces) against the one kept before it. *kept: 1 if one was kept;
+ * *secs: the time they took. metis-vol left out is noted as skipped, with why. */
+static shiro_status weigh_metis(const plan_request *r, sc_strategy s0, plan_choice *c, int full, evaluation *ev,
+                                known_joint *kj, double *best, int *kept, double *secs, shiro_error *err) {
+  const char *names[3], *why_vol;
+  const int nv = metis_variants(r, c->A, names, &why_vol);
+  shiro_status st = SHIRO_OK;
+  *kept = 0;
+  for (int v = 0; st == SHIRO_OK && v < nv; v++) {
+    double s = 0;
+    int k = 0;
+    st = metis_candidate(r, s0, c, full, names[v], *best, ev, kj, &k, best, &s, err);
+    *secs += s;
+    *kept |= k;
+  }
+  if (st == SHIRO_OK && why_vol) note(c, "metis-vol", "estimate", STRAT_JOINT, INFINITY, "skipped", why_vol);
+  return st;
+}
+
 /* The fast search of the default partition (auto, partition not given): joint's estimate on
  * block's partition and on METIS's (where METIS can serve), the better kept (by 3%); every
  * strategy evaluated on it; then, if block's is kept, the time partition's rounds only where
@@ -449,18 +470,9 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
     memset(ev, 0, sizeof *ev);
     ev->chosen = STRAT_JOINT;
     ev->pred[STRAT_JOINT].time_s = block_est;
-    const char *names[3], *why_vol;
-    const int nv = metis_variants(r, c->A, names, &why_vol);
-    for (int v = 0; v < nv; v++) {
-      double mp_s = 0;
-      int kept = 0;
-      st = metis_candidate(r, s0, c, 0, names[v], best, ev, &kj, &kept, &best, &mp_s, err);
-      *part_s += mp_s;
-      if (st != SHIRO_OK) return st;
-      metis_kept |= kept;
-    }
+    st = weigh_metis(r, s0, c, 0, ev, &kj, &best, &metis_kept, part_s, err);
+    if (st != SHIRO_OK) return st;
     c->metis_other_s = block_est;
-    if (why_vol) note(c, "metis-vol", "estimate", STRAT_JOINT, INFINITY, "skipped", why_vol);
   } else if (SHIRO_HAVE_METIS && c->A->m == c->A->k && R > 1) {
     c->metis_tried = 2;
     c->metis_other_s = block_est;
@@ -554,19 +566,14 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     }
     if (st == SHIRO_OK && part_auto && c->A->m == c->A->k && SHIRO_HAVE_METIS && r->ranks > 1) { /* read as is (block) */
       double mp_s = 0;
-      int kept = 0;
       if (c->A->m < r->ranks) {
         c->metis_tried = 2;
         c->metis_other_s = ev->pred[ev->chosen].time_s;
         note(c, "metis", "plan", ev->chosen, INFINITY, "skipped", "fewer rows than ranks");
       } else {
-        const char *names[3], *why_vol;
-        const int nv = metis_variants(r, c->A, names, &why_vol);
-        for (int v = 0; st == SHIRO_OK && v < nv; v++) {
-          double won_s = 0, secs = 0;
-          st = metis_candidate(r, s0, c, 1, names[v], 0, ev, NULL, &kept, &won_s, &secs, err);
-          mp_s += secs;
-        }
+        double unused = 0; /* full: each is weighed against the auto plan kept before it */
+        int kept = 0;
+        st = weigh_metis(r, s0, c, 1, ev, NULL, &unused, &kept, &mp_s, err);
       }
       c->partition_s += mp_s;
       t0 += mp_s;

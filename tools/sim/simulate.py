@@ -184,15 +184,14 @@ def summarize(recs, a, facts):
     for r, rec in recs.items():
         if len(rec["calls"]) < W + K:
             raise Failure(f"rank {r} recorded {len(rec['calls'])} calls, expected {W + K}")
-    spans = [max(recs[r]["calls"][k]["end"] for r in recs) - min(recs[r]["calls"][k]["begin"] for r in recs)
-             for k in calls]
-    window = (max(recs[r]["calls"][W + K - 1]["end"] for r in recs) - min(recs[r]["calls"][W]["begin"] for r in recs)) / K
+    ends = [max(recs[r]["calls"][k]["end"] for r in recs) for k in calls]  # each call's last end
+    spans = [e - min(recs[r]["calls"][k]["begin"] for r in recs) for e, k in zip(ends, calls)]
+    window = (ends[-1] - min(recs[r]["calls"][W]["begin"] for r in recs)) / K
     # The ranks leave shiro-spmm's barrier before the clock (an MPI_Allreduce) tens of µs apart on
     # SimGrid's collectives (38 µs at R = 32 on tsubame4), and the first timed call absorbs that skew:
     # a harness artifact, larger than a small plan's whole call. A call in a loop (the model's, and an
     # application's) is timed from one call's last end to the next one's; with one timed call, from
     # the last rank's start to the last end.
-    ends = [max(recs[r]["calls"][k]["end"] for r in recs) for k in calls]
     last_begin = max(recs[r]["calls"][W]["begin"] for r in recs)
     skew = last_begin - min(recs[r]["calls"][W]["begin"] for r in recs)
     total = (ends[-1] - ends[0]) / (K - 1) if K >= 2 else ends[0] - last_begin
