@@ -81,30 +81,40 @@ static int64_t link_of(const cost_model *cm, const cost_flow *f, int dir) {
   return 2 * (int64_t)cm->R + 2 * nic_of(cm, dir ? f->dst : f->src) + dir;
 }
 
+void cost_add_flow(cost_model *cm, int32_t src, int32_t dst, int32_t stage, int64_t rows) {
+  if (rows <= 0 || dst < 0 || dst >= cm->R) return;
+  if (stage < 0 || stage >= COST_MAX_STAGES) {
+    cm->too_many_stages = 1;
+    return;
+  }
+  if (stage + 1 > cm->nstages) cm->nstages = stage + 1;
+  if (cm->nflow == cm->cap) {
+    int64_t cap = cm->cap ? 2 * cm->cap : 1024;
+    cost_flow *f = realloc(cm->flow, (size_t)cap * sizeof *f);
+    if (!f) {
+      cm->failed = 1;
+      return;
+    }
+    cm->flow = f;
+    cm->cap = cap;
+  }
+  cost_flow *f = &cm->flow[cm->nflow++];
+  f->src = src;
+  f->dst = dst;
+  f->stage = stage;
+  f->bytes = (double)rows * (double)cm->row_bytes;
+}
+
 void cost_add_rank(cost_model *cm, const prog_rank *pr) {
   if (pr->nstages > cm->nstages) cm->nstages = pr->nstages;
   for (int64_t x = 0; x < pr->nx; x++) {
     const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
     if (rec[XF_DIR] != 0 || rec[XF_COUNT] <= 0 || rec[XF_PEER] < 0 || rec[XF_PEER] >= cm->R) continue;
-    if (rec[XF_STAGE] < 0 || rec[XF_STAGE] >= COST_MAX_STAGES) {
+    if (rec[XF_STAGE] < 0 || rec[XF_STAGE] >= COST_MAX_STAGES) { /* before the narrowing below */
       cm->too_many_stages = 1;
       continue;
     }
-    if (cm->nflow == cm->cap) {
-      int64_t cap = cm->cap ? 2 * cm->cap : 1024;
-      cost_flow *f = realloc(cm->flow, (size_t)cap * sizeof *f);
-      if (!f) {
-        cm->failed = 1;
-        return;
-      }
-      cm->flow = f;
-      cm->cap = cap;
-    }
-    cost_flow *f = &cm->flow[cm->nflow++];
-    f->src = pr->rank;
-    f->dst = (int32_t)rec[XF_PEER];
-    f->stage = (int32_t)rec[XF_STAGE];
-    f->bytes = (double)rec[XF_COUNT] * (double)cm->row_bytes;
+    cost_add_flow(cm, pr->rank, (int32_t)rec[XF_PEER], (int32_t)rec[XF_STAGE], rec[XF_COUNT]);
   }
 }
 

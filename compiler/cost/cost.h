@@ -70,6 +70,12 @@ shiro_status cost_init(cost_model *cm, const sc_machine *m, int32_t R, size_t ro
  * senders' records seen from the other side). Call once per rank. */
 void cost_add_rank(cost_model *cm, const prog_rank *pr);
 
+/* Adds one message of `rows` rows from src to dst in stage s, as cost_add_rank adds a send
+ * record (nothing for rows <= 0): a plan priced from its messages without building its
+ * programs (hybrid's candidates), the same prediction when the messages are added in the
+ * programs' order (by sender, then as each program posts them). */
+void cost_add_flow(cost_model *cm, int32_t src, int32_t dst, int32_t stage, int64_t rows);
+
 /* The prediction from every program added so far. SHIRO_ERR_UNSUPPORTED if
  * a program had more than COST_MAX_STAGES stages, SHIRO_ERR_NOMEM if an
  * allocation failed (here or in cost_add_rank). */
