@@ -532,12 +532,12 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
       printf(", \"hybrid\": {\"pairs_direct\": %lld, \"pairs_relayed\": %lld, \"pairs_relayed_joint\": %lld, "
              "\"relays_moved\": %lld, \"estimate_s\": %.9g, \"estimate_direct_s\": %.9g, \"estimate_relayed_s\": %.9g, "
              "\"estimate_relayed_joint_s\": %.9g, \"candidate\": %d, \"group_covers\": \"%s\", "
-             "\"price_group_s\": %.9g, \"price_group_balanced_s\": %.9g}",
+             "\"price_group_s\": %.9g, \"price_group_balanced_s\": %.9g, \"candidates_priced\": %d}",
              (long long)c->hybrid_seen.pairs_direct, (long long)c->hybrid_seen.pairs_relayed,
              (long long)c->hybrid_seen.pairs_relayed_joint, (long long)c->hybrid_seen.relays_moved, c->hybrid_seen.est_s,
              c->hybrid_seen.est_direct_s, c->hybrid_seen.est_relayed_s, c->hybrid_seen.est_relayed_joint_s, c->hybrid_seen.candidate,
              c->hybrid_seen.group_balanced ? "balanced" : "fewest-hop", c->hybrid_seen.price_group_s,
-             c->hybrid_seen.price_group_balanced_s);
+             c->hybrid_seen.price_group_balanced_s, c->hybrid_seen.prices);
     printf("}\n");
   }
 }

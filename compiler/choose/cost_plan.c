@@ -47,5 +47,7 @@ shiro_status cost_route_hybrid(sc_blocks *B, const cost_hybrid *hp, shiro_error 
   if (st != SHIRO_OK) return st;
   B->route->price = price_hybrid;
   B->route->price_arg = (void *)hp;
+  B->route->machine = hp->m; /* candidates priced from their messages (hybrid.c); price_hybrid checks them */
+  B->route->row_bytes = hp->row_bytes;
   return SHIRO_OK;
 }

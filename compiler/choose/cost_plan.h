@@ -27,8 +27,9 @@ typedef struct cost_hybrid {
 } cost_hybrid;
 
 /* Sets B's routing up on hp->m's links (strategy_route_links) and prices hybrid's candidates
- * with *hp, which must outlive every strategy_select of B with hybrid (NULL the route's price
- * before it ends). */
+ * on hp->m from their messages (the route's machine; *hp's built plans, the route's price, when
+ * checking them), which must outlive every strategy_select of B with hybrid (NULL the route's
+ * price and machine before it ends). */
 shiro_status cost_route_hybrid(sc_blocks *B, const cost_hybrid *hp, shiro_error *err);
 
 #endif

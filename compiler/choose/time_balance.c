@@ -30,7 +30,7 @@ static shiro_status eval_time(void *arg, const sc_partition *Prow, const sc_part
   /* hybrid: its routing is decided on this partition, on the machine's links */
   shiro_status st = te->s == STRAT_HYBRID ? cost_route_hybrid(B, &hp, err) : SHIRO_OK;
   if (st == SHIRO_OK) st = strategy_select(B, te->s, te->gpn, NULL, NULL, err);
-  if (B->route) B->route->price = NULL; /* hp ends here */
+  if (B->route) B->route->price = NULL, B->route->machine = NULL; /* hp ends here */
   if (st == SHIRO_OK)
     st = cost_plan(te->A, Prow, Pcol, B, te->s, te->gpn, te->m, te->row_bytes, NULL, &pred, te->rank_s, err);
   if (st != SHIRO_OK) return st;

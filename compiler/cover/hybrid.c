@@ -35,10 +35,13 @@
  *      is moved to the rank of its node that gives the lowest estimate
  *      (the rail-aligned one kept on ties); then one more sweep of 2;
  *   4. of the six candidates (the three starts, the three greedy results) the
- *      one the caller's price (sc_route.price: the cost model on the built
- *      programs) finds fastest, the first of equals; without a price, the
- *      lowest estimate. With a price hybrid is never predicted slower than
- *      joint, hier or group: their plans are candidates (an all-direct hybrid
+ *      one priced fastest, the first of equals: priced on the caller's machine
+ *      (sc_route.machine) from the candidate's messages alone, as the built
+ *      plan would post them (cost.h's cost_add_flow: the cost model's
+ *      prediction of the built plan, without building a program), else by the
+ *      caller's price (sc_route.price: the cost model on the built programs);
+ *      without either, the lowest estimate. With a price hybrid is never
+ *      predicted slower than joint, hier or group: their plans are candidates (an all-direct hybrid
  *      sends joint's messages, an all-relayed one on the rail is group's plan
  *      with group's covers, hier's with joint's).
  * O(sweeps · pairs · G² · log links), and O(pairs · G³ · log links) for the relays.
@@ -414,7 +417,9 @@ typedef struct saved {
   int32_t *rmatch;
   int64_t mu, ent_partial, ent_remote; /* joint's */
   uint8_t *grsel, *gcsel;
-  int64_t gent_partial, gent_remote; /* group's */
+  int64_t gent_partial, gent_remote; /* group's (the covers hybrid relays with) */
+  uint8_t *orsel, *ocsel;
+  int64_t oent_partial, oent_remote; /* group's other covers, while group_covers decides */
 } saved;
 
 /* One routing: the node pairs' sides and the relays. */
@@ -496,29 +501,164 @@ static void apply_selections(sc_blocks *B, const sc_route *rt, const saved *sv, 
   }
 }
 
-/* Group's covers for the relayed mode, into the blocks: its own (fewest hops among the minimum
- * covers) or the NIC-balanced ones (strategy_select_group_balanced: the same cardinality and
- * certificates): the balanced ones when the caller's price of the all-relayed, rail-aligned plan
- * with them is MIXED_MARGIN below the price with group's own (the model's error on such changes is
- * of that order: R-MAT s18 and s19 at R = 32 on tsubame4, priced 0.6% and 0.5% below, simulated
- * 0.14% above; R-MAT s18 at R = 128, priced 4.3% below, simulated 3.7% below); without a price,
- * the balanced ones (their NIC estimate is never higher). */
-static shiro_status group_covers(hmodel *h, sc_blocks *B, int32_t G, shiro_error *err) {
-  sc_route *rt = h->rt;
-  if (!rt->price) {
-    rt->group_balanced = 1;
-    return strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
+/* Group's counts of the blocks' current selections into h: each block's selected rows and columns,
+ * and each node pair's unions |U(q, N)|, |V(p, H)|. 0: out of memory. */
+static int group_counts(hmodel *h, const sc_blocks *B) {
+  for (int64_t b = 0; b < B->n; b++) {
+    const sc_block *k = &B->b[b];
+    h->hb[b].grows = h->hb[b].gcols = 0;
+    for (int32_t i = 0; i < k->nr; i++) h->hb[b].grows += k->rsel[i];
+    for (int32_t c = 0; c < k->nc; c++) h->hb[b].gcols += k->csel[c];
   }
+  return unions(h, h->nU, h->nV);
+}
+
+/* The inter-node blocks' current selections into sv: group's (other 0) or the other covers (1). 0: out
+ * of memory. */
+static int snap(const sc_blocks *B, int32_t G, saved *sv, int other) {
+  for (int64_t b = 0; b < B->n; b++) {
+    const sc_block *k = &B->b[b];
+    if (k->p / G == k->q / G) continue;
+    uint8_t **r = other ? &sv[b].orsel : &sv[b].grsel, **c = other ? &sv[b].ocsel : &sv[b].gcsel;
+    free(*r);
+    free(*c);
+    *r = pack_sel(k->rsel, k->nr);
+    *c = pack_sel(k->csel, k->nc);
+    if (!*r || !*c) return 0;
+    *(other ? &sv[b].oent_partial : &sv[b].gent_partial) = k->ent_partial;
+    *(other ? &sv[b].oent_remote : &sv[b].gent_remote) = k->ent_remote;
+  }
+  return 1;
+}
+
+/* The selections snap kept (other 0: group's, 1: the other ones) back into the inter-node blocks. */
+static void unsnap(sc_blocks *B, int32_t G, const saved *sv, int other) {
+  for (int64_t b = 0; b < B->n; b++) {
+    sc_block *k = &B->b[b];
+    if (k->p / G == k->q / G) continue;
+    unpack_sel(k->rsel, other ? sv[b].orsel : sv[b].grsel, k->nr);
+    unpack_sel(k->csel, other ? sv[b].ocsel : sv[b].gcsel, k->nc);
+    k->ent_partial = other ? sv[b].oent_partial : sv[b].gent_partial;
+    k->ent_remote = other ? sv[b].oent_remote : sv[b].gent_remote;
+  }
+}
+
+/* A message of a candidate's plan, for price_messages. */
+typedef struct hflow {
+  int32_t src, kind, dst;
+  int64_t rows;
+} hflow;
+
+static int hflow_cmp(const void *a, const void *b) { /* the programs' order: sender, kind, receiver */
+  const hflow *x = a, *y = b;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  return (x->dst > y->dst) - (x->dst < y->dst);
+}
+
+/* The plan of the current routing (the model rebuilt for it) priced on rt->machine from its
+ * messages, as plan_build_tier.c lays them out (plan_build_flat.c's, all direct): one per block
+ * exchanged directly (PROG_MSG_DIRECT, its covers' rows), per relayed pair one U(q, N) per q to its
+ * rep and one V(p, H) per p from its agg (INTER_B, AGG_C), and per (sender, receiver) in a node the
+ * partials to an agg and the forwards from a rep, summed over pairs (AGG_PART, FWD_B); stage 0
+ * but FWD_B and AGG_C; added to the cost model in the programs' order. */
+static shiro_status price_messages(hmodel *h, double *time_s, shiro_error *err) {
+  const sc_blocks *B = h->B;
+  const sc_route *rt = h->rt;
+  int64_t cap = B->n + 2 * h->np * h->G + 2 * (int64_t)h->R * h->G + 1, n = 0;
+  hflow *f = malloc((size_t)cap * sizeof *f);
+  if (!f) return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory pricing a candidate");
+  for (int64_t b = 0; b < B->n; b++) {
+    const sc_block *k = &B->b[b];
+    int32_t N = node_of(h, k->p), H = node_of(h, k->q);
+    if (N == H || rt->direct[route_pair(rt, N, H)] == ROUTE_DIRECT)
+      f[n++] = (hflow){k->q, PROG_MSG_DIRECT, k->p, h->hb[b].joint};
+  }
+  for (int64_t y = 0; y < h->np; y++) {
+    if (rt->direct[y] == ROUTE_DIRECT) continue;
+    int32_t N = pair_N(h, y), H = pair_H(h, y);
+    for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
+      int64_t x = y * h->G + (q - first_of(h, H));
+      f[n++] = (hflow){q, PROG_MSG_INTER_B, rt->rep[x], unions_of(h, y, 0)[x]};
+    }
+    for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
+      int64_t x = y * h->G + (p - first_of(h, N));
+      f[n++] = (hflow){rt->agg[x], PROG_MSG_AGG_C, p, unions_of(h, y, 1)[x]};
+    }
+  }
+  for (int32_t r = 0; r < h->R; r++)
+    for (int32_t d = first_of(h, node_of(h, r)); d < end_of(h, node_of(h, r)); d++) {
+      f[n++] = (hflow){r, PROG_MSG_AGG_PART, d, h->part[(int64_t)r * h->G + d % h->G]};
+      f[n++] = (hflow){r, PROG_MSG_FWD_B, d, h->fwd[(int64_t)r * h->G + d % h->G]};
+    }
+  qsort(f, (size_t)n, sizeof *f, hflow_cmp);
+  cost_model cm;
+  shiro_status st = cost_init(&cm, rt->machine, h->R, rt->row_bytes, err);
+  if (st == SHIRO_OK) {
+    for (int64_t i = 0; i < n; i++)
+      if (f[i].src != f[i].dst)
+        cost_add_flow(&cm, f[i].src, f[i].dst, f[i].kind == PROG_MSG_FWD_B || f[i].kind == PROG_MSG_AGG_C, f[i].rows);
+    cost_pred pred;
+    st = cost_predict(&cm, &pred, err);
+    if (st == SHIRO_OK) *time_s = pred.time_s;
+    cost_free(&cm);
+  }
+  free(f);
+  return st;
+}
+
+/* The price of the current routing with the blocks' current selections (the model's counts and
+ * unions theirs): from its messages on rt->machine, else rt->price's (the built plan's). With
+ * rt->price_check, both, and their largest relative difference into rt->price_check_rel. */
+static shiro_status price_of(hmodel *h, sc_blocks *B, double *time_s, shiro_error *err) {
+  sc_route *rt = h->rt;
+  shiro_status st;
+  rt->prices++;
+  if (!rt->machine) return rt->price(rt->price_arg, B, time_s, err);
+  rebuild(h);
+  st = price_messages(h, time_s, err);
+  if (st != SHIRO_OK || !rt->price_check || !rt->price) return st;
+  double built;
+  st = rt->price(rt->price_arg, B, &built, err);
+  double rel = built > 0 ? (*time_s - built) / built : *time_s;
+  if (rel < 0) rel = -rel;
+  if (rel > rt->price_check_rel) rt->price_check_rel = rel;
+  return st;
+}
+
+/* Group's covers for the relayed mode, into the blocks, their selections into sv's g fields and their
+ * counts into h: its own (fewest hops among the minimum covers) or the NIC-balanced ones
+ * (strategy_select_group_balanced: the same cardinality and certificates, so that each is made once
+ * and switching is a copy), whichever prices faster all relayed on the rail (the price in
+ * rt->price_group_s, price_group_balanced_s): the balanced ones only when MIXED_MARGIN faster (the
+ * model's error on such changes is of that order: R-MAT s18 and s19 at R = 32 on tsubame4, priced
+ * 0.6% and 0.5% below, simulated 0.14% above; R-MAT s18 at R = 128, priced 4.3% below, simulated
+ * 3.7% below). Without a price, the balanced ones (their NIC estimate is never higher). */
+static shiro_status group_covers(hmodel *h, sc_blocks *B, int32_t G, saved *sv, shiro_error *err) {
+  sc_route *rt = h->rt;
+  rt->price_group_s = rt->price_group_balanced_s = 0;
+  shiro_status st = strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
+  if (st != SHIRO_OK) return st;
+  rt->group_balanced = 1;
+  if (!group_counts(h, B) || !snap(B, G, sv, 0)) goto nomem;
+  if (!rt->price && !rt->machine) return SHIRO_OK;
   set_all(h, ROUTE_RELAYED_GROUP);
   rail_relays(h);
-  /* the balanced ones first: group's own are usually kept, and are then the last made */
-  shiro_status st = strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
-  if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_balanced_s, err);
-  if (st == SHIRO_OK) st = strategy_select_group(B, G, err);
-  if (st == SHIRO_OK) st = rt->price(rt->price_arg, B, &rt->price_group_s, err);
+  st = price_of(h, B, &rt->price_group_balanced_s, err);
+  if (st == SHIRO_OK) st = strategy_select_group(B, G, err); /* group's own: the same certificates */
+  if (st != SHIRO_OK) return st;
+  if (!snap(B, G, sv, 1) || !group_counts(h, B)) goto nomem;
+  st = price_of(h, B, &rt->price_group_s, err);
   if (st != SHIRO_OK) return st;
   rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s; /* must win clearly */
-  return rt->group_balanced ? strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err) : SHIRO_OK;
+  if (rt->group_balanced) { /* back to the balanced ones */
+    unsnap(B, G, sv, 0);
+    return group_counts(h, B) ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
+  }
+  if (!snap(B, G, sv, 0)) goto nomem; /* group's own, in the blocks and counted */
+  return SHIRO_OK;
+nomem:
+  return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
 }
 
 shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err) {
@@ -537,6 +677,8 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   h->nlinks = 2 * (int64_t)R + 2 * (int64_t)nodes * h->L.nics_per_node;
   for (h->P = 1; h->P < h->nlinks; h->P *= 2) {}
   route_drop_tables(rt);
+  rt->prices = 0;
+  rt->price_check_rel = 0;
   rt->nodes = nodes;
   rt->gpn = G;
   rt->ranks = R;
@@ -600,26 +742,8 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
     goto done;
   }
-  st = group_covers(h, B, G, err);
+  st = group_covers(h, B, G, sv, err);
   if (st != SHIRO_OK) goto done;
-  for (int64_t b = 0; b < B->n; b++) {
-    const sc_block *k = &B->b[b];
-    for (int32_t i = 0; i < k->nr; i++) h->hb[b].grows += k->rsel[i];
-    for (int32_t c = 0; c < k->nc; c++) h->hb[b].gcols += k->csel[c];
-    if (k->p / G == k->q / G) continue;
-    sv[b].grsel = pack_sel(k->rsel, k->nr);
-    sv[b].gcsel = pack_sel(k->csel, k->nc);
-    if (!sv[b].grsel || !sv[b].gcsel) {
-      st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
-      goto done;
-    }
-    sv[b].gent_partial = k->ent_partial;
-    sv[b].gent_remote = k->ent_remote;
-  }
-  if (!unions(h, h->nU, h->nV)) {
-    st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
-    goto done;
-  }
   for (int k = 0; k < NCAND; k++) {
     cd[k].direct = malloc(rn);
     cd[k].rep = malloc(rn * sizeof *cd[k].rep);
@@ -630,17 +754,20 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
     }
   }
   decide(h, cd);
-  int pick = 0, pick_pure = 0;
+  /* All relayed on the rail is group_covers' plan: its price is reused. */
+  int pick = 0, pick_pure = 0, priced = rt->price || rt->machine;
   double best = 0, best_pure = 0;
   for (int k = 0; k < NCAND; k++) { /* the first of equals: the three starts, then the greedy ones */
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= cand_same(h, &cd[k], &cd[j]);
     if (dup) continue;
     double v = cd[k].est;
-    if (rt->price) {
+    if (priced && k == 1) {
+      v = rt->group_balanced ? rt->price_group_balanced_s : rt->price_group_s;
+    } else if (priced) {
       cand_copy(h, &cd[k], 0);
       apply_selections(B, rt, sv, G);
-      st = rt->price(rt->price_arg, B, &v, err);
+      st = price_of(h, B, &v, err);
       if (st != SHIRO_OK) goto done;
     }
     if (k == 0 || v < best) {
@@ -659,7 +786,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   cand_copy(h, &cd[pick], 0);
   apply_selections(B, rt, sv, G);
   rt->est_s = cd[pick].est;
-  rt->price_s = rt->price ? best : 0;
+  rt->price_s = priced ? best : 0;
   rt->candidate = pick;
   for (int64_t b = 0; b < B->n; b++) { /* joint's certificates back where its covers are used */
     sc_block *k = &B->b[b];
@@ -697,6 +824,8 @@ done:
     free(sv[b].rmatch);
     free(sv[b].grsel);
     free(sv[b].gcsel);
+    free(sv[b].orsel);
+    free(sv[b].ocsel);
   }
   for (int k = 0; k < NCAND; k++) {
     free(cd[k].direct);

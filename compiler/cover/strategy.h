@@ -100,10 +100,18 @@ typedef struct sc_route {
   sc_links links;
   /* Optional: the predicted time of the plan the blocks and this routing make (the caller builds
    * and prices it, compiler/cost/'s cost_plan); hybrid then keeps, of its candidates (every pair
-   * direct, every pair relayed, the greedy decision from each), the one it prices lowest. NULL:
-   * the lowest estimate. */
+   * direct, every pair relayed, the greedy decision from each), the one it prices lowest. NULL
+   * (and no machine below): the lowest estimate. */
   shiro_status (*price)(void *arg, const struct sc_blocks *B, double *time_s, shiro_error *err);
   void *price_arg;
+  /* Optional, first: the machine hybrid prices its candidates on from their messages alone, rows
+   * of row_bytes (the cost model's prediction of the built plan, no program built: hybrid.c).
+   * With price_check and price too, each candidate is priced both ways and their largest relative
+   * difference kept in price_check_rel (a test's check that the two agree). */
+  const struct sc_machine *machine;
+  size_t row_bytes;
+  int price_check;
+  double price_check_rel;
   int32_t nodes, gpn, ranks;
   int64_t npairs; /* inter-node node pairs (N, H) with blocks */
   int64_t *pair; /* [npairs] N * nodes + H, increasing: pair y */
@@ -119,6 +127,7 @@ typedef struct sc_route {
   double price_s; /* the chosen one's price (0 without price) */
   int group_balanced; /* 1: the relayed mode used group's NIC-balanced covers, 0: its own */
   double price_group_s, price_group_balanced_s; /* all relayed, rail-aligned, with each (0 without price) */
+  int prices; /* candidates priced (each one plan built where priced by `price`) */
   int candidate; /* which: 0 all direct, 1 all relayed (group's covers), 2 all
                                             relayed (joint's covers), 3 / 4 / 5 greedy from 0 / 1 / 2 */
 } sc_route;
