@@ -36,10 +36,10 @@ static const struct { double from, bw, lat; } smpi_factors[] = {
     {0, 0.812084, 2.01467},
 };
 
-/* The factors of a message of `bytes` (1, 1 on an ideal network). */
-static void factors(const sc_machine *m, double bytes, double *bw, double *lat) {
+/* The factors of a message of `bytes` (1, 1 on an ideal network: ideal nonzero). */
+static void factors(int ideal, double bytes, double *bw, double *lat) {
   *bw = *lat = 1.0;
-  if (m->ideal) return;
+  if (ideal) return;
   for (size_t i = 0; i < sizeof smpi_factors / sizeof smpi_factors[0]; i++)
     if (bytes >= smpi_factors[i].from) {
       *bw = smpi_factors[i].bw;
@@ -128,7 +128,7 @@ void cost_add_rank(cost_model *cm, const prog_rank *pr) {
 static void flow_alone(const cost_model *cm, const cost_flow *f, double *lat, double *alone) {
   const sc_machine *m = &cm->m;
   double bwf, latf;
-  factors(m, f->bytes, &bwf, &latf);
+  factors(m->ideal, f->bytes, &bwf, &latf);
   int inter = inter_node(cm, f);
   *lat = latf * (inter ? 2 * m->nic_lat_s + m->core_lat_s : 2 * m->nvlink_lat_s);
   *alone = *lat + f->bytes / (bwf * (inter ? m->nic_Bps : m->nvlink_Bps));
@@ -143,9 +143,8 @@ static void flow_alone(const cost_model *cm, const cost_flow *f, double *lat, do
 #define COST_SHARE_FACTOR 0.8
 
 void cost_message_factors(int ideal, double bytes, double *paid, double *lat) {
-  sc_machine m = {.ideal = ideal};
   double bwf;
-  factors(&m, bytes, &bwf, lat);
+  factors(ideal, bytes, &bwf, lat);
   *paid = 1 - COST_SHARE_FACTOR * (1 - bwf);
 }
 
@@ -172,7 +171,7 @@ static void link_finish(const cost_model *cm, const link_flow *order, link_use *
     const cost_flow *f = &cm->flow[order[u->first + k].i];
     double l, alone, bwf, latf;
     flow_alone(cm, f, &l, &alone);
-    factors(&cm->m, f->bytes, &bwf, &latf);
+    factors(cm->m.ideal, f->bytes, &bwf, &latf);
     bytes += f->bytes;
     eff += f->bytes / (1 - alpha * (1 - bwf));
     if (l > lat) lat = l;
@@ -209,7 +208,7 @@ static void ps_finish(const cost_model *cm, const link_flow *order, const link_u
   for (int64_t k = 0; k < u->n; k++) {
     const cost_flow *f = &cm->flow[order[u->first + k].i];
     double bwf, latf;
-    factors(&cm->m, f->bytes, &bwf, &latf);
+    factors(cm->m.ideal, f->bytes, &bwf, &latf);
     ps[k].eff = f->bytes / (1 - COST_SHARE_FACTOR * (1 - bwf));
     ps[k].start = order[u->first + k].start;
     ps[k].i = order[u->first + k].i;

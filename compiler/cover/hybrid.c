@@ -135,9 +135,10 @@ static void link_set(hmodel *h, int s, int64_t l) {
   }
 }
 
-/* Adds (sign 1) or takes out (sign -1) a message of rows from src to dst in stage s. */
-static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
-  if (rows <= 0 || src == dst) return;
+/* A message of rows from src to dst in stage s added to (sign 1) or taken out of (-1) its links'
+ * loads and latency classes, their trees left to the caller; 0 if it moves nothing. */
+static int msg_load(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
+  if (rows <= 0 || src == dst) return 0;
   double bytes = (double)rows * h->L.row_bytes, paid, latf;
   cost_message_factors(h->L.ideal, bytes, &paid, &latf);
   int inter = node_of(h, src) != node_of(h, dst), c = msg_class(bytes);
@@ -147,17 +148,30 @@ static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int si
     int64_t li = (int64_t)s * h->nlinks + (d ? down : up);
     h->load[li] += sign * bytes / (paid * bw);
     h->cls[li * CLASSES + c] += sign;
-    link_set(h, s, d ? down : up);
   }
+  return 1;
 }
 
-/* Changes the intra-node message src -> dst of table tab (fwd or part) by delta rows in stage s. */
+/* The two links (sending, receiving) of stage s's messages src -> dst into their stage's tree. */
+static void msg_links_set(hmodel *h, int s, int32_t src, int32_t dst) {
+  int inter = node_of(h, src) != node_of(h, dst);
+  link_set(h, s, inter ? nic_link(h, src, 0) : src);
+  link_set(h, s, inter ? nic_link(h, dst, 1) : h->R + dst);
+}
+
+/* Adds (sign 1) or takes out (sign -1) a message of rows from src to dst in stage s. */
+static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
+  if (msg_load(h, s, src, dst, rows, sign)) msg_links_set(h, s, src, dst);
+}
+
+/* Changes the intra-node message src -> dst of table tab (fwd or part) by delta rows in stage s
+ * (the old one out, the new one in, its links' tree updated once). */
 static void intra(hmodel *h, int64_t *tab, int s, int32_t src, int32_t dst, int64_t delta) {
   if (delta == 0 || src == dst) return;
   int64_t *n = &tab[(int64_t)src * h->G + dst % h->G];
-  msg(h, s, src, dst, *n, -1);
+  int out = msg_load(h, s, src, dst, *n, -1);
   *n += delta;
-  msg(h, s, src, dst, *n, 1);
+  if (msg_load(h, s, src, dst, *n, 1) | out) msg_links_set(h, s, src, dst);
 }
 
 /* The estimate: Σ over stages of the slowest link's time; *sum = Σ of every link's time. */
