@@ -1,4 +1,4 @@
-/* cost_plan.c — a plan built to be priced (cost_plan.h). */
+/* cost_plan.c — a plan priced from its messages (cost_plan.h). */
 #include "cost_plan.h"
 
 typedef struct price_sink {
@@ -6,14 +6,11 @@ typedef struct price_sink {
   sc_volumes *vol; /* NULL: not counted */
 } price_sink;
 
-/* plan_build_each's sink: each program priced (and counted), then freed. */
-static shiro_status price_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  (void)meta, (void)err;
+/* plan_messages' sink: each message priced (and counted), as its send record would be. */
+static void price_msg(void *arg, const plan_msg *m) {
   price_sink *ps = arg;
-  cost_add_rank(ps->cm, pr);
-  if (ps->vol) plan_rank_volumes(pr, ps->vol);
-  prog_rank_free(pr);
-  return SHIRO_OK;
+  cost_add_flow(ps->cm, m->src, m->dst, m->stage, m->rows);
+  if (ps->vol) plan_msg_volumes(m, ps->vol);
 }
 
 shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
@@ -23,7 +20,9 @@ shiro_status cost_plan(const sc_csr *A, const sc_partition *Prow, const sc_parti
   shiro_status st = cost_init(&cm, m, Prow->parts, row_bytes, err);
   if (st != SHIRO_OK) return st;
   price_sink ps = {&cm, vol};
-  st = plan_build_each(A, Prow, Pcol, B, s, gpn, price_rank, &ps, err);
+  int32_t nstages = 0;
+  st = plan_messages(A, Prow, Pcol, B, s, gpn, price_msg, &ps, &nstages, err);
+  if (nstages > cm.nstages) cm.nstages = nstages; /* as the built programs have them, empty or not */
   if (st == SHIRO_OK) st = cost_predict_ranks(&cm, pred, rank_s, err);
   cost_free(&cm);
   return st;

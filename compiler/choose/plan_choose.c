@@ -5,7 +5,7 @@
  * links) and, for a square A, METIS's. The exhaustive search evaluates every
  * strategy on each; the fast one (the default) first ranks the partitions by
  * one strategy's price, joint's flat plan (the covers' rows per link on the
- * cost model, one build), runs the time partition's rounds only where block's
+ * cost model), runs the time partition's rounds only where block's
  * per-rank times are unbalanced enough for them to win, and evaluates every
  * strategy only on the partition it keeps. */
 #include <math.h>
@@ -55,13 +55,8 @@ typedef struct evaluation {
   double hybrid_skipped_s; /* fast: hybrid not evaluated, the best of joint, hier and group instead; else 0 */
 } evaluation;
 
-/* plan_build_each's sink when only the volumes are wanted. */
-static shiro_status count_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
-  (void)meta, (void)err;
-  plan_rank_volumes(pr, arg);
-  prog_rank_free(pr);
-  return SHIRO_OK;
-}
+/* plan_messages' sink when only the volumes are wanted. */
+static void count_msg(void *arg, const plan_msg *m) { plan_msg_volumes(m, arg); }
 
 /* strategy_select, and hybrid's decision noted in c->hybrid_seen. */
 static shiro_status select_noted(plan_choice *c, sc_blocks *B, sc_strategy s, int32_t gpn, sc_progress_fn pf,
@@ -77,8 +72,9 @@ static shiro_status select_noted(plan_choice *c, sc_blocks *B, sc_strategy s, in
   return st;
 }
 
-/* Volumes of strategy s (selection made here; two-tier ones count the hops of their built plan)
- * and, on machine m (NULL: none), its predicted time in *pred (the plan built to be priced). */
+/* Volumes of strategy s (selection made here; two-tier ones count the hops of their plan's
+ * messages) and, on machine m (NULL: none), its predicted time in *pred (cost_plan: priced
+ * from its messages, no program built). */
 static shiro_status evaluate(plan_choice *c, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                              sc_blocks *B, sc_strategy s, int32_t gpn, sc_volumes *v, const sc_machine *m,
                              size_t row_bytes, cost_pred *pred, shiro_error *err) {
@@ -90,7 +86,7 @@ static shiro_status evaluate(plan_choice *c, const sc_csr *A, const sc_partition
   }
   memset(v, 0, sizeof *v);
   if (m) return cost_plan(A, Prow, Pcol, B, s, gpn, m, row_bytes, v, pred, NULL, err);
-  return plan_build_each(A, Prow, Pcol, B, s, gpn, count_rank, v, err);
+  return plan_messages(A, Prow, Pcol, B, s, gpn, count_msg, v, NULL, err);
 }
 
 /* Joint's plan already priced on the same blocks (fast: the estimate the partition was kept by):
@@ -101,7 +97,7 @@ typedef struct known_joint {
   cost_pred pred;
 } known_joint;
 
-/* Fast, auto and no compare: hybrid's search (six plans built and priced) is skipped where
+/* Fast, auto and no compare: hybrid's search (six routings priced) is skipped where
  * relaying cannot pay, the better of hier and group predicted more than PLAN_HYBRID_GATE times
  * joint's (evaluated before it): hybrid chooses per node pair between joint's direct covers and
  * group's relayed ones, and where relaying costs that much more it keeps joint's (Slashdot,
@@ -249,7 +245,7 @@ static void keep_candidate(plan_choice *c, evaluation *ev, sc_partition *Prow2, 
 }
 
 /* Joint's flat plan on blocks B of (Prow, Pcol), priced on r->m: the cheap estimate the fast
- * search ranks partitions by (one build, no two-tier search); rank_s (R entries, may be NULL):
+ * search ranks partitions by (no two-tier search); rank_s (R entries, may be NULL):
  * each rank's share. Leaves B's selection at joint's. */
 static shiro_status estimate_joint(const plan_request *r, const sc_csr *A, const sc_partition *Prow,
                                    const sc_partition *Pcol, sc_blocks *B, double *rank_s, known_joint *kj,

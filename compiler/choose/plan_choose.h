@@ -45,7 +45,7 @@ typedef struct plan_request {
 typedef struct plan_candidate {
   const char *kind; /* "partition" (a partition weighed) or "strategy" (a strategy on it) */
   const char *partition; /* "block", "time", "metis", "metis-node", "metis-vol" */
-  const char *what; /* "estimate" (cheap price) or "plan" (built and priced) */
+  const char *what; /* "estimate" (joint's plan alone) or "plan" (every strategy's plan priced, the best) */
   sc_strategy strategy; /* the strategy the price is for */
   double time_s; /* the price (seconds per call; INFINITY: not priceable) */
   const char *status; /* "kept", "weighed", "skipped" */

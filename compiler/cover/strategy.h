@@ -127,7 +127,7 @@ typedef struct sc_route {
   double price_s; /* the chosen one's price (0 without price) */
   int group_balanced; /* 1: the relayed mode used group's NIC-balanced covers, 0: its own */
   double price_group_s, price_group_balanced_s; /* all relayed, rail-aligned, with each (0 without price) */
-  int prices; /* candidates priced (each one plan built where priced by `price`) */
+  int prices; /* candidates priced */
   int candidate; /* which: 0 all direct, 1 all relayed (group's covers), 2 all
                                             relayed (joint's covers), 3 / 4 / 5 greedy from 0 / 1 / 2 */
 } sc_route;

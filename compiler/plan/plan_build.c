@@ -76,6 +76,12 @@ void plan_rank_volumes(const prog_rank *pr, sc_volumes *v) {
   }
 }
 
+void plan_msg_volumes(const plan_msg *m, sc_volumes *v) {
+  v->total_rows += m->rows;
+  if (m->inter) v->inter_node_rows += m->rows;
+  else v->intra_node_rows += m->rows;
+}
+
 /* plan_build's sink: keeps every program in the plan. */
 static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   (void)err;
@@ -96,6 +102,15 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
   st = flat ? plan_build_flat(A, Prow, Pcol, B, s, gpn, &dv, err) : plan_build_two_tier(A, Prow, Pcol, B, gpn, &dv, err);
   shiro_status delivered = plan_deliver_done(&dv);
   return st != SHIRO_OK ? st : delivered;
+}
+
+shiro_status plan_messages(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
+                           sc_strategy s, int32_t gpn, plan_msg_fn fn, void *arg, int32_t *nstages,
+                           shiro_error *err) {
+  int flat = !strategy_is_two_tier(s) || (s == STRAT_HYBRID && route_all_direct(B, gpn)); /* as plan_build_each */
+  if (nstages) *nstages = flat ? 1 : 2;
+  return flat ? plan_messages_flat(A, Prow, Pcol, B, s, gpn, fn, arg, err)
+              : plan_messages_two_tier(A, Prow, Pcol, B, gpn, fn, arg, err);
 }
 
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,

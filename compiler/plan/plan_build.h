@@ -31,6 +31,27 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
                              const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
                              shiro_error *err);
 
+/* One message a plan's program sends per call: what its send record says. */
+typedef struct plan_msg {
+  int32_t src, dst; /* the sending rank, the receiving one */
+  int32_t stage; /* the exchange it is posted in */
+  int32_t inter; /* 1: it crosses nodes (the record's tier) */
+  int64_t rows; /* rows it carries (> 0) */
+} plan_msg;
+
+/* Receives each message of plan_messages. */
+typedef void (*plan_msg_fn)(void *arg, const plan_msg *m);
+
+/* The messages plan_build_each's programs would send, without building any program: each
+ * program's send records, senders in rank order, each sender's in the order its program posts
+ * them (the same records: a cost model or a volume count over them gives what it gives over the
+ * built programs); *nstages (NULL: not set) the stages every program has. The builders' layouts
+ * alone: O(blocks + R), two-tier O(blocks' selections) for its unions; one thread. Fails as
+ * plan_build_each fails before it builds a rank (a rank past 2^31-1 rows, no memory). */
+shiro_status plan_messages(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,
+                           sc_strategy s, int32_t gpn, plan_msg_fn fn, void *arg, int32_t *nstages,
+                           shiro_error *err);
+
 /* plan_build_each into memory: the whole plan in *out (plan_free). */
 shiro_status plan_build(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                         const sc_blocks *B, sc_strategy s, int32_t gpn, sc_plan *out, shiro_error *err);
@@ -51,6 +72,9 @@ uint64_t plan_rows_digest(const sc_csr *A, const int64_t *list, int64_t first, i
 /* Adds the rows one program sends per call to *v, from its exchange
  * records (every hop counted): summed over the ranks, a plan's volumes. */
 void plan_rank_volumes(const prog_rank *pr, sc_volumes *v);
+
+/* Adds one message of plan_messages to *v, as plan_rank_volumes counts its send record. */
+void plan_msg_volumes(const plan_msg *m, sc_volumes *v);
 
 /* Bytes of the tables plan_build_each (and, for the two-tier strategies,
  * the group cover that auto and --compare run) allocate for R ranks, gpn

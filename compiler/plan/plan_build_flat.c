@@ -281,27 +281,41 @@ static shiro_status build_rank(const flat_ctx *f, int32_t r, prog_rank *pr, walk
   return st != SHIRO_OK ? st : pb_status(&pb);
 }
 
+/* The context's tables and layout (f's matrix, partitions, blocks, strategy and ranks set). */
+static shiro_status flat_setup(flat_ctx *f, shiro_error *err) {
+  const int32_t R = f->R;
+  for (int32_t p = 0; p < R; p++)
+    if (f->Prow->first[p + 1] - f->Prow->first[p] > INT32_MAX || f->Pcol->first[p + 1] - f->Pcol->first[p] > INT32_MAX)
+      return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d owns more than 2^31-1 rows; use more ranks", p);
+  size_t nb = (size_t)(f->B->n ? f->B->n : 1);
+  f->sg = calloc(nb, sizeof *f->sg);
+  f->qfirst = calloc((size_t)R + 1, sizeof *f->qfirst);
+  f->qblk = malloc(nb * sizeof *f->qblk);
+  f->cpos = calloc(nb, sizeof *f->cpos);
+  f->nent = calloc((size_t)R * 2, sizeof *f->nent);
+  shiro_status st = SHIRO_ERR_NOMEM;
+  if (f->sg && f->qfirst && f->qblk && f->cpos && f->nent && (st = part_owner_index(f->Pcol, &f->own, NULL)) == SHIRO_OK)
+    st = layout(f);
+  return st == SHIRO_ERR_NOMEM ? shiro_fail(err, st, "plan: out of memory") : st;
+}
+
+static void flat_free(flat_ctx *f) {
+  free(f->cpool);
+  free(f->cpos);
+  free(f->nent);
+  free(f->sg);
+  free(f->qfirst);
+  free(f->qblk);
+  part_owner_index_free(&f->own);
+}
+
 shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                              const sc_blocks *B, sc_strategy s, int32_t gpn, plan_deliver *dv,
                              shiro_error *err) {
   int32_t R = Prow->parts;
-  shiro_status st = SHIRO_OK;
   flat_ctx f = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .s = s, .R = R, .gpn = gpn};
-  for (int32_t p = 0; p < R; p++)
-    if (Prow->first[p + 1] - Prow->first[p] > INT32_MAX || Pcol->first[p + 1] - Pcol->first[p] > INT32_MAX)
-      return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d owns more than 2^31-1 rows; use more ranks", p);
-  size_t nb = (size_t)(B->n ? B->n : 1);
-  f.sg = calloc(nb, sizeof *f.sg);
-  f.qfirst = calloc((size_t)R + 1, sizeof *f.qfirst);
-  f.qblk = malloc(nb * sizeof *f.qblk);
-  f.cpos = calloc(nb, sizeof *f.cpos);
-  f.nent = calloc((size_t)R * 2, sizeof *f.nent);
-  if (!f.sg || !f.qfirst || !f.qblk || !f.cpos || !f.nent) {
-    st = SHIRO_ERR_NOMEM;
-    goto done;
-  }
-  SHIRO_CHECK_GOTO(part_owner_index(Pcol, &f.own, NULL), st);
-  SHIRO_CHECK_GOTO(layout(&f), st);
+  shiro_status st = flat_setup(&f, err);
+  if (st != SHIRO_OK) goto done;
 #pragma omp parallel
   {
     walk w = {0};
@@ -325,14 +339,31 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
     free(w.add_pos);
   }
 done:
-  free(f.cpool);
-  free(f.cpos);
-  free(f.nent);
-  free(f.sg);
-  free(f.qfirst);
-  free(f.qblk);
-  part_owner_index_free(&f.own);
-  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
+  flat_free(&f);
+  return st;
+}
+
+/* Rank r's message to peer o (emit_message's, as a send), if it moves anything. */
+static void flat_message(const flat_ctx *f, int32_t r, int32_t o, seg g, plan_msg_fn fn, void *arg) {
+  if (g.nb + g.nc == 0) return;
+  const plan_msg m = {r, o, 0, (o / f->gpn) != (r / f->gpn), g.nb + g.nc};
+  fn(arg, &m);
+}
+
+shiro_status plan_messages_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                const sc_blocks *B, sc_strategy s, int32_t gpn, plan_msg_fn fn, void *arg,
+                                shiro_error *err) {
+  flat_ctx f = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .s = s, .R = Prow->parts, .gpn = gpn};
+  shiro_status st = flat_setup(&f, err);
+  for (int32_t r = 0; r < f.R && st == SHIRO_OK; r++) { /* emit_exchange's sends */
+    if (s == STRAT_BLOCK) {
+      for (int32_t o = 0; o < f.R; o++)
+        if (o != r) flat_message(&f, r, o, seg_at(&f, o, r, -1), fn, arg);
+      continue;
+    }
+    for (int64_t x = f.qfirst[r]; x < f.qfirst[r + 1]; x++) flat_message(&f, r, B->b[f.qblk[x]].p, f.sg[f.qblk[x]], fn, arg);
+  }
+  flat_free(&f);
   return st;
 }
 

@@ -867,14 +867,14 @@ static void tier_free(tier *t) {
   free(t->nent);
 }
 
-shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                                 const sc_blocks *B, int32_t gpn, plan_deliver *dv, shiro_error *err) {
-  int32_t R = Prow->parts, G = gpn < R ? gpn : R;
-  tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
-  tier *t = &tt;
+/* The tier's tables and layout: everything but the programs. A failure is returned with err
+ * filled; *t is then to be freed all the same (tier_free). */
+static shiro_status tier_setup(tier *t, shiro_error *err) {
+  const sc_blocks *B = t->B;
+  const int32_t R = t->R;
   shiro_status st = SHIRO_OK;
   const sc_route *rt = B->route;
-  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == G) t->route = rt; /* hybrid's routing */
+  if (rt && rt->direct && rt->nodes == t->nodes && rt->gpn == t->G) t->route = rt; /* hybrid's routing */
   size_t nb = (size_t)(B->n ? B->n : 1), r1 = (size_t)R + 1;
   t->qfirst = calloc(r1, sizeof *t->qfirst);
   t->qblk = malloc(nb * sizeof *t->qblk);
@@ -894,7 +894,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     st = SHIRO_ERR_NOMEM;
     goto done;
   }
-  SHIRO_CHECK_GOTO(part_owner_index(Pcol, &t->own, NULL), st);
+  SHIRO_CHECK_GOTO(part_owner_index(t->Pcol, &t->own, NULL), st);
   SHIRO_CHECK_GOTO(selections(t), st);
   for (int64_t b = 0; b < B->n; b++) {
     if (B->b[b].nr > t->widest) t->widest = B->b[b].nr;
@@ -903,10 +903,20 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   prog_emit_block_entries(B, t->nent);
   SHIRO_CHECK_GOTO(layout(t), st);
   for (int32_t r = 0; r < R; r++)
-    if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX) {
-      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
-      goto done;
-    }
+    if (t->s_rows[r] > INT32_MAX || t->r_rows[r] > INT32_MAX)
+      return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: rank %d exchanges more than 2^31-1 rows", r);
+done:
+  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
+  return st;
+}
+
+shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 const sc_blocks *B, int32_t gpn, plan_deliver *dv, shiro_error *err) {
+  int32_t R = Prow->parts, G = gpn < R ? gpn : R;
+  tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
+  tier *t = &tt;
+  shiro_status st = tier_setup(t, err);
+  if (st != SHIRO_OK) goto done;
 #pragma omp parallel
   {
     rank_scratch ls = {0};
@@ -932,6 +942,22 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
   }
 done:
   tier_free(t);
-  if (st == SHIRO_ERR_NOMEM) return shiro_fail(err, st, "plan: out of memory");
+  return st;
+}
+
+shiro_status plan_messages_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                    const sc_blocks *B, int32_t gpn, plan_msg_fn fn, void *arg, shiro_error *err) {
+  int32_t R = Prow->parts, G = gpn < R ? gpn : R;
+  tier tt = {.A = A, .Prow = Prow, .Pcol = Pcol, .B = B, .R = R, .G = G, .nodes = (R + G - 1) / G};
+  tier *t = &tt;
+  shiro_status st = tier_setup(t, err);
+  for (int32_t r = 0; r < R && st == SHIRO_OK; r++) /* emit_exchange's sends: by kind, then peer */
+    for (int64_t x = t->sfirst[r]; x < t->sfirst[r + 1]; x++) {
+      const tmsg *m = &t->msg[t->sidx[x]];
+      if (m->cnt == 0) continue;
+      const plan_msg pm = {r, m->dst, kind_stage[m->k], node_of(t, m->dst) != node_of(t, r), m->cnt};
+      fn(arg, &pm);
+    }
+  tier_free(t);
   return st;
 }

@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "csr.h"
 #include "partition.h"
+#include "plan_build.h"
 #include "plan_deliver.h"
 #include "strategy.h"
 
@@ -21,5 +22,13 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
                              shiro_error *err);
 shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                                  const sc_blocks *B, int32_t gpn, plan_deliver *dv, shiro_error *err);
+
+/* Each builder's messages alone (plan_messages, plan_build.h): its layout, then every rank's
+ * send records in posting order, no program built. */
+shiro_status plan_messages_flat(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                const sc_blocks *B, sc_strategy s, int32_t gpn, plan_msg_fn fn, void *arg,
+                                shiro_error *err);
+shiro_status plan_messages_two_tier(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                    const sc_blocks *B, int32_t gpn, plan_msg_fn fn, void *arg, shiro_error *err);
 
 #endif
