@@ -89,6 +89,8 @@ typedef struct hmodel {
   double *load; /* [STAGES * nlinks] bytes paid */
   double *mx, *sm; /* [STAGES * 2P] per stage the tree: node i's slowest link and summed time */
   int32_t *cls; /* [STAGES * nlinks * CLASSES] messages per latency class */
+  uint8_t *dirty; /* [STAGES * nlinks] 1: the link changed since its tree was last updated */
+  int64_t *dlist, ndirty; /* [STAGES * nlinks] the changed links (stage * nlinks + link), ndirty of them */
   double lat_of[2][CLASSES]; /* [inter][class] the latency of a message of that class */
   hblock *hb; /* [B->n] */
   int64_t *nUj, *nVj; /* the same under joint's selection */
@@ -136,7 +138,8 @@ static void link_set(hmodel *h, int s, int64_t l) {
 }
 
 /* A message of rows from src to dst in stage s added to (sign 1) or taken out of (-1) its links'
- * loads and latency classes, their trees left to the caller; 0 if it moves nothing. */
+ * loads and latency classes, the links marked for their trees' update (estimate); 0 if it moves
+ * nothing. */
 static int msg_load(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
   if (rows <= 0 || src == dst) return 0;
   double bytes = (double)rows * h->L.row_bytes, paid, latf;
@@ -148,34 +151,34 @@ static int msg_load(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, in
     int64_t li = (int64_t)s * h->nlinks + (d ? down : up);
     h->load[li] += sign * bytes / (paid * bw);
     h->cls[li * CLASSES + c] += sign;
+    if (!h->dirty[li]) {
+      h->dirty[li] = 1;
+      h->dlist[h->ndirty++] = li;
+    }
   }
   return 1;
 }
 
-/* The two links (sending, receiving) of stage s's messages src -> dst into their stage's tree. */
-static void msg_links_set(hmodel *h, int s, int32_t src, int32_t dst) {
-  int inter = node_of(h, src) != node_of(h, dst);
-  link_set(h, s, inter ? nic_link(h, src, 0) : src);
-  link_set(h, s, inter ? nic_link(h, dst, 1) : h->R + dst);
-}
-
 /* Adds (sign 1) or takes out (sign -1) a message of rows from src to dst in stage s. */
-static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) {
-  if (msg_load(h, s, src, dst, rows, sign)) msg_links_set(h, s, src, dst);
-}
+static void msg(hmodel *h, int s, int32_t src, int32_t dst, int64_t rows, int sign) { msg_load(h, s, src, dst, rows, sign); }
 
-/* Changes the intra-node message src -> dst of table tab (fwd or part) by delta rows in stage s
- * (the old one out, the new one in, its links' tree updated once). */
+/* Changes the intra-node message src -> dst of table tab (fwd or part) by delta rows in stage s. */
 static void intra(hmodel *h, int64_t *tab, int s, int32_t src, int32_t dst, int64_t delta) {
   if (delta == 0 || src == dst) return;
   int64_t *n = &tab[(int64_t)src * h->G + dst % h->G];
-  int out = msg_load(h, s, src, dst, *n, -1);
+  msg_load(h, s, src, dst, *n, -1);
   *n += delta;
-  if (msg_load(h, s, src, dst, *n, 1) | out) msg_links_set(h, s, src, dst);
+  msg_load(h, s, src, dst, *n, 1);
 }
 
 /* The estimate: Σ over stages of the slowest link's time; *sum = Σ of every link's time. */
-static double estimate(const hmodel *h, double *sum) {
+static double estimate(hmodel *h, double *sum) {
+  for (int64_t x = 0; x < h->ndirty; x++) { /* the trees of the links changed since */
+    int64_t li = h->dlist[x];
+    h->dirty[li] = 0;
+    link_set(h, (int)(li / h->nlinks), li % h->nlinks);
+  }
+  h->ndirty = 0;
   double total = 0, all = 0;
   for (int s = 0; s < STAGES; s++) {
     total += h->mx[(int64_t)s * 2 * h->P + 1];
@@ -405,6 +408,8 @@ static void rebuild(hmodel *h) {
   memset(h->sm, 0, (size_t)STAGES * 2 * h->P * sizeof *h->sm);
   memset(h->fwd, 0, (size_t)h->R * h->G * sizeof *h->fwd);
   memset(h->part, 0, (size_t)h->R * h->G * sizeof *h->part);
+  memset(h->dirty, 0, (size_t)STAGES * h->nlinks);
+  h->ndirty = 0;
   for (int64_t b = 0; b < h->B->n; b++) { /* pairs inside a node: joint's rows over NVLink */
     const sc_block *k = &h->B->b[b];
     if (node_of(h, k->p) == node_of(h, k->q)) msg(h, 0, k->q, k->p, h->hb[b].joint, 1);
@@ -705,6 +710,8 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   h->mx = calloc((size_t)STAGES * 2 * h->P, sizeof *h->mx);
   h->sm = calloc((size_t)STAGES * 2 * h->P, sizeof *h->sm);
   h->cls = calloc((size_t)STAGES * h->nlinks * CLASSES, sizeof *h->cls);
+  h->dirty = calloc((size_t)STAGES * h->nlinks, 1);
+  h->dlist = malloc((size_t)STAGES * h->nlinks * sizeof *h->dlist);
   h->hb = calloc(nb, sizeof *h->hb);
   h->nU = calloc(rn, sizeof *h->nU);
   h->nUj = calloc(rn, sizeof *h->nUj);
@@ -716,7 +723,7 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->rep = malloc(rn * sizeof *rt->rep);
   rt->agg = malloc(rn * sizeof *rt->agg);
   shiro_status st = SHIRO_OK;
-  if (!sv || !h->load || !h->mx || !h->sm || !h->cls || !h->hb || !h->nU || !h->nV || !h->nUj || !h->nVj || !h->fwd || !h->part || !rt->direct ||
+  if (!sv || !h->load || !h->mx || !h->sm || !h->cls || !h->dirty || !h->dlist || !h->hb || !h->nU || !h->nV || !h->nUj || !h->nVj || !h->fwd || !h->part || !rt->direct ||
       !rt->rep || !rt->agg) {
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its tables (%d ranks, %d nodes)", R, nodes);
     goto done;
@@ -851,6 +858,8 @@ done:
   free(h->mx);
   free(h->sm);
   free(h->cls);
+  free(h->dirty);
+  free(h->dlist);
   free(h->hb);
   free(h->nU);
   free(h->nV);
