@@ -86,6 +86,7 @@ typedef struct hmodel {
   int32_t R, G, nodes;
   int64_t nlinks, P; /* links; leaves of each stage's tree (a power of two >= nlinks) */
   int64_t np; /* node pairs with blocks (rt->pair) */
+  int64_t *pfirst, *pblk; /* [np + 1], [blocks]: pair y's blocks, (p, q) increasing, are pblk[pfirst[y] .. pfirst[y + 1]) */
   double *load; /* [STAGES * nlinks] bytes paid */
   double *mx, *sm; /* [STAGES * 2P] per stage the tree: node i's slowest link and summed time */
   int32_t *cls; /* [STAGES * nlinks * CLASSES] messages per latency class */
@@ -100,9 +101,6 @@ typedef struct hmodel {
 } hmodel;
 
 static int32_t node_of(const hmodel *h, int32_t r) { return r / h->G; }
-
-/* The block (p, q), -1 if none (blocks.h's binary search). */
-static int64_t blk_of(const hmodel *h, int32_t p, int32_t q) { return blocks_find(h->B, p, q); }
 
 /* The latency class of a message of `bytes` (the factor table's row). */
 static int msg_class(double bytes) {
@@ -209,28 +207,26 @@ static const int64_t *unions_of(const hmodel *h, int64_t y, int agg) {
 /* q's relayed messages to node N of pair y = (N, H = q's node): U(q, N) to its rep and the forwards
  * rep -> p (sign 1 adds, -1 removes). */
 static void rep_msgs(hmodel *h, int64_t y, int32_t q, int sign) {
-  int32_t N = pair_N(h, y);
   int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (q - first_of(h, node_of(h, q)));
   int32_t rep = h->rt->rep[x];
   msg(h, 0, q, rep, unions_of(h, y, 0)[x], sign);
-  for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
-    int64_t b = blk_of(h, p, q);
-    if (b >= 0) intra(h, h->fwd, 1, rep, p, sign * (j ? h->hb[b].jcols : h->hb[b].gcols));
+  for (int64_t e = h->pfirst[y]; e < h->pfirst[y + 1]; e++) { /* the blocks (p, q), p increasing */
+    int64_t b = h->pblk[e];
+    if (h->B->b[b].q == q) intra(h, h->fwd, 1, rep, h->B->b[b].p, sign * (j ? h->hb[b].jcols : h->hb[b].gcols));
   }
 }
 
 /* p's relayed messages from node H of pair y = (N = p's node, H): the partials q -> agg and
  * V(p, H) agg -> p. */
 static void agg_msgs(hmodel *h, int64_t y, int32_t p, int sign) {
-  int32_t H = pair_H(h, y);
   int j = h->rt->direct[y] == ROUTE_RELAYED_JOINT;
   int64_t x = y * h->G + (p - first_of(h, node_of(h, p)));
   int32_t agg = h->rt->agg[x];
   msg(h, 1, agg, p, unions_of(h, y, 1)[x], sign);
-  for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
-    int64_t b = blk_of(h, p, q);
-    if (b >= 0) intra(h, h->part, 0, q, agg, sign * (j ? h->hb[b].jrows : h->hb[b].grows));
+  for (int64_t e = h->pfirst[y]; e < h->pfirst[y + 1]; e++) { /* the blocks (p, q), q increasing */
+    int64_t b = h->pblk[e];
+    if (h->B->b[b].p == p) intra(h, h->part, 0, h->B->b[b].q, agg, sign * (j ? h->hb[b].jrows : h->hb[b].grows));
   }
 }
 
@@ -238,11 +234,8 @@ static void agg_msgs(hmodel *h, int64_t y, int32_t p, int sign) {
 static void pair_msgs(hmodel *h, int64_t y, int sign) {
   int32_t N = pair_N(h, y), H = pair_H(h, y);
   if (h->rt->direct[y] == ROUTE_DIRECT) {
-    for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
-      for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
-        int64_t b = blk_of(h, p, q);
-        if (b >= 0) msg(h, 0, q, p, h->hb[b].joint, sign);
-      }
+    for (int64_t e = h->pfirst[y]; e < h->pfirst[y + 1]; e++) /* (p, q) increasing */
+      msg(h, 0, h->B->b[h->pblk[e]].q, h->B->b[h->pblk[e]].p, h->hb[h->pblk[e]].joint, sign);
     return;
   }
   for (int32_t q = first_of(h, H); q < end_of(h, H); q++) rep_msgs(h, y, q, sign);
@@ -341,23 +334,20 @@ static int64_t distinct(int64_t *list, int64_t n) {
   return u;
 }
 
-/* How many distinct selected columns (cols 1) or rows (0) the blocks (p, q), p in [p0, p1) and
- * q in [q0, q1), have; list is scratch for all of them. */
-static int64_t sel_union(const hmodel *h, int64_t *list, int32_t p0, int32_t p1, int32_t q0, int32_t q1, int cols) {
+/* How many distinct selected columns (cols 1) of node pair y's blocks (p, q) of source q = r, or
+ * selected rows (cols 0) of its blocks of destination p = r; list is scratch for all of them. */
+static int64_t sel_union(const hmodel *h, int64_t *list, int64_t y, int32_t r, int cols) {
   int64_t n = 0;
-  for (int32_t p = p0; p < p1; p++)
-    for (int32_t q = q0; q < q1; q++) {
-      int64_t b = blk_of(h, p, q);
-      if (b < 0) continue;
-      const sc_block *k = &h->B->b[b];
-      if (cols) {
-        for (int32_t j = 0; j < k->nc; j++)
-          if (k->csel[j]) list[n++] = k->cols[j];
-      } else {
-        for (int32_t i = 0; i < k->nr; i++)
-          if (k->rsel[i]) list[n++] = k->rows[i];
-      }
+  for (int64_t e = h->pfirst[y]; e < h->pfirst[y + 1]; e++) {
+    const sc_block *k = &h->B->b[h->pblk[e]];
+    if (cols && k->q == r) {
+      for (int32_t j = 0; j < k->nc; j++)
+        if (k->csel[j]) list[n++] = k->cols[j];
+    } else if (!cols && k->p == r) {
+      for (int32_t i = 0; i < k->nr; i++)
+        if (k->rsel[i]) list[n++] = k->rows[i];
     }
+  }
   return distinct(list, n);
 }
 
@@ -371,9 +361,9 @@ static int unions(hmodel *h, int64_t *nU, int64_t *nV) {
   for (int64_t y = 0; y < h->np; y++) {
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     for (int32_t q = first_of(h, H); q < end_of(h, H); q++)
-      nU[y * h->G + (q - first_of(h, H))] = sel_union(h, list, first_of(h, N), end_of(h, N), q, q + 1, 1);
+      nU[y * h->G + (q - first_of(h, H))] = sel_union(h, list, y, q, 1);
     for (int32_t p = first_of(h, N); p < end_of(h, N); p++)
-      nV[y * h->G + (p - first_of(h, N))] = sel_union(h, list, p, p + 1, first_of(h, H), end_of(h, H), 0);
+      nV[y * h->G + (p - first_of(h, N))] = sel_union(h, list, y, p, 0);
   }
   free(list);
   return 1;
@@ -394,6 +384,33 @@ static int list_pairs(sc_route *rt, const sc_blocks *B, int32_t G) {
     if (u == 0 || key[x] != key[u - 1]) key[u++] = key[x];
   rt->pair = key;
   rt->npairs = u;
+  return 1;
+}
+
+/* Each node pair's blocks into h->pfirst, h->pblk, (p, q) increasing as B has them. 0: out of
+ * memory. */
+static int pair_blocks(hmodel *h) {
+  const sc_blocks *B = h->B;
+  h->pfirst = calloc((size_t)h->np + 1, sizeof *h->pfirst);
+  h->pblk = malloc((size_t)(B->n ? B->n : 1) * sizeof *h->pblk);
+  int64_t *at = malloc((size_t)(h->np ? h->np : 1) * sizeof *at);
+  if (!h->pfirst || !h->pblk || !at) {
+    free(at);
+    return 0;
+  }
+  for (int64_t b = 0; b < B->n; b++) {
+    int32_t N = node_of(h, B->b[b].p), H = node_of(h, B->b[b].q);
+    if (N != H) h->pfirst[route_pair(h->rt, N, H) + 1]++;
+  }
+  for (int64_t y = 0; y < h->np; y++) {
+    h->pfirst[y + 1] += h->pfirst[y];
+    at[y] = h->pfirst[y];
+  }
+  for (int64_t b = 0; b < B->n; b++) {
+    int32_t N = node_of(h, B->b[b].p), H = node_of(h, B->b[b].q);
+    if (N != H) h->pblk[at[route_pair(h->rt, N, H)]++] = b;
+  }
+  free(at);
   return 1;
 }
 
@@ -575,6 +592,11 @@ static int hflow_cmp(const void *a, const void *b) { /* the programs' order: sen
   return (x->dst > y->dst) - (x->dst < y->dst);
 }
 
+/* Appends a message of rows > 0 between two ranks to f[*n] (a program posts no other). */
+static void add_flow(hflow *f, int64_t *n, int32_t src, int32_t kind, int32_t dst, int64_t rows) {
+  if (rows > 0 && src != dst) f[(*n)++] = (hflow){src, kind, dst, rows};
+}
+
 /* The plan of the current routing (the model rebuilt for it) priced on rt->machine from its
  * messages, as plan_build_tier.c lays them out (plan_build_flat.c's, all direct): one per block
  * exchanged directly (PROG_MSG_DIRECT, its covers' rows), per relayed pair one U(q, N) per q to its
@@ -590,33 +612,31 @@ static shiro_status price_messages(hmodel *h, double *time_s, shiro_error *err) 
   for (int64_t b = 0; b < B->n; b++) {
     const sc_block *k = &B->b[b];
     int32_t N = node_of(h, k->p), H = node_of(h, k->q);
-    if (N == H || rt->direct[route_pair(rt, N, H)] == ROUTE_DIRECT)
-      f[n++] = (hflow){k->q, PROG_MSG_DIRECT, k->p, h->hb[b].joint};
+    if (N == H || rt->direct[route_pair(rt, N, H)] == ROUTE_DIRECT) add_flow(f, &n, k->q, PROG_MSG_DIRECT, k->p, h->hb[b].joint);
   }
   for (int64_t y = 0; y < h->np; y++) {
     if (rt->direct[y] == ROUTE_DIRECT) continue;
     int32_t N = pair_N(h, y), H = pair_H(h, y);
     for (int32_t q = first_of(h, H); q < end_of(h, H); q++) {
       int64_t x = y * h->G + (q - first_of(h, H));
-      f[n++] = (hflow){q, PROG_MSG_INTER_B, rt->rep[x], unions_of(h, y, 0)[x]};
+      add_flow(f, &n, q, PROG_MSG_INTER_B, rt->rep[x], unions_of(h, y, 0)[x]);
     }
     for (int32_t p = first_of(h, N); p < end_of(h, N); p++) {
       int64_t x = y * h->G + (p - first_of(h, N));
-      f[n++] = (hflow){rt->agg[x], PROG_MSG_AGG_C, p, unions_of(h, y, 1)[x]};
+      add_flow(f, &n, rt->agg[x], PROG_MSG_AGG_C, p, unions_of(h, y, 1)[x]);
     }
   }
   for (int32_t r = 0; r < h->R; r++)
     for (int32_t d = first_of(h, node_of(h, r)); d < end_of(h, node_of(h, r)); d++) {
-      f[n++] = (hflow){r, PROG_MSG_AGG_PART, d, h->part[(int64_t)r * h->G + d % h->G]};
-      f[n++] = (hflow){r, PROG_MSG_FWD_B, d, h->fwd[(int64_t)r * h->G + d % h->G]};
+      add_flow(f, &n, r, PROG_MSG_AGG_PART, d, h->part[(int64_t)r * h->G + d % h->G]);
+      add_flow(f, &n, r, PROG_MSG_FWD_B, d, h->fwd[(int64_t)r * h->G + d % h->G]);
     }
   qsort(f, (size_t)n, sizeof *f, hflow_cmp);
   cost_model cm;
   shiro_status st = cost_init(&cm, rt->machine, h->R, rt->row_bytes, err);
   if (st == SHIRO_OK) {
     for (int64_t i = 0; i < n; i++)
-      if (f[i].src != f[i].dst)
-        cost_add_flow(&cm, f[i].src, f[i].dst, f[i].kind == PROG_MSG_FWD_B || f[i].kind == PROG_MSG_AGG_C, f[i].rows);
+      cost_add_flow(&cm, f[i].src, f[i].dst, f[i].kind == PROG_MSG_FWD_B || f[i].kind == PROG_MSG_AGG_C, f[i].rows);
     cost_pred pred;
     st = cost_predict(&cm, &pred, err);
     if (st == SHIRO_OK) *time_s = pred.time_s;
@@ -703,6 +723,11 @@ shiro_status strategy_select_hybrid(sc_blocks *B, int32_t gpn, shiro_error *err)
   rt->ranks = R;
   if (!list_pairs(rt, B, G)) return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its node pairs");
   h->np = rt->npairs;
+  if (!pair_blocks(h)) {
+    free(h->pfirst);
+    free(h->pblk);
+    return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for its node pairs' blocks");
+  }
   size_t nb = (size_t)(B->n ? B->n : 1), rn = (size_t)(h->np ? h->np : 1) * G;
   saved *sv = calloc(nb, sizeof *sv);
   cand cd[NCAND] = {{0}};
@@ -860,6 +885,8 @@ done:
   free(h->cls);
   free(h->dirty);
   free(h->dlist);
+  free(h->pfirst);
+  free(h->pblk);
   free(h->hb);
   free(h->nU);
   free(h->nV);
