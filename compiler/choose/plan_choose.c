@@ -38,6 +38,12 @@ static void note(plan_choice *c, const char *partition, const char *what, sc_str
   c->cand[c->ncand++] = (plan_candidate){"partition", partition, what, s, time_s, status, reason};
 }
 
+/* note, for a strategy skipped on a partition. */
+static void note_skip(plan_choice *c, const char *partition, sc_strategy s, double time_s, const char *reason) {
+  if (c->ncand >= PLAN_MAX_CANDIDATES) return;
+  c->cand[c->ncand++] = (plan_candidate){"strategy", partition, "estimate", s, time_s, "skipped", reason};
+}
+
 /* The strategies auto chooses from. */
 static int auto_candidate(int s) {
   return s == STRAT_COL || s == STRAT_JOINT || s == STRAT_HIER || s == STRAT_GROUP || s == STRAT_COLA ||
@@ -53,6 +59,7 @@ typedef struct evaluation {
   cost_hybrid hprice; /* hybrid's pricing, for B->route (lives as long as B) */
   sc_strategy chosen; /* auto: the candidate predicted fastest (the first of equals); else the strategy */
   double hybrid_skipped_s; /* fast: hybrid not evaluated, the best of joint, hier and group instead; else 0 */
+  const char *hybrid_skip_why; /* why, when it was not */
 } evaluation;
 
 /* plan_messages' sink when only the volumes are wanted. */
@@ -101,13 +108,24 @@ typedef struct known_joint {
  * relaying cannot pay, the better of hier and group predicted more than PLAN_HYBRID_GATE times
  * joint's (evaluated before it): hybrid chooses per node pair between joint's direct covers and
  * group's relayed ones, and where relaying costs that much more it keeps joint's (Slashdot,
- * R = 128: group 1.16x joint, hybrid = joint). Notes the skip in ev. */
-static int hybrid_skip(const plan_request *r, evaluation *ev) {
+ * R = 128: group 1.16x joint, hybrid = joint); and, with pure_seen, on the time partition when
+ * on block's partition its search kept a pure routing (joint's, group's or hier's own plan):
+ * the time partition moves rows between ranks, not node pairs between routes, and hybrid's
+ * search was most of the planning at large R (cit-HepTh, R = 8192, G = 8: two searches of 13 s
+ * in 59 s). Notes the skip in ev. */
+static int hybrid_skip(const plan_request *r, evaluation *ev, int pure_seen) {
   if (r->effort != PLAN_EFFORT_FAST || !r->auto_strategy || r->compare) return 0;
   const double joint = ev->pred[STRAT_JOINT].time_s;
   double relayed = ev->pred[STRAT_HIER].time_s;
   if (ev->pred[STRAT_GROUP].time_s < relayed) relayed = ev->pred[STRAT_GROUP].time_s;
-  if (!(relayed > PLAN_HYBRID_GATE * joint)) return 0;
+  if (relayed > PLAN_HYBRID_GATE * joint) {
+    ev->hybrid_skip_why = "hier's and group's relayed plans are over 1.1x joint's direct one: relaying does not pay";
+  } else if (pure_seen) {
+    ev->hybrid_skip_why = "on block's partition its search kept a pure routing (joint's, group's or hier's plan); "
+                          "the time partition moves rows, not routes";
+  } else {
+    return 0;
+  }
   ev->hybrid_skipped_s = joint < relayed ? joint : relayed;
   return 1;
 }
@@ -117,7 +135,7 @@ static int hybrid_skip(const plan_request *r, evaluation *ev) {
  * (priced: every strategy with --machine, auto's candidates without it), and auto's choice. */
 static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, plan_choice *c, const sc_csr *A,
                                        const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B,
-                                       const known_joint *kj, evaluation *ev, shiro_error *err) {
+                                       const known_joint *kj, int pure_seen, evaluation *ev, shiro_error *err) {
   const sc_machine *pm = r->m;
   memset(ev, 0, sizeof *ev);
   ev->chosen = s0;
@@ -130,7 +148,7 @@ static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, pl
    * auto: its candidates, then the one predicted fastest (the first of equals) is the plan's. */
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (s == (int)s0 || !(r->compare || (r->auto_strategy && auto_candidate(s)))) continue;
-    if (s == STRAT_HYBRID && hybrid_skip(r, ev)) continue;
+    if (s == STRAT_HYBRID && hybrid_skip(r, ev, pure_seen)) continue;
     int price = pm && (r->machine_given || auto_candidate(s));
     if (s == STRAT_JOINT && kj && kj->have && price) { /* the same selection and plan, priced already */
       ev->vol[s] = kj->vol;
@@ -156,7 +174,7 @@ static shiro_status evaluate_all_known(const plan_request *r, sc_strategy s0, pl
 static shiro_status evaluate_all(const plan_request *r, sc_strategy s0, plan_choice *c, const sc_csr *A,
                                  const sc_partition *Prow, const sc_partition *Pcol, sc_blocks *B, evaluation *ev,
                                  shiro_error *err) {
-  return evaluate_all_known(r, s0, c, A, Prow, Pcol, B, NULL, ev, err);
+  return evaluate_all_known(r, s0, c, A, Prow, Pcol, B, NULL, 0, ev, err);
 }
 
 /* parts:FILE or parts: the application's row partition (part_file, or part_from_labels of r->parts), rows renumbered part by part as
@@ -281,11 +299,17 @@ static shiro_status time_partition(const plan_request *r, sc_strategy s0, plan_c
   progress(r, "time partition", 1, 1);
   *secs = now() - start;
   const int moved = st == SHIRO_OK && c->time_seen.best < c->time_seen.start; /* else it is block's partition */
-  if (moved) st = evaluate_all(r, s0, c, c->A, &Prow2, &Pcol2, &B2, &ev2, err);
+  /* hybrid's search on block's partition kept a pure routing: hybrid_skip */
+  const int pure_seen = ev->have[STRAT_HYBRID] && c->hybrid_have && c->hybrid_seen.candidate >= 0 &&
+                        c->hybrid_seen.candidate < ROUTE_MODES;
+  if (moved) st = evaluate_all_known(r, s0, c, c->A, &Prow2, &Pcol2, &B2, NULL, pure_seen, &ev2, err);
   if (st == SHIRO_OK) {
     c->time_auto_block_s = ev->pred[ev->chosen].time_s;
     c->time_auto_time_s = moved ? ev2.pred[ev2.chosen].time_s : c->time_auto_block_s;
     const int faster = moved && c->time_auto_time_s < PLAN_TIME_GAIN * c->time_auto_block_s;
+    if (moved && !(!part_auto || faster) && ev2.hybrid_skipped_s > 0) { /* a kept one's skip is noted with it */
+      note_skip(c, "time", STRAT_HYBRID, ev2.hybrid_skipped_s, ev2.hybrid_skip_why);
+    }
     if (moved && (!part_auto || faster)) keep_candidate(c, ev, &Prow2, &Pcol2, &B2, &ev2);
     if (!part_auto || faster) c->partition = "time";
     if (part_auto)
@@ -477,7 +501,7 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   /* the time partition moves rows off the busiest rank's links: it cannot gain 3% where the
    * busiest rank is within 1 / 0.97 of the mean (the call cannot end before the mean rank's) */
   const int unbalanced = mean > 0 && most * PLAN_TIME_GAIN > mean;
-  st = evaluate_all_known(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, &kj, ev, err); /* joint's: priced above */
+  st = evaluate_all_known(r, s0, c, c->A, &c->Prow, &c->Pcol, &c->B, &kj, 0, ev, err); /* joint's: priced above */
   if (st != SHIRO_OK) return st;
   if (!metis_kept && unbalanced) {
     double tp_s = 0;
@@ -586,11 +610,7 @@ shiro_status plan_choose(const plan_request *r, sc_csr *A, plan_choice *c, shiro
     c->hprice.A = c->A;
     if (c->B.route && c->B.route->price_arg) c->B.route->price_arg = &c->hprice;
     c->strategy = ev->chosen;
-    if (ev->hybrid_skipped_s > 0) {
-      note(c, c->partition, "estimate", STRAT_HYBRID, ev->hybrid_skipped_s, "skipped",
-           "hier's and group's relayed plans are over 1.1x joint's direct one: relaying does not pay");
-      if (c->ncand) c->cand[c->ncand - 1].kind = "strategy";
-    }
+    if (ev->hybrid_skipped_s > 0) note_skip(c, c->partition, STRAT_HYBRID, ev->hybrid_skipped_s, ev->hybrid_skip_why);
     if (part_auto && c->ncand) note(c, c->partition, "plan", c->strategy, c->pred[c->strategy].time_s, "kept",
                                     "every strategy evaluated on the partition kept");
     st = select_noted(c, &c->B, c->strategy, r->gpn, r->progress ? cover_progress : NULL, (void *)r, err);
