@@ -301,7 +301,7 @@ static shiro_status time_partition(const plan_request *r, sc_strategy s0, plan_c
   const int moved = st == SHIRO_OK && c->time_seen.best < c->time_seen.start; /* else it is block's partition */
   /* hybrid's search on block's partition kept a pure routing: hybrid_skip */
   const int pure_seen = ev->have[STRAT_HYBRID] && c->hybrid_have && c->hybrid_seen.candidate >= 0 &&
-                        c->hybrid_seen.candidate < ROUTE_MODES;
+      c->hybrid_seen.candidate < ROUTE_MODES;
   if (moved) st = evaluate_all_known(r, s0, c, c->A, &Prow2, &Pcol2, &B2, NULL, pure_seen, &ev2, err);
   if (st == SHIRO_OK) {
     c->time_auto_block_s = ev->pred[ev->chosen].time_s;
