@@ -15,7 +15,10 @@ usage: cost_check.py BUILD_DIR
     kept and it is the plan's (partition, strategy, prediction); the plan
     fast keeps equals, byte for byte, the plan of that strategy and partition
     given directly; at R above the rows METIS is skipped and --json stays JSON;
-    a bad --effort is refused naming the option
+    a bad --effort is refused naming the option; where the time partition
+    moved rows and hybrid's search on block's kept a pure routing, fast skips
+    a second search on the time partition (a strategy candidate with its
+    reason) and plans what exhaustive plans (f855_mat9_I, shared data)
   * shiro-plan-dump --machine: the prediction per stage with its bottleneck
     rank and link, the same time as shiro-plan's; its floors, recomputed from
     the plan file alone, equal what shiro-plan reported (rows per node and rank,
@@ -187,6 +190,28 @@ def effort(build, tmp):
         fail(f"--effort slow: exit {p.returncode}, stderr {p.stderr!r}, stdout {p.stdout!r}")
 
 
+def time_hybrid_skip(build, tmp):
+    """Fast auto on the time partition: no second hybrid search after a pure one on block's."""
+    m = os.path.join(ROOT, "..", "shared", "data", "matrices", "f855_mat9_I.mtx.gz")
+    if not os.path.exists(m):
+        print(f"SKIP time partition's hybrid skip: {m} not found (the shared data is beside the project in CI)")
+        return
+    got = {}
+    for eff in ("fast", "exhaustive"):
+        j, _ = plan_json(build, m, 8, 2, "--effort", eff, "--machine", "tsubame4", "-o", os.path.join(tmp, f"f855-{eff}.h5"),
+                         "--quiet")
+        if j is None:
+            return
+        got[eff] = (j["strategy"], j["partition"], j["volumes"][j["strategy"]]["predicted_time_s"])
+        skips = [c for c in j["candidates"] if c["candidate"] == "strategy" and c["partition"] == "time"]
+        if eff == "fast" and (j["partition"] != "time" or j.get("hybrid", {}).get("candidate", 9) >= 3
+                              or len(skips) != 1 or skips[0]["strategy"] != "hybrid"
+                              or "pure routing" not in skips[0]["reason"]):
+            fail(f"f855_mat9_I R=8 G=2 fast: partition {j['partition']}, hybrid {j.get('hybrid')}, skips {skips}")
+    if got.get("fast") != got.get("exhaustive"):
+        fail(f"f855_mat9_I R=8 G=2: fast planned {got.get('fast')}, exhaustive {got.get('exhaustive')}")
+
+
 def dump(build, tmp):
     m = os.path.join(DATA, "ca-GrQc.mtx")
     out = os.path.join(tmp, "dump.h5")
@@ -322,6 +347,7 @@ def main():
         predictions(build, tmp)
         auto_property(build, tmp)
         effort(build, tmp)
+        time_hybrid_skip(build, tmp)
         dump(build, tmp)
         dump_floors(build, tmp)
         bad_machines(build, tmp)
