@@ -558,6 +558,11 @@ static int pair_price(const int64_t *L, const int64_t *c, int32_t N, int32_t H, 
 }
 
 shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int rounds, shiro_error *err) {
+  return strategy_select_group_own_balanced(B, gpn, rounds, NULL, NULL, err);
+}
+
+shiro_status strategy_select_group_own_balanced(sc_blocks *B, int32_t gpn, int rounds, sc_blocks_fn own, void *arg,
+                                                shiro_error *err) {
   int32_t R = B->parts, G = gpn < R ? gpn : R;
   int32_t nodes = (R + G - 1) / G;
   int64_t *linked = NULL, nlinked = 0;
@@ -576,6 +581,7 @@ shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int round
     goto done;
   }
   st = group_pass(B, G, nodes, linked, nlinked, NULL, cnt, err);
+  if (st == SHIRO_OK && own) st = own(arg, B, err); /* group's own covers, as strategy_select_group leaves them */
   if (st != SHIRO_OK) goto done;
   for (int64_t x = 0; x < nlinked; x++) pair_load(L, cnt + x * 2 * G, linked[x], G, nodes, R, 1);
   int64_t m0, m1;

@@ -665,37 +665,69 @@ static shiro_status price_of(hmodel *h, sc_blocks *B, double *time_s, shiro_erro
   return st;
 }
 
+/* strategy_select_group_own_balanced's hook: group's own covers kept as sv's other selections. */
+typedef struct own_snap {
+  saved *sv;
+  int32_t G;
+} own_snap;
+
+static shiro_status snap_own(void *arg, const sc_blocks *B, shiro_error *err) {
+  const own_snap *o = arg;
+  return snap(B, o->G, o->sv, 1) ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
+}
+
 /* Group's covers for the relayed mode, into the blocks, their selections into sv's g fields and their
  * counts into h: its own (fewest hops among the minimum covers) or the NIC-balanced ones
- * (strategy_select_group_balanced: the same cardinality and certificates, so that each is made once
- * and switching is a copy), whichever prices faster all relayed on the rail (the price in
+ * (strategy_select_group_balanced: the same cardinality and certificates; both come from one
+ * call, and switching is a copy), whichever prices faster all relayed on the rail (the price in
  * rt->price_group_s, price_group_balanced_s): the balanced ones only when MIXED_MARGIN faster (the
  * model's error on such changes is of that order: R-MAT s18 and s19 at R = 32 on tsubame4, priced
  * 0.6% and 0.5% below, simulated 0.14% above; R-MAT s18 at R = 128, priced 4.3% below, simulated
  * 3.7% below). Without a price, the balanced ones (their NIC estimate is never higher). */
 static shiro_status group_covers(hmodel *h, sc_blocks *B, int32_t G, saved *sv, shiro_error *err) {
   sc_route *rt = h->rt;
+  const int priced = rt->price || rt->machine;
   rt->price_group_s = rt->price_group_balanced_s = 0;
-  shiro_status st = strategy_select_group_balanced(B, G, BALANCE_ROUNDS, err);
+  own_snap o = {sv, G};
+  shiro_status st = strategy_select_group_own_balanced(B, G, BALANCE_ROUNDS, priced ? snap_own : NULL, &o, err);
   if (st != SHIRO_OK) return st;
   rt->group_balanced = 1;
   if (!group_counts(h, B) || !snap(B, G, sv, 0)) goto nomem;
-  if (!rt->price && !rt->machine) return SHIRO_OK;
+  if (!priced) return SHIRO_OK;
+  /* the balanced ones' counts kept while group's own are priced */
+  const size_t rn = (size_t)h->np * G;
+  int64_t *keep = malloc((2 * rn + 2 * (size_t)B->n + 1) * sizeof *keep);
+  if (!keep) goto nomem;
+  memcpy(keep, h->nU, rn * sizeof *keep);
+  memcpy(keep + rn, h->nV, rn * sizeof *keep);
+  for (int64_t b = 0; b < B->n; b++) {
+    keep[2 * rn + 2 * b] = h->hb[b].grows;
+    keep[2 * rn + 2 * b + 1] = h->hb[b].gcols;
+  }
   set_all(h, ROUTE_RELAYED_GROUP);
   rail_relays(h);
   st = price_of(h, B, &rt->price_group_balanced_s, err);
-  if (st == SHIRO_OK) st = strategy_select_group(B, G, err); /* group's own: the same certificates */
-  if (st != SHIRO_OK) return st;
-  if (!snap(B, G, sv, 1) || !group_counts(h, B)) goto nomem;
-  st = price_of(h, B, &rt->price_group_s, err);
-  if (st != SHIRO_OK) return st;
-  rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s; /* must win clearly */
-  if (rt->group_balanced) { /* back to the balanced ones */
-    unsnap(B, G, sv, 0);
-    return group_counts(h, B) ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
+  if (st == SHIRO_OK) {
+    unsnap(B, G, sv, 1); /* group's own */
+    if (!group_counts(h, B)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory for the node pairs' unions");
   }
-  if (!snap(B, G, sv, 0)) goto nomem; /* group's own, in the blocks and counted */
-  return SHIRO_OK;
+  if (st == SHIRO_OK) st = price_of(h, B, &rt->price_group_s, err);
+  if (st == SHIRO_OK) {
+    rt->group_balanced = rt->price_group_balanced_s < (1 - MIXED_MARGIN) * rt->price_group_s; /* must win clearly */
+    if (rt->group_balanced) { /* back to the balanced ones and their counts */
+      unsnap(B, G, sv, 0);
+      memcpy(h->nU, keep, rn * sizeof *keep);
+      memcpy(h->nV, keep + rn, rn * sizeof *keep);
+      for (int64_t b = 0; b < B->n; b++) {
+        h->hb[b].grows = keep[2 * rn + 2 * b];
+        h->hb[b].gcols = keep[2 * rn + 2 * b + 1];
+      }
+    } else if (!snap(B, G, sv, 0)) { /* group's own, in the blocks and counted */
+      st = shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
+    }
+  }
+  free(keep);
+  return st;
 nomem:
   return shiro_fail(err, SHIRO_ERR_NOMEM, "hybrid: out of memory keeping group's covers");
 }

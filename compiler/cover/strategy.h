@@ -76,6 +76,16 @@ shiro_status strategy_select_group(sc_blocks *B, int32_t gpn, shiro_error *err);
  * stays and Σ load² falls). Serial, deterministic. Used by hybrid. */
 shiro_status strategy_select_group_balanced(sc_blocks *B, int32_t gpn, int rounds, shiro_error *err);
 
+/* Receives blocks whose selections are one of a strategy's (see below); a status other than
+ * SHIRO_OK (err filled) stops the caller. */
+typedef shiro_status (*sc_blocks_fn)(void *arg, const struct sc_blocks *B, shiro_error *err);
+
+/* strategy_select_group_balanced, calling own (NULL: not called) with group's own covers in the
+ * blocks (what strategy_select_group leaves, the same certificates) before the balancing
+ * changes them: both sets of covers for the cost of the balanced ones (hybrid keeps both). */
+shiro_status strategy_select_group_own_balanced(sc_blocks *B, int32_t gpn, int rounds, sc_blocks_fn own, void *arg,
+                                                shiro_error *err);
+
 /* The links hybrid decides by (a machine's, as compiler/cost/ reads it, and
  * the bytes of one row): bandwidths in bytes/s, latencies in seconds. */
 typedef struct sc_links {
