@@ -19,6 +19,9 @@ usage: cost_check.py BUILD_DIR
     moved rows and hybrid's search on block's kept a pure routing, fast skips
     a second search on the time partition (a strategy candidate with its
     reason) and plans what exhaustive plans (f855_mat9_I, shared data)
+  * where METIS's edge cut is weighed and not kept (bcsstk01 and west0067
+    at R = 16, G = 4), fast lists metis-node and metis-vol as skipped with
+    the reason, exhaustive weighs them, and both write the same file
   * shiro-plan-dump --machine: the prediction per stage with its bottleneck
     rank and link, the same time as shiro-plan's; its floors, recomputed from
     the plan file alone, equal what shiro-plan reported (rows per node and rank,
@@ -212,6 +215,29 @@ def time_hybrid_skip(build, tmp):
         fail(f"f855_mat9_I R=8 G=2: fast planned {got.get('fast')}, exhaustive {got.get('exhaustive')}")
 
 
+def metis_first_lost(build, tmp):
+    """Fast: METIS's other objectives are not tried where the edge cut lost; exhaustive plans the same."""
+    for name in ("bcsstk01.mtx", "west0067.mtx"):
+        m = os.path.join(DATA, name)
+        files = {}
+        for eff in ("fast", "exhaustive"):
+            files[eff] = os.path.join(tmp, f"lost-{name}-{eff}.h5")
+            j, _ = plan_json(build, m, 16, 4, "--effort", eff, "--machine", "tsubame4", "-o", files[eff], "--quiet")
+            if j is None:
+                return
+            got = {c["partition"]: c for c in j["candidates"] if c["partition"].startswith("metis")}
+            what = f"{name} R=16 G=4 --effort {eff}"
+            if set(got) != {"metis", "metis-node", "metis-vol"} or got["metis"]["status"] != "weighed":
+                fail(f"{what}: METIS candidates {got}")
+                continue
+            for v in ("metis-node", "metis-vol"):
+                skipped = got[v]["status"] == "skipped" and "other objectives are not tried" in got[v]["reason"]
+                if skipped != (eff == "fast"):
+                    fail(f"{what}: {v} {got[v]}")
+        if open(files["fast"], "rb").read() != open(files["exhaustive"], "rb").read():
+            fail(f"{name} R=16 G=4: fast and exhaustive wrote different plans")
+
+
 def dump(build, tmp):
     m = os.path.join(DATA, "ca-GrQc.mtx")
     out = os.path.join(tmp, "dump.h5")
@@ -348,6 +374,7 @@ def main():
         auto_property(build, tmp)
         effort(build, tmp)
         time_hybrid_skip(build, tmp)
+        metis_first_lost(build, tmp)
         dump(build, tmp)
         dump_floors(build, tmp)
         bad_machines(build, tmp)
