@@ -317,17 +317,24 @@ static shiro_status seal_fd(int fd, uint64_t size, uint64_t ub, const uint64_t (
   return st;
 }
 
+shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, uint64_t (*extents)[2], size_t n,
+                                        shiro_error *err) {
+  if (n > 1) qsort(extents, n, sizeof *extents, by_offset);
+  int fd = open(path, O_RDWR);
+  struct stat sb;
+  shiro_status st = SHIRO_OK;
+  if (fd < 0 || fstat(fd, &sb) != 0) st = shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
+  /* no msync or fsync here: the caller fsyncs before the rename */
+  if (st == SHIRO_OK) st = seal_fd(fd, (uint64_t)sb.st_size, ub, (const uint64_t(*)[2])extents, n, path, err);
+  if (fd >= 0) close(fd);
+  return st;
+}
+
 shiro_status plan_envelope_seal(const char *path, shiro_error *err) {
   extent_list L = {0};
   uint64_t ub = 0;
   shiro_status st = list_extents(path, &ub, &L, err);
-  int fd = st == SHIRO_OK ? open(path, O_RDWR) : -1;
-  struct stat sb;
-  if (st == SHIRO_OK && (fd < 0 || fstat(fd, &sb) != 0))
-    st = shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
-  /* no msync or fsync here: the caller fsyncs before the rename */
-  if (st == SHIRO_OK) st = seal_fd(fd, (uint64_t)sb.st_size, ub, (const uint64_t(*)[2])L.e, L.n, path, err);
-  if (fd >= 0) close(fd);
+  if (st == SHIRO_OK) st = plan_envelope_seal_extents(path, ub, L.e, L.n, err);
   free(L.e);
   return st;
 }

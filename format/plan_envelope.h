@@ -34,6 +34,14 @@ uint64_t plan_envelope_userblock(int64_t ranks, int arrays_per_rank);
  * after any change to the file. */
 shiro_status plan_envelope_seal(const char *path, shiro_error *err);
 
+/* plan_envelope_seal with the datasets' stored bytes given (n extents of
+ * [offset, bytes], absolute, as H5Dget_offset and H5Dget_storage_size give
+ * them; sorted here, in place) and the user block's size ub: for the writer,
+ * which records them as it writes, so the file is not opened again and every
+ * dataset visited (4 of 11 s of writing 8192 ranks). */
+shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, uint64_t (*extents)[2], size_t n,
+                                        shiro_error *err);
+
 /* Checks `path`'s envelope: header and table checksum, the file size it
  * records, and the CRC32C of every byte outside the raw-data extents.
  * SHIRO_ERR_FORMAT (damaged, or not a shiro plan), SHIRO_ERR_VERSION (an

@@ -27,28 +27,44 @@ static hid_t mappable_dcpl(void) {
   return dcpl;
 }
 
-/* Writes one dataset of n rows × width columns (width 1 → 1-D). */
-static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
-                       const void *buf) {
-  hsize_t dims[2] = {(hsize_t)n, (hsize_t)width};
-  hid_t sp = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
-  hid_t dcpl = mappable_dcpl();
-  hid_t d = (sp >= 0 && dcpl >= 0) ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
-  int ok = d >= 0 && (n == 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-  if (d >= 0) H5Dclose(d);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  if (sp >= 0) H5Sclose(sp);
-  return ok;
-}
-
 static int attr_i64(hid_t loc, const char *name, int64_t v);
 
-/* Stores a dataset's CRC32C as its attribute "crc32c". */
-static int attr_on(hid_t loc, const char *name, uint32_t crc) {
-  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-  if (d < 0) return 0;
-  int ok = attr_i64(d, "crc32c", (int64_t)crc);
-  H5Dclose(d);
+/* The datasets' stored bytes, [offset, bytes] each, in the order written. */
+typedef struct extents {
+  uint64_t (*e)[2];
+  size_t n, cap;
+  int nomem; /* 1 once a record did not fit in memory */
+} extents;
+
+/* Adds dataset d's stored bytes to x (nothing for an empty one, as plan_envelope_seal counts it);
+ * 0 when out of memory. */
+static int record_extent(extents *x, hid_t d) {
+  const haddr_t off = H5Dget_offset(d);
+  const hsize_t bytes = H5Dget_storage_size(d);
+  if (off == HADDR_UNDEF || bytes == 0) return 1;
+  if (x->n == x->cap) {
+    const size_t cap = x->cap ? 2 * x->cap : 256;
+    void *p = realloc(x->e, cap * sizeof *x->e);
+    if (!p) return !(x->nomem = 1);
+    x->e = p;
+    x->cap = cap;
+  }
+  x->e[x->n][0] = (uint64_t)off;
+  x->e[x->n++][1] = (uint64_t)bytes;
+  return 1;
+}
+
+/* Writes one dataset of n rows × width columns (width 1 → 1-D) with its CRC32C as its attribute
+ * "crc32c", and records its stored bytes in x; dcpl: mappable_dcpl's. */
+static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
+                       const void *buf, hid_t dcpl, uint32_t crc, extents *x) {
+  hsize_t dims[2] = {(hsize_t)n, (hsize_t)width};
+  hid_t sp = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
+  hid_t d = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+  int ok = d >= 0 && (n == 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) &&
+      attr_i64(d, "crc32c", (int64_t)crc) && record_extent(x, d);
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
   return ok;
 }
 
@@ -84,7 +100,7 @@ static int write_root(hid_t f, const prog_meta *meta) {
       attr_str(f, "writer", "shiro " SHIRO_VERSION);
 }
 
-static int write_rank(hid_t f, const prog_rank *pr) {
+static int write_rank(hid_t f, const prog_rank *pr, extents *x) {
   char name[32];
   snprintf(name, sizeof name, "rank_%06d", pr->rank);
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -110,11 +126,14 @@ static int write_rank(hid_t f, const prog_rank *pr) {
       attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
   prog_rank sealed = *pr; /* the CRCs of exactly the bytes written */
   prog_rank_seal(&sealed);
+  hid_t dcpl = mappable_dcpl();
+  ok = ok && dcpl >= 0;
   for (int a = 0; ok && a < PROG_NARRAYS; a++) {
     size_t bytes;
     const void *buf = prog_array(pr, a, &bytes);
-    ok = write_array(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf) && attr_on(g, names[a], sealed.crc[a]);
+    ok = write_array(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf, dcpl, sealed.crc[a], x);
   }
+  if (dcpl >= 0) H5Pclose(dcpl);
   H5Gclose(g);
   return ok;
 }
@@ -134,6 +153,8 @@ struct plan_writer {
   hid_t f, fapl; /* the open file (-1 once closed) */
   int32_t ranks; /* ranks the plan has */
   int32_t next; /* the rank expected next */
+  uint64_t ub; /* the user block's bytes */
+  extents ext; /* every dataset's stored bytes, as written (the envelope's table) */
 };
 
 /* Closes everything and drops the output (its temporary removed), any state. */
@@ -141,6 +162,7 @@ static void writer_discard(plan_writer *w) {
   if (w->f >= 0) H5Fclose(w->f);
   if (w->fapl >= 0) H5Pclose(w->fapl);
   out_file_abandon(w->out);
+  free(w->ext.e);
   free(w->path);
   free(w);
 }
@@ -157,6 +179,7 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
     return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
   }
   w->ranks = meta->ranks;
+  w->ub = plan_envelope_userblock(meta->ranks, PROG_NARRAYS);
   /* HDF5 writes a regular file by name: beside the target (renamed onto it),
    * or for a device or FIFO in $TMPDIR (copied into it at the end). */
   shiro_status st = out_file_open(&w->out, path, OUT_FILE_SEEKABLE, err);
@@ -175,7 +198,7 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   /* A user block for the integrity envelope (plan_envelope.h), sealed once HDF5 is done. */
   w->f = fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
           H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) >= 0 &&
-          H5Pset_userblock(fcpl, plan_envelope_userblock(meta->ranks, PROG_NARRAYS)) >= 0
+          H5Pset_userblock(fcpl, w->ub) >= 0
       ? H5Fcreate(out_file_temp(w->out), H5F_ACC_TRUNC, fcpl, w->fapl)
       : -1;
   if (fcpl >= 0) H5Pclose(fcpl);
@@ -195,8 +218,9 @@ shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *
     return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->path,
                       pr->rank, w->next, w->ranks);
   h5_quiet q = h5_quiet_begin();
-  int ok = write_rank(w->f, pr);
+  int ok = write_rank(w->f, pr, &w->ext);
   h5_quiet_end(q);
+  if (!ok && w->ext.nomem) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory writing the plan", w->path);
   if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   w->next++;
   return SHIRO_OK;
@@ -212,7 +236,7 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
     w->f = -1;
     if (!closed) st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   }
-  if (st == SHIRO_OK) st = plan_envelope_seal(out_file_temp(w->out), err);
+  if (st == SHIRO_OK) st = plan_envelope_seal_extents(out_file_temp(w->out), w->ub, w->ext.e, w->ext.n, err);
   /* fsync, rename onto the target, fsync of its directory (or the copy into a device / FIFO) */
   if (st == SHIRO_OK) {
     out_file *o = w->out;
