@@ -208,39 +208,32 @@ bool plan_envelope_reseal_image(uint8_t *img, size_t size) {
   return true;
 }
 
-/* The stored extents of every dataset under a group, recursively. */
-typedef struct extent_list {
-  uint64_t (*e)[2];
-  size_t n, cap;
-  int failed;
-} extent_list;
+int plan_extents_add(plan_extents *L, int64_t d) {
+  const haddr_t off = H5Dget_offset((hid_t)d);
+  const hsize_t bytes = H5Dget_storage_size((hid_t)d);
+  if (off == HADDR_UNDEF || bytes == 0) return 1; /* chunked, compact and empty datasets count as metadata */
+  if (L->n == L->cap) {
+    const size_t cap = L->cap ? 2 * L->cap : 256;
+    void *p = realloc(L->e, cap * sizeof *L->e);
+    if (!p) return !(L->failed = 1);
+    L->e = p;
+    L->cap = cap;
+  }
+  L->e[L->n][0] = (uint64_t)off;
+  L->e[L->n++][1] = (uint64_t)bytes;
+  return 1;
+}
 
+/* The stored extents of every dataset under a group, recursively (data: a plan_extents). */
 static herr_t visit_link(hid_t loc, const char *name, const H5L_info_t *info, void *data) {
   (void)info;
-  extent_list *L = data;
+  plan_extents *L = data;
   hid_t o = H5Oopen(loc, name, H5P_DEFAULT);
   if (o < 0) return L->failed = 1, -1;
   herr_t ret = 0;
   H5I_type_t type = H5Iget_type(o);
-  if (type == H5I_GROUP) {
-    ret = H5Literate(o, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_link, data) < 0 ? -1 : 0;
-  } else if (type == H5I_DATASET) {
-    haddr_t off = H5Dget_offset(o);
-    hsize_t bytes = H5Dget_storage_size(o);
-    if (off != HADDR_UNDEF && bytes > 0) { /* chunked, compact and empty datasets count as metadata */
-      if (L->n == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 256;
-        void *p = realloc(L->e, cap * sizeof *L->e);
-        if (!p) {
-          H5Oclose(o);
-          return L->failed = 1, -1;
-        }
-        L->e = p, L->cap = cap;
-      }
-      L->e[L->n][0] = (uint64_t)off;
-      L->e[L->n++][1] = (uint64_t)bytes;
-    }
-  }
+  if (type == H5I_GROUP) ret = H5Literate(o, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_link, data) < 0 ? -1 : 0;
+  else if (type == H5I_DATASET && !plan_extents_add(L, o)) ret = -1;
   H5Oclose(o);
   return ret;
 }
@@ -251,7 +244,7 @@ static int by_offset(const void *a, const void *b) {
 }
 
 /* The user block size and sorted raw extents of a file we wrote. */
-static shiro_status list_extents(const char *path, uint64_t *ub, extent_list *L, shiro_error *err) {
+static shiro_status list_extents(const char *path, uint64_t *ub, plan_extents *L, shiro_error *err) {
   hid_t f = h5_open_readonly(path);
   if (f < 0) return shiro_fail(err, SHIRO_ERR_IO, "%s: cannot reopen the written plan to seal it", path);
   hid_t fcpl = H5Fget_create_plist(f);
@@ -262,7 +255,6 @@ static shiro_status list_extents(const char *path, uint64_t *ub, extent_list *L,
   H5Fclose(f);
   if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: cannot list the written plan's datasets", path);
   *ub = size;
-  if (L->n > 1) qsort(L->e, L->n, sizeof *L->e, by_offset);
   return SHIRO_OK;
 }
 
@@ -317,24 +309,23 @@ static shiro_status seal_fd(int fd, uint64_t size, uint64_t ub, const uint64_t (
   return st;
 }
 
-shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, uint64_t (*extents)[2], size_t n,
-                                        shiro_error *err) {
-  if (n > 1) qsort(extents, n, sizeof *extents, by_offset);
+shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, plan_extents *L, shiro_error *err) {
+  if (L->n > 1) qsort(L->e, L->n, sizeof *L->e, by_offset);
   int fd = open(path, O_RDWR);
   struct stat sb;
   shiro_status st = SHIRO_OK;
   if (fd < 0 || fstat(fd, &sb) != 0) st = shiro_fail(err, SHIRO_ERR_IO, "%s: %s", path, strerror(errno));
   /* no msync or fsync here: the caller fsyncs before the rename */
-  if (st == SHIRO_OK) st = seal_fd(fd, (uint64_t)sb.st_size, ub, (const uint64_t(*)[2])extents, n, path, err);
+  if (st == SHIRO_OK) st = seal_fd(fd, (uint64_t)sb.st_size, ub, (const uint64_t(*)[2])L->e, L->n, path, err);
   if (fd >= 0) close(fd);
   return st;
 }
 
 shiro_status plan_envelope_seal(const char *path, shiro_error *err) {
-  extent_list L = {0};
+  plan_extents L = {0};
   uint64_t ub = 0;
   shiro_status st = list_extents(path, &ub, &L, err);
-  if (st == SHIRO_OK) st = plan_envelope_seal_extents(path, ub, L.e, L.n, err);
+  if (st == SHIRO_OK) st = plan_envelope_seal_extents(path, ub, &L, err);
   free(L.e);
   return st;
 }

@@ -34,13 +34,24 @@ uint64_t plan_envelope_userblock(int64_t ranks, int arrays_per_rank);
  * after any change to the file. */
 shiro_status plan_envelope_seal(const char *path, shiro_error *err);
 
-/* plan_envelope_seal with the datasets' stored bytes given (n extents of
- * [offset, bytes], absolute, as H5Dget_offset and H5Dget_storage_size give
- * them; sorted here, in place) and the user block's size ub: for the writer,
- * which records them as it writes, so the file is not opened again and every
- * dataset visited (4 of 11 s of writing 8192 ranks). */
-shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, uint64_t (*extents)[2], size_t n,
-                                        shiro_error *err);
+/* The datasets' stored bytes, [offset, bytes] each (absolute, as
+ * H5Dget_offset and H5Dget_storage_size give them): the envelope's table. */
+typedef struct plan_extents {
+  uint64_t (*e)[2];
+  size_t n, cap;
+  int failed; /* 1 once an entry could not be added (out of memory) or a dataset not visited */
+} plan_extents;
+
+/* Adds dataset d's stored bytes to L; nothing for a dataset with no stored
+ * bytes (empty, chunked or compact: its bytes count as metadata). 0 (and
+ * L->failed set) when out of memory. */
+int plan_extents_add(plan_extents *L, int64_t d);
+
+/* plan_envelope_seal with the extents given (sorted here, in place) and the
+ * user block's size ub: for the writer, which adds each dataset as it writes
+ * it, so the file is not opened again and every dataset visited (4 of 11 s of
+ * writing 8192 ranks). */
+shiro_status plan_envelope_seal_extents(const char *path, uint64_t ub, plan_extents *L, shiro_error *err);
 
 /* Checks `path`'s envelope: header and table checksum, the file size it
  * records, and the CRC32C of every byte outside the raw-data extents.

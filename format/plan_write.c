@@ -29,40 +29,15 @@ static hid_t mappable_dcpl(void) {
 
 static int attr_i64(hid_t loc, const char *name, int64_t v);
 
-/* The datasets' stored bytes, [offset, bytes] each, in the order written. */
-typedef struct extents {
-  uint64_t (*e)[2];
-  size_t n, cap;
-  int nomem; /* 1 once a record did not fit in memory */
-} extents;
-
-/* Adds dataset d's stored bytes to x (nothing for an empty one, as plan_envelope_seal counts it);
- * 0 when out of memory. */
-static int record_extent(extents *x, hid_t d) {
-  const haddr_t off = H5Dget_offset(d);
-  const hsize_t bytes = H5Dget_storage_size(d);
-  if (off == HADDR_UNDEF || bytes == 0) return 1;
-  if (x->n == x->cap) {
-    const size_t cap = x->cap ? 2 * x->cap : 256;
-    void *p = realloc(x->e, cap * sizeof *x->e);
-    if (!p) return !(x->nomem = 1);
-    x->e = p;
-    x->cap = cap;
-  }
-  x->e[x->n][0] = (uint64_t)off;
-  x->e[x->n++][1] = (uint64_t)bytes;
-  return 1;
-}
-
 /* Writes one dataset of n rows × width columns (width 1 → 1-D) with its CRC32C as its attribute
- * "crc32c", and records its stored bytes in x; dcpl: mappable_dcpl's. */
+ * "crc32c", and adds its stored bytes to x; dcpl: mappable_dcpl's. */
 static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
-                       const void *buf, hid_t dcpl, uint32_t crc, extents *x) {
+                       const void *buf, hid_t dcpl, uint32_t crc, plan_extents *x) {
   hsize_t dims[2] = {(hsize_t)n, (hsize_t)width};
   hid_t sp = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
   hid_t d = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
   int ok = d >= 0 && (n == 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) &&
-      attr_i64(d, "crc32c", (int64_t)crc) && record_extent(x, d);
+      attr_i64(d, "crc32c", (int64_t)crc) && plan_extents_add(x, d);
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
   return ok;
@@ -100,7 +75,7 @@ static int write_root(hid_t f, const prog_meta *meta) {
       attr_str(f, "writer", "shiro " SHIRO_VERSION);
 }
 
-static int write_rank(hid_t f, const prog_rank *pr, extents *x) {
+static int write_rank(hid_t f, const prog_rank *pr, plan_extents *x) {
   char name[32];
   snprintf(name, sizeof name, "rank_%06d", pr->rank);
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -154,7 +129,7 @@ struct plan_writer {
   int32_t ranks; /* ranks the plan has */
   int32_t next; /* the rank expected next */
   uint64_t ub; /* the user block's bytes */
-  extents ext; /* every dataset's stored bytes, as written (the envelope's table) */
+  plan_extents ext; /* every dataset's stored bytes, as written (the envelope's table) */
 };
 
 /* Closes everything and drops the output (its temporary removed), any state. */
@@ -220,7 +195,7 @@ shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *
   h5_quiet q = h5_quiet_begin();
   int ok = write_rank(w->f, pr, &w->ext);
   h5_quiet_end(q);
-  if (!ok && w->ext.nomem) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory writing the plan", w->path);
+  if (!ok && w->ext.failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory writing the plan", w->path);
   if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   w->next++;
   return SHIRO_OK;
@@ -236,7 +211,7 @@ shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
     w->f = -1;
     if (!closed) st = shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
   }
-  if (st == SHIRO_OK) st = plan_envelope_seal_extents(out_file_temp(w->out), w->ub, w->ext.e, w->ext.n, err);
+  if (st == SHIRO_OK) st = plan_envelope_seal_extents(out_file_temp(w->out), w->ub, &w->ext, err);
   /* fsync, rename onto the target, fsync of its directory (or the copy into a device / FIFO) */
   if (st == SHIRO_OK) {
     out_file *o = w->out;

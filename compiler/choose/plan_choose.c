@@ -458,16 +458,14 @@ static shiro_status weigh_metis(const plan_request *r, sc_strategy s0, plan_choi
   for (int v = 0; st == SHIRO_OK && v < nv; v++) {
     double s = 0;
     int k = 0;
-    const int before = c->ncand;
     st = metis_candidate(r, s0, c, full, names[v], *best, ev, kj, &k, best, &s, err);
     *secs += s;
     *kept |= k;
-    const int weighed = c->ncand > before && !strcmp(c->cand[c->ncand - 1].status, "weighed");
-    if (st == SHIRO_OK && !full && v == 0 && weighed && !k) { /* names[0] is metis */
-      for (int w = v + 1; w < nv; w++)
+    if (st == SHIRO_OK && !full && v == 0 && c->metis_tried == 1 && !k) { /* names[0], metis, weighed and lost */
+      for (int w = 1; w < nv; w++)
         note(c, names[w], "estimate", STRAT_JOINT, INFINITY, "skipped",
              "metis was not 3% faster than the partition kept before: METIS's other objectives are not tried");
-      v = nv;
+      break;
     }
   }
   if (st == SHIRO_OK && why_vol) note(c, "metis-vol", "estimate", STRAT_JOINT, INFINITY, "skipped", why_vol);
