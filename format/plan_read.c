@@ -203,9 +203,6 @@ static shiro_status map_range(const char *path, dset_loc *ds, int nds, prog_rank
   return SHIRO_OK;
 }
 
-static const char *const array_names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global",
-                                                      "a_ptr", "a_col", "a_val", "val_src"};
-
 /* Compares the CRC32C of array a with the stored one. */
 static shiro_status verify_array(const prog_rank *pr, int a, const char *path, shiro_error *err) {
   size_t bytes;
@@ -213,7 +210,7 @@ static shiro_status verify_array(const prog_rank *pr, int a, const char *path, s
   uint32_t crc = crc32c(0, p, bytes);
   if (crc != pr->crc[a])
     return shiro_fail(err, SHIRO_ERR_FORMAT, "%s%srank %d dataset '%s' is damaged (CRC32C %08x, stored %08x)", path ? path : "",
-                      path ? ": " : "", pr->rank, array_names[a], crc, pr->crc[a]);
+                      path ? ": " : "", pr->rank, prog_array_name(a), crc, pr->crc[a]);
   return SHIRO_OK;
 }
 

@@ -25,6 +25,12 @@ const void *prog_array(const prog_rank *pr, int a, size_t *bytes) {
   return NULL;
 }
 
+const char *prog_array_name(int a) {
+  static const char *const names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global",
+                                                  "a_ptr", "a_col", "a_val", "val_src"};
+  return a >= 0 && a < PROG_NARRAYS ? names[a] : "?";
+}
+
 void prog_rank_free(prog_rank *pr) {
   if (!pr) return;
   free(pr->ops);
@@ -49,4 +55,13 @@ void prog_rank_seal(prog_rank *pr) {
     const void *p = prog_array(pr, a, &bytes);
     pr->crc[a] = crc32c(0, p, bytes);
   }
+}
+
+void prog_rank_shape(const prog_rank *pr, prog_rank *shape) {
+  *shape = *pr;
+  prog_rank_seal(shape);
+  shape->ops = shape->xchg = shape->ptr = shape->cert = shape->c_global = shape->b_global = NULL;
+  shape->a_ptr = shape->a_col = shape->val_src = NULL;
+  shape->col = shape->rows = NULL;
+  shape->val = shape->a_val = NULL;
 }

@@ -155,6 +155,17 @@ void prog_rank_seal(prog_rank *pr);
 /* Address and byte size of array a of a program. */
 const void *prog_array(const prog_rank *pr, int a, size_t *bytes);
 
+/* Name of array a, its dataset's name in the file ("ops" .. "val_src", format/README.md R2);
+ * "?" for an a outside 0 .. PROG_NARRAYS-1. */
+const char *prog_array_name(int a);
+
+/* Fills *shape with pr's shape: its counts, attributes and sealed CRCs (prog_rank_seal of
+ * its arrays), every array pointer NULL. A plain struct of integers: what a process of a
+ * distributed planner sends to the one that declares its datasets (plan_writer_declare)
+ * before it writes the arrays themselves (plan_rank_write_raw). Local; reads every array
+ * once (the CRCs); cannot fail. */
+void prog_rank_shape(const prog_rank *pr, prog_rank *shape);
+
 /* Frees the arrays of a program built in memory (not a mapped one) and zeroes it. */
 void prog_rank_free(prog_rank *pr);
 
