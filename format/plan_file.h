@@ -28,8 +28,59 @@ shiro_status plan_file_write(const char *path, const prog_meta *meta, const prog
 typedef struct plan_writer plan_writer;
 shiro_status plan_writer_open(plan_writer **w, const char *path, const prog_meta *meta, shiro_error *err);
 shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err);
-/* Finishes the file; on failure nothing is left under the path. Frees w either way. */
+/* Finishes the file: every rank written or declared, else SHIRO_ERR_INTERNAL naming a missing
+ * rank. On failure nothing is left under the path. Frees w either way. */
 shiro_status plan_writer_close(plan_writer *w, shiro_error *err);
+
+/* A distributed planner's writer: P processes, each building the programs of its own ranks,
+ * write ONE plan file. Process 0 writes all of HDF5's metadata with this writer (serial
+ * HDF5); every process writes its own ranks' array bytes straight into the same temporary
+ * file with plain pwrite at offsets process 0 hands out. The result is the plan
+ * plan_file_write gives (byte for byte when the ranks are declared in rank order). The order
+ * the caller must follow:
+ *   1. process 0: plan_writer_open; every process: prog_rank_shape of each of its ranks,
+ *      sent to process 0;
+ *   2. process 0: plan_writer_declare of every rank, in any order, each exactly once (not
+ *      mixed with plan_writer_rank, which takes only the next rank in rank order), sending
+ *      each rank's off[] to its owner;
+ *   3. every process (process 0 too, for its ranks): fd = open(plan_writer_temp_path(w),
+ *      O_WRONLY) (the path process 0 sent), plan_rank_write_raw of each of its ranks, once its
+ *      off[] arrived (before or after other ranks' declarations), then fsync(fd) and
+ *      close(fd) (for a network file system: its bytes visible on process 0's node);
+ *   4. after every process finished step 3 (a barrier), process 0: plan_writer_close, which
+ *      closes HDF5 (the datasets are never filled: it writes metadata only, outside every
+ *      extent, and sets the file's size to the end of its allocations, past every extent),
+ *      seals the envelope from the recorded extents and commits the file; or, when any
+ *      process failed, plan_writer_abort (the temporary file removed; a late raw write then
+ *      lands in an unlinked file). A raw write after plan_writer_close started is a bug: the
+ *      commit's fsync and rename need not include it.
+ * Local (each call on the process named); no MPI here.
+ *
+ * Creates rank shape->rank's group with its attributes and its 13 datasets, as plan_writer_rank
+ * does, each with shape->crc[a] as its CRC32C, but writes none of their bytes (they are
+ * allocated, never filled: plan_rank_write_raw writes them); shape: prog_rank_shape's (counts,
+ * attributes, CRCs; its array pointers are not read). off[a] receives dataset a's absolute file
+ * offset, UINT64_MAX for an empty one (no stored bytes). SHIRO_ERR_INTERNAL for a rank outside
+ * 0 .. R-1 or declared (or written) before; SHIRO_ERR_IO / _NOMEM when HDF5 fails (then abort
+ * the writer). off is written only on success. */
+shiro_status plan_writer_declare(plan_writer *w, const prog_rank *shape, uint64_t off[PROG_NARRAYS], shiro_error *err);
+
+/* The path of w's temporary file, which the other processes open with open(path, O_WRONLY) to
+ * write their ranks' bytes (plan_rank_write_raw). Owned by w, valid until close or abort. A
+ * regular file beside the target (for a device or FIFO target: in $TMPDIR, which only this
+ * node may see). */
+const char *plan_writer_temp_path(const plan_writer *w);
+
+/* Writes pr's array bytes into the file open as fd (named `path` in messages) at the offsets
+ * plan_writer_declare gave for pr's shape: each non-empty array at off[a], resuming after
+ * short writes and EINTR. pr must be the program whose shape was declared (same counts,
+ * sealed CRCs of these bytes); the arrays go as they lie in memory, the file's little-endian
+ * types on the little-endian hosts shiro supports (checked when compiled). No fsync: the
+ * caller syncs fd (step 3 above). SHIRO_ERR_IO naming path, the rank, the array and the
+ * system's reason; SHIRO_ERR_INTERNAL when an array's emptiness disagrees with its offset
+ * (a shape not pr's). Local; writes nothing else. */
+shiro_status plan_rank_write_raw(int fd, const prog_rank *pr, const uint64_t off[PROG_NARRAYS], const char *path,
+                                 shiro_error *err);
 /* Drops an unfinished file and frees w. NULL is a no-op. */
 void plan_writer_abort(plan_writer *w);
 

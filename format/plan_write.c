@@ -29,15 +29,20 @@ static hid_t mappable_dcpl(void) {
 
 static int attr_i64(hid_t loc, const char *name, int64_t v);
 
-/* Writes one dataset of n rows × width columns (width 1 → 1-D) with its CRC32C as its attribute
- * "crc32c", and adds its stored bytes to x; dcpl: mappable_dcpl's. */
+/* Creates one dataset of n rows × width columns (width 1 → 1-D) with crc as its attribute
+ * "crc32c", writes buf into it (buf NULL: declared only, its bytes left for plan_rank_write_raw),
+ * adds its stored bytes to x and gives its file offset in *off (UINT64_MAX when n is 0: no
+ * stored bytes); dcpl: mappable_dcpl's. */
 static int write_array(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n, int width,
-                       const void *buf, hid_t dcpl, uint32_t crc, plan_extents *x) {
+                       const void *buf, hid_t dcpl, uint32_t crc, plan_extents *x, uint64_t *off) {
   hsize_t dims[2] = {(hsize_t)n, (hsize_t)width};
   hid_t sp = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
   hid_t d = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
-  int ok = d >= 0 && (n == 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) &&
+  int ok = d >= 0 && (n == 0 || !buf || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) &&
       attr_i64(d, "crc32c", (int64_t)crc) && plan_extents_add(x, d);
+  haddr_t at = ok && n > 0 ? H5Dget_offset(d) : HADDR_UNDEF;
+  ok = ok && (n == 0 || at != HADDR_UNDEF); /* early allocation: every non-empty dataset has its place */
+  *off = at == HADDR_UNDEF ? UINT64_MAX : (uint64_t)at;
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
   return ok;
@@ -75,7 +80,12 @@ static int write_root(hid_t f, const prog_meta *meta) {
       attr_str(f, "writer", "shiro " SHIRO_VERSION);
 }
 
-static int write_rank(hid_t f, const prog_rank *pr, plan_extents *x) {
+/* Creates rank pr->rank's group with its attributes and its datasets, each with crc[a] as its
+ * CRC32C, records their extents in x and their offsets in off (write_array); with with_data,
+ * writes pr's arrays into them (plan_writer_rank), else leaves them unwritten
+ * (plan_writer_declare: pr is a shape, its array pointers unused). */
+static int write_rank(hid_t f, const prog_rank *pr, const uint32_t crc[PROG_NARRAYS], int with_data, plan_extents *x,
+                      uint64_t off[PROG_NARRAYS]) {
   char name[32];
   snprintf(name, sizeof name, "rank_%06d", pr->rank);
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -83,8 +93,6 @@ static int write_rank(hid_t f, const prog_rank *pr, plan_extents *x) {
   hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
   H5Pclose(gcpl);
   if (g < 0) return 0;
-  static const char *const names[PROG_NARRAYS] = {"ops", "xchg", "ptr", "col", "val", "rows", "cert", "c_global", "b_global",
-                                                  "a_ptr", "a_col", "a_val", "val_src"};
   const hid_t ftypes[PROG_NARRAYS] = {H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I32LE, H5T_IEEE_F64LE,
                                       H5T_STD_I32LE, H5T_STD_I64LE, H5T_STD_I64LE, H5T_STD_I64LE,
                                       H5T_STD_I64LE, H5T_STD_I64LE, H5T_IEEE_F64LE, H5T_STD_I64LE};
@@ -99,14 +107,12 @@ static int write_rank(hid_t f, const prog_rank *pr, plan_extents *x) {
       attr_i64(g, "b_first", pr->b_first) && attr_i64(g, "b_rows", pr->b_rows) &&
       attr_i64(g, "s_rows", pr->s_rows) && attr_i64(g, "r_rows", pr->r_rows) &&
       attr_i64(g, "pattern_digest", (int64_t)pr->pattern_digest);
-  prog_rank sealed = *pr; /* the CRCs of exactly the bytes written */
-  prog_rank_seal(&sealed);
   hid_t dcpl = mappable_dcpl();
   ok = ok && dcpl >= 0;
   for (int a = 0; ok && a < PROG_NARRAYS; a++) {
     size_t bytes;
-    const void *buf = prog_array(pr, a, &bytes);
-    ok = write_array(g, names[a], ftypes[a], mtypes[a], rows[a], width[a], buf, dcpl, sealed.crc[a], x);
+    const void *buf = with_data ? prog_array(pr, a, &bytes) : NULL;
+    ok = write_array(g, prog_array_name(a), ftypes[a], mtypes[a], rows[a], width[a], buf, dcpl, crc[a], x, &off[a]);
   }
   if (dcpl >= 0) H5Pclose(dcpl);
   H5Gclose(g);
@@ -121,13 +127,14 @@ void plan_file_temp_name(const char *path, long pid, char *buf, size_t len) {
   snprintf(buf, len, "%s.tmp.%ld", path, pid);
 }
 
-/* An open plan file being written, rank after rank. */
+/* An open plan file being written, rank after rank, or its ranks declared in any order. */
 struct plan_writer {
   char *path; /* the final name, for messages */
   out_file *out; /* the output (its temporary regular file is what HDF5 writes); NULL once committed */
   hid_t f, fapl; /* the open file (-1 once closed) */
   int32_t ranks; /* ranks the plan has */
-  int32_t next; /* the rank expected next */
+  int32_t ndone; /* ranks written or declared */
+  uint8_t *done; /* [ranks / 8 + 1] bit r: rank r written or declared */
   uint64_t ub; /* the user block's bytes */
   plan_extents ext; /* every dataset's stored bytes, as written (the envelope's table) */
 };
@@ -138,6 +145,7 @@ static void writer_discard(plan_writer *w) {
   if (w->fapl >= 0) H5Pclose(w->fapl);
   out_file_abandon(w->out);
   free(w->ext.e);
+  free(w->done);
   free(w->path);
   free(w);
 }
@@ -148,9 +156,14 @@ shiro_status plan_writer_open(plan_writer **out, const char *path, const prog_me
   if (w) {
     w->f = w->fapl = -1;
     w->path = strdup(path);
+    w->done = calloc((size_t)(meta->ranks > 0 ? meta->ranks : 0) / 8 + 1, 1);
   }
-  if (!w || !w->path) {
-    if (w) free(w);
+  if (!w || !w->path || !w->done) {
+    if (w) {
+      free(w->path);
+      free(w->done);
+      free(w);
+    }
     return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
   }
   w->ranks = meta->ranks;
@@ -188,24 +201,57 @@ done:
   return st;
 }
 
-shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err) {
-  if (pr->rank != w->next || w->next >= w->ranks)
-    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->path,
-                      pr->rank, w->next, w->ranks);
+/* Whether rank r (0 <= r < w->ranks) was written or declared. */
+static int is_done(const plan_writer *w, int32_t r) {
+  return w->done[r / 8] >> (r % 8) & 1;
+}
+
+/* write_rank into w, HDF5 silenced, its failure a status; on success rank pr->rank is done and
+ * off (may be NULL) holds its datasets' offsets. */
+static shiro_status put_rank(plan_writer *w, const prog_rank *pr, const uint32_t crc[PROG_NARRAYS], int with_data,
+                             uint64_t *off, shiro_error *err) {
+  uint64_t at[PROG_NARRAYS];
   h5_quiet q = h5_quiet_begin();
-  int ok = write_rank(w->f, pr, &w->ext);
+  int ok = write_rank(w->f, pr, crc, with_data, &w->ext, at);
   h5_quiet_end(q);
   if (!ok && w->ext.failed) return shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory writing the plan", w->path);
   if (!ok) return shiro_fail(err, SHIRO_ERR_IO, "%s: writing the plan failed (disk full?)", w->path);
-  w->next++;
+  w->done[pr->rank / 8] |= (uint8_t)(1u << (pr->rank % 8));
+  w->ndone++;
+  if (off) memcpy(off, at, sizeof at);
   return SHIRO_OK;
+}
+
+shiro_status plan_writer_rank(plan_writer *w, const prog_rank *pr, shiro_error *err) {
+  if (pr->rank != w->ndone || w->ndone >= w->ranks || is_done(w, pr->rank))
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d written out of order (expected %d of %d)", w->path,
+                      pr->rank, w->ndone, w->ranks);
+  prog_rank sealed = *pr; /* the CRCs of exactly the bytes written */
+  prog_rank_seal(&sealed);
+  return put_rank(w, pr, sealed.crc, 1, NULL, err);
+}
+
+shiro_status plan_writer_declare(plan_writer *w, const prog_rank *shape, uint64_t off[PROG_NARRAYS], shiro_error *err) {
+  if (shape->rank < 0 || shape->rank >= w->ranks)
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d declared in a plan of %d ranks", w->path, shape->rank,
+                      w->ranks);
+  if (is_done(w, shape->rank))
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: rank %d declared twice", w->path, shape->rank);
+  return put_rank(w, shape, shape->crc, 0, off, err);
+}
+
+const char *plan_writer_temp_path(const plan_writer *w) {
+  return out_file_temp(w->out);
 }
 
 shiro_status plan_writer_close(plan_writer *w, shiro_error *err) {
   shiro_status st = SHIRO_OK;
   h5_quiet q = h5_quiet_begin();
-  if (w->next != w->ranks) {
-    st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks", w->path, w->next, w->ranks);
+  if (w->ndone != w->ranks) {
+    int32_t missing = 0;
+    while (is_done(w, missing)) missing++;
+    st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: closed after %d of %d ranks (rank %d missing)", w->path, w->ndone,
+                    w->ranks, missing);
   } else {
     int closed = H5Fclose(w->f) >= 0;
     w->f = -1;
