@@ -7,43 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blocks.h"
 #include "error.h"
-#include "mm_read.h"
-#include "plan_build.h"
 #include "plan_envelope.h"
 #include "plan_file.h"
+#include "test_build.h"
 #include "test_util.h"
 
 static int same_i64(const int64_t *a, const int64_t *b, int64_t n) { return n == 0 || !memcmp(a, b, (size_t)n * 8); }
 static int same_i32(const int32_t *a, const int32_t *b, int64_t n) { return n == 0 || !memcmp(a, b, (size_t)n * 4); }
-
-/* Plans mtx for R ranks (joint, G = 2): into *plan, or, with plan NULL,
- * program by program into sink (plan_build_each). */
-static shiro_status build_to(const char *mtx, int32_t R, sc_plan *plan, plan_sink_fn sink, void *arg,
-                             shiro_error *err) {
-  sc_csr *A = NULL;
-  sc_partition Pr = {0}, Pc = {0};
-  sc_blocks B = {0};
-  shiro_status st = SHIRO_ERR_INTERNAL;
-  if (mm_read(mtx, &A, NULL, err) == SHIRO_OK && part_block(A->m, R, &Pr, err) == SHIRO_OK &&
-      part_block(A->k, R, &Pc, err) == SHIRO_OK && blocks_build(A, &Pr, &Pc, &B, err) == SHIRO_OK &&
-      strategy_select(&B, STRAT_JOINT, 2, NULL, NULL, err) == SHIRO_OK)
-    st = plan ? plan_build(A, &Pr, &Pc, &B, STRAT_JOINT, 2, plan, err)
-              : plan_build_each(A, &Pr, &Pc, &B, STRAT_JOINT, 2, sink, arg, err);
-  blocks_free(&B);
-  part_free(&Pr);
-  part_free(&Pc);
-  sc_csr_free(A);
-  return st;
-}
-
-static int build(const char *mtx, int32_t R, sc_plan *plan) {
-  shiro_error err;
-  int ok = build_to(mtx, R, plan, NULL, NULL, &err) == SHIRO_OK;
-  if (!ok) fprintf(stderr, "build: %s\n", err.message);
-  return ok;
-}
 
 /* Edits a root version attribute through HDF5, then seals the file again. */
 static void set_version(const char *path, const char *name, int64_t v) {
@@ -54,21 +25,6 @@ static void set_version(const char *path, const char *name, int64_t v) {
   H5Aclose(a);
   H5Fclose(f);
   EXPECT(plan_envelope_seal(path, &err) == SHIRO_OK, "reseal: %s", err.message);
-}
-
-static uint8_t *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *size = (size_t)ftell(f);
-  rewind(f);
-  uint8_t *b = malloc(*size);
-  if (b && fread(b, 1, *size, f) != *size) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  return b;
 }
 
 static void spill(const char *path, const uint8_t *b, size_t n) {
