@@ -91,17 +91,28 @@ static shiro_status keep_rank(void *arg, const prog_meta *meta, prog_rank *pr, s
   return SHIRO_OK;
 }
 
-shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
-                             shiro_error *err) {
-  plan_deliver dv;
-  shiro_status st = plan_deliver_init(&dv, A, Prow, B, s, gpn, sink, arg, err);
-  if (st != SHIRO_OK) return st;
+shiro_status plan_build_range(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                              const sc_blocks *B, sc_strategy s, int32_t gpn, int32_t first, int32_t end,
+                              plan_sink_fn sink, void *arg, shiro_error *err) {
   /* hybrid with every node pair direct is joint's plan: the flat builder's, one stage */
   int flat = !strategy_is_two_tier(s) || (s == STRAT_HYBRID && route_all_direct(B, gpn));
+  if (first < 0 || end > Prow->parts || first > end)
+    return shiro_fail(err, SHIRO_ERR_INTERNAL, "plan: ranks %d .. %d asked of a plan of %d", first, end - 1, Prow->parts);
+  if (!flat && (first != 0 || end != Prow->parts))
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: a %s plan is built whole, not by ranges of ranks",
+                      strategy_name(s));
+  plan_deliver dv;
+  shiro_status st = plan_deliver_init(&dv, A, Prow, B, s, gpn, first, end, sink, arg, err);
+  if (st != SHIRO_OK) return st;
   st = flat ? plan_build_flat(A, Prow, Pcol, B, s, gpn, &dv, err) : plan_build_two_tier(A, Prow, Pcol, B, gpn, &dv, err);
   shiro_status delivered = plan_deliver_done(&dv);
   return st != SHIRO_OK ? st : delivered;
+}
+
+shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                             const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
+                             shiro_error *err) {
+  return plan_build_range(A, Prow, Pcol, B, s, gpn, 0, Prow->parts, sink, arg, err);
 }
 
 shiro_status plan_messages(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, const sc_blocks *B,

@@ -31,6 +31,18 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
                              const sc_blocks *B, sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg,
                              shiro_error *err);
 
+/* plan_build_each for ranks first .. end-1 only, delivered in rank order from first (the
+ * distributed planner's part of a plan: compiler/dist/). B needs the blocks those ranks
+ * receive from ((r, q): every one, with its certificate) and send to ((p, r): their
+ * selections, and the rows of A their selected rows read); A the ranks' rows whole. The
+ * programs are plan_build_each's, except that val_src holds positions in this A (the caller
+ * maps them to the plan-wide ids) and meta.matrix_digest is 0. Flat strategies only (block,
+ * col, row, joint, or hybrid with every pair direct); a two-tier one is SHIRO_ERR_UNSUPPORTED
+ * unless the range is the whole plan. */
+shiro_status plan_build_range(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                              const sc_blocks *B, sc_strategy s, int32_t gpn, int32_t first, int32_t end,
+                              plan_sink_fn sink, void *arg, shiro_error *err);
+
 /* One message a plan's program sends per call: what its send record says. */
 typedef struct plan_msg {
   int32_t src, dst; /* the sending rank, the receiving one */

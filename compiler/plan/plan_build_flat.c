@@ -325,7 +325,7 @@ shiro_status plan_build_flat(const sc_csr *A, const sc_partition *Prow, const sc
     w.blk = w.at ? w.at + 3 * R : NULL;
     for (int32_t q = 0; w.blk && q < R; q++) w.blk[q] = -1;
 #pragma omp for schedule(dynamic, 1) /* increasing order: plan_deliver_rank's queue */
-    for (int32_t r = 0; r < R; r++) {
+    for (int32_t r = dv->first; r < dv->end; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
       if (w.at && !plan_deliver_stopped(dv)) {

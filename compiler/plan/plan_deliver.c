@@ -11,25 +11,28 @@
  * rows; plan_rows_digest of rank r's rows) in one pass over A: the ranks'
  * rows are consecutive and in order, so both see the same values, and the
  * two hash chains, independent, run side by side for the cost of one
- * (d[0] the matrix's, d[1] the rank's). */
+ * (d[0] the matrix's, d[1] the rank's). A range of ranks: theirs only. */
 static void pattern_digests(plan_deliver *dv) {
   const sc_csr *A = dv->A;
   const sc_partition *Prow = dv->Prow;
+  const int whole = dv->first == 0 && dv->end == Prow->parts;
   digest64 d[2];
   pattern_digest_begin(&d[0], A->m, A->k);
-  for (int32_t r = 0; r < Prow->parts; r++) {
+  for (int32_t r = dv->first; r < dv->end; r++) {
     pattern_digest_begin(&d[1], Prow->first[r + 1] - Prow->first[r], A->k);
     for (int64_t i = Prow->first[r]; i < Prow->first[r + 1]; i++)
-      pattern_digest_row32(d, 2, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+      pattern_digest_row32(d + !whole, 2 - !whole, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
     dv->digest[r] = d[1].h;
   }
-  dv->meta.matrix_digest = d[0].h;
+  dv->meta.matrix_digest = whole ? d[0].h : 0;
 }
 
 shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
-                               sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err) {
+                               sc_strategy s, int32_t gpn, int32_t first, int32_t end, plan_sink_fn sink, void *arg,
+                               shiro_error *err) {
   int32_t R = Prow->parts;
-  *dv = (plan_deliver){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err};
+  *dv = (plan_deliver){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err, .next = first,
+                       .first = first, .end = end};
   dv->meta.ranks = R;
   dv->meta.gpus_per_node = gpn;
   dv->meta.m = A->m;

@@ -22,16 +22,20 @@ typedef struct plan_deliver {
   shiro_status st; /* the first failure (a builder's, a rank's, or the sink's); later ranks are dropped */
   int stop; /* st != SHIRO_OK, read by every thread (atomic) */
   int32_t next; /* the rank whose turn it is to be delivered (under turn) */
+  int32_t first, end; /* the ranks built and delivered: first .. end-1 (all R unless a range is asked) */
   pthread_mutex_t turn; /* with turn_cv: the builders' queue for delivery in rank order; a thread
                            waiting for its turn sleeps (an OpenMP ordered region spins, and on a
                            busy machine the spinning takes the writer's core) */
   pthread_cond_t turn_cv;
 } plan_deliver;
 
-/* Sets up the delivery for strategy s: the meta and the digests of A (one
- * pass). On failure (err filled) nothing is held. */
+/* Sets up the delivery for strategy s of ranks first .. end-1 (0 .. R for the whole plan): the
+ * meta and the digests of their rows (one pass). meta.matrix_digest, the digest of all of A,
+ * is computed only for the whole plan (else 0: a part of the plan has a part of A, and its
+ * caller knows the matrix's). On failure (err filled) nothing is held. */
 shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_partition *Prow, const sc_blocks *B,
-                               sc_strategy s, int32_t gpn, plan_sink_fn sink, void *arg, shiro_error *err);
+                               sc_strategy s, int32_t gpn, int32_t first, int32_t end, plan_sink_fn sink, void *arg,
+                               shiro_error *err);
 
 /* Whether the build has already failed (builders skip the ranks left). */
 int plan_deliver_stopped(const plan_deliver *dv);
