@@ -31,8 +31,7 @@ shiro_status plan_deliver_init(plan_deliver *dv, const sc_csr *A, const sc_parti
                                sc_strategy s, int32_t gpn, int32_t first, int32_t end, plan_sink_fn sink, void *arg,
                                shiro_error *err) {
   int32_t R = Prow->parts;
-  *dv = (plan_deliver){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err, .next = first,
-                       .first = first, .end = end};
+  *dv = (plan_deliver){.A = A, .Prow = Prow, .B = B, .sink = sink, .arg = arg, .err = err, .next = first, .first = first, .end = end};
   dv->meta.ranks = R;
   dv->meta.gpus_per_node = gpn;
   dv->meta.m = A->m;

@@ -1,0 +1,320 @@
+/* dist_blocks.c — the send sides of the blocks traded between the planner's processes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist_blocks.h"
+#include "error.h"
+
+/* One block's send side as it travels: this head, then int32 selected columns [ncs], the
+ * selected rows [nrs] (row, edges, position of the first in the whole matrix), int32 columns
+ * [ne] and double values [ne] of their edges, row after row. */
+typedef struct rec_head {
+  int32_t p, q, ncs, nrs;
+  int64_t ne;
+} rec_head;
+
+typedef struct rec_row {
+  int32_t row, len;
+  int64_t g0;
+} rec_row;
+
+static int64_t rec_bytes(const rec_head *h) {
+  return (int64_t)sizeof *h + 4 * (int64_t)h->ncs + (int64_t)sizeof(rec_row) * h->nrs + 12 * h->ne;
+}
+
+int64_t dist_position(const dist_positions *X, int64_t t) {
+  int64_t lo = 0, hi = X->n; /* the last run with t0 <= t */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (X->run[mid][0] <= t) lo = mid;
+    else hi = mid;
+  }
+  return X->run[lo][1] + (t - X->run[lo][0]);
+}
+
+/* The position in A of the first edge of b's row i (A holds the row whole). */
+static int64_t row_first_edge(const sc_csr *A, const sc_block *b, int32_t i) {
+  const int32_t col = b->cols[b->Gj[b->Gp[i]]];
+  int64_t lo = A->Ap[b->rows[i]], hi = A->Ap[b->rows[i] + 1];
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->Aj[mid] < col) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static rec_head head_of(const sc_block *b) {
+  rec_head h = {.p = b->p, .q = b->q};
+  for (int32_t j = 0; j < b->nc; j++) h.ncs += b->csel[j];
+  for (int32_t i = 0; i < b->nr; i++)
+    if (b->rsel[i]) {
+      h.nrs++;
+      h.ne += b->Gp[i + 1] - b->Gp[i];
+    }
+  return h;
+}
+
+/* Writes b's record at w; returns the byte after it. */
+static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
+  const rec_head h = head_of(b);
+  memcpy(w, &h, sizeof h);
+  int32_t *sc = (int32_t *)(w + sizeof h);
+  for (int32_t j = 0; j < b->nc; j++)
+    if (b->csel[j]) *sc++ = b->cols[j];
+  rec_row *rr = (rec_row *)sc;
+  int32_t *cols = (int32_t *)(rr + h.nrs);
+  double *vals = (double *)(cols + h.ne);
+  for (int32_t i = 0; i < b->nr; i++) {
+    if (!b->rsel[i]) continue;
+    const int64_t t0 = row_first_edge(M->A, b, i), len = b->Gp[i + 1] - b->Gp[i];
+    *rr++ = (rec_row){b->rows[i], (int32_t)len, M->gAp[b->rows[i]] + (t0 - M->A->Ap[b->rows[i]])};
+    memcpy(cols, M->A->Aj + t0, (size_t)len * sizeof *cols);
+    memcpy(vals, M->A->Ax + t0, (size_t)len * sizeof *vals);
+    cols += len;
+    vals += len;
+  }
+  return (char *)vals;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_run(const void *a, const void *b) {
+  const int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+  return (x > y) - (x < y);
+}
+
+/* The sorted distinct columns of a record (selected columns and its rows' edges) into u; their count. */
+static int32_t union_cols(const rec_head *h, const char *r, int32_t *u) {
+  const int32_t *sc = (const int32_t *)(r + sizeof *h);
+  const int32_t *cols = (const int32_t *)((const rec_row *)(sc + h->ncs) + h->nrs);
+  memcpy(u, sc, (size_t)h->ncs * sizeof *u);
+  memcpy(u + h->ncs, cols, (size_t)h->ne * sizeof *u);
+  int64_t n = h->ncs + h->ne;
+  qsort(u, (size_t)n, sizeof *u, cmp_i32);
+  int64_t k = 0;
+  for (int64_t x = 0; x < n; x++)
+    if (!k || u[k - 1] != u[x]) u[k++] = u[x];
+  return (int32_t)k;
+}
+
+/* The index of column c in u[0 .. n-1] (present). */
+static int32_t col_index(const int32_t *u, int32_t n, int32_t c) {
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (u[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static int64_t block_bytes(const rec_head *h, int32_t nc) {
+  return 4 * (2 * (int64_t)h->nrs + 1 + h->ne + nc) + (((int64_t)h->nrs + nc + 3) & ~(int64_t)3);
+}
+
+/* Sends this process's records; on return *recv holds the others' (n bytes). */
+static shiro_status send_records(const dist_comm *c, const int32_t *proc, const sc_blocks *B, const dist_matrix *M,
+                                 void **recv, int64_t *n, shiro_error *err) {
+  const int P = c->size;
+  int64_t *sendn = calloc((size_t)P * 3, sizeof *sendn), *at = sendn ? sendn + P : NULL, *recvn = sendn ? sendn + 2 * P : NULL;
+  shiro_status st = sendn ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  for (int64_t t = 0; sendn && t < B->n; t++) {
+    const int d = proc[B->b[t].q];
+    if (d == c->rank) continue;
+    const rec_head h = head_of(&B->b[t]);
+    sendn[d] += rec_bytes(&h);
+  }
+  int64_t total = 0;
+  for (int d = 0; sendn && d < P; d++) {
+    at[d] = total;
+    total += sendn[d];
+  }
+  char *send = st == SHIRO_OK ? malloc(total ? (size_t)total : 1) : NULL;
+  if (st == SHIRO_OK && !send) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory packing %lld bytes", (long long)total);
+  for (int64_t t = 0; send && t < B->n; t++) { /* (p, q) order: each destination's in that order */
+    const int d = proc[B->b[t].q];
+    if (d != c->rank) at[d] = pack(send + at[d], &B->b[t], M) - send;
+  }
+  st = dist_agree(c, st, err);
+  if (st == SHIRO_OK) st = dist_alltoallv(c, send, sendn, recv, recvn, err);
+  *n = 0;
+  for (int s = 0; st == SHIRO_OK && s < P; s++) *n += recvn[s];
+  free(send);
+  free(sendn);
+  return st;
+}
+
+/* The blocks of the records r[0 .. n) (in (p, q) order), their arrays in one allocation per
+ * destination p (arena[2p]); *nb of them in *out. */
+static shiro_status make_blocks(const char *r, int64_t n, int32_t R, void **arena, sc_block **out, int64_t *nb) {
+  int64_t count = 0, widest = 0;
+  for (const char *x = r; x < r + n;) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    if (h.ncs + h.ne > widest) widest = h.ncs + h.ne;
+    count++;
+    x += rec_bytes(&h);
+  }
+  int32_t *u = malloc((size_t)(widest ? widest : 1) * sizeof *u);
+  int64_t *bytes = calloc((size_t)R, sizeof *bytes);
+  sc_block *b = calloc((size_t)(count ? count : 1), sizeof *b);
+  if (!u || !bytes || !b) goto nomem;
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    bytes[h.p] += block_bytes(&h, union_cols(&h, x, u));
+  }
+  for (int32_t p = 0; p < R; p++) { /* p has no blocks of its own here: its rows are elsewhere */
+    if (!bytes[p]) continue;
+    free(arena[2 * p]);
+    if (!(arena[2 * p] = malloc((size_t)bytes[p]))) goto nomem;
+  }
+  for (int32_t p = 0; p < R; p++) bytes[p] = 0; /* now: bytes used of arena[2p] */
+  int64_t k = 0;
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x), k++) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    const int32_t nc = union_cols(&h, x, u);
+    char *a = (char *)arena[2 * h.p] + bytes[h.p];
+    bytes[h.p] += block_bytes(&h, nc);
+    sc_block *k_ = &b[k];
+    *k_ = (sc_block){.p = h.p, .q = h.q, .nr = h.nrs, .nc = nc, .ne = h.ne, .mu = -1};
+    k_->rows = (int32_t *)a;
+    k_->Gp = k_->rows + h.nrs;
+    k_->Gj = k_->Gp + h.nrs + 1;
+    k_->cols = k_->Gj + h.ne;
+    k_->rsel = (uint8_t *)(k_->cols + nc);
+    k_->csel = k_->rsel + h.nrs;
+    memcpy(k_->cols, u, (size_t)nc * sizeof *u);
+    memset(k_->rsel, 1, (size_t)h.nrs);
+    memset(k_->csel, 0, (size_t)nc);
+    const int32_t *sc = (const int32_t *)(x + sizeof h);
+    for (int32_t j = 0; j < h.ncs; j++) k_->csel[col_index(u, nc, sc[j])] = 1;
+    const rec_row *rr = (const rec_row *)(sc + h.ncs);
+    const int32_t *cols = (const int32_t *)(rr + h.nrs);
+    k_->Gp[0] = 0;
+    for (int32_t i = 0; i < h.nrs; i++) {
+      k_->rows[i] = rr[i].row;
+      for (int32_t e = 0; e < rr[i].len; e++) k_->Gj[k_->Gp[i] + e] = col_index(u, nc, *cols++);
+      k_->Gp[i + 1] = k_->Gp[i] + rr[i].len;
+    }
+    block_count_entries(k_);
+  }
+  free(u);
+  free(bytes);
+  *out = b;
+  *nb = count;
+  return SHIRO_OK;
+nomem:
+  free(u);
+  free(bytes);
+  free(b);
+  return SHIRO_ERR_NOMEM;
+}
+
+/* B with the blocks f[0 .. nf) of other destinations merged in, (p, q) order kept: those of
+ * destinations before first come first (the processes own increasing ranges of ranks). */
+static shiro_status merge_blocks(sc_blocks *B, sc_block *f, int64_t nf, int32_t first) {
+  const int32_t R = B->parts;
+  sc_block *b = malloc((size_t)(B->n + nf ? B->n + nf : 1) * sizeof *b);
+  if (!b) return SHIRO_ERR_NOMEM;
+  int64_t before = 0;
+  while (before < nf && f[before].p < first) before++;
+  memcpy(b, f, (size_t)before * sizeof *b);
+  memcpy(b + before, B->b, (size_t)B->n * sizeof *b);
+  memcpy(b + before + B->n, f + before, (size_t)(nf - before) * sizeof *b);
+  free(B->b);
+  B->b = b;
+  B->n += nf;
+  memset(B->first_p, 0, ((size_t)R + 1) * sizeof *B->first_p);
+  for (int64_t t = 0; t < B->n; t++) B->first_p[b[t].p + 1]++;
+  for (int32_t p = 0; p < R; p++) B->first_p[p + 1] += B->first_p[p];
+  return SHIRO_OK;
+}
+
+/* M->A with the records' rows added (their edges, in record order: per row, sources in column
+ * order), and X: every entry's place in the whole matrix. */
+static shiro_status add_rows(dist_matrix *M, const char *r, int64_t n, dist_positions *X) {
+  const sc_csr *A = M->A;
+  int64_t extra = 0, runs = 0;
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    extra += h.ne;
+    runs += h.nrs;
+  }
+  for (int64_t i = M->lo; i < M->hi; i++) runs += A->Ap[i + 1] > A->Ap[i];
+  sc_csr *N = calloc(1, sizeof *N);
+  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur);
+  X->run = malloc((size_t)(runs ? runs : 1) * sizeof *X->run);
+  if (N) {
+    *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
+    N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
+    N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
+    N->Ax = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Ax);
+  }
+  if (!N || !cur || !X->run || !N->Ap || !N->Aj || !N->Ax) {
+    sc_csr_free(N);
+    free(cur);
+    return SHIRO_ERR_NOMEM;
+  }
+  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
+    for (int32_t i = 0; i < h.nrs; i++) N->Ap[rr[i].row + 1] += rr[i].len;
+  }
+  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] += N->Ap[i];
+  memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
+  X->n = 0;
+  for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole */
+    const int64_t len = A->Ap[i + 1] - A->Ap[i];
+    memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
+    memcpy(N->Ax + cur[i], A->Ax + A->Ap[i], (size_t)len * sizeof *N->Ax);
+    if (len) X->run[X->n][0] = cur[i], X->run[X->n++][1] = M->gAp[i];
+    cur[i] += len;
+  }
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
+    rec_head h;
+    memcpy(&h, x, sizeof h);
+    const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
+    const int32_t *cols = (const int32_t *)(rr + h.nrs);
+    const double *vals = (const double *)(cols + h.ne);
+    for (int32_t i = 0; i < h.nrs; i++) {
+      const int64_t t = cur[rr[i].row];
+      memcpy(N->Aj + t, cols, (size_t)rr[i].len * sizeof *cols);
+      memcpy(N->Ax + t, vals, (size_t)rr[i].len * sizeof *vals);
+      X->run[X->n][0] = t, X->run[X->n++][1] = rr[i].g0;
+      cur[rr[i].row] += rr[i].len;
+      cols += rr[i].len;
+      vals += rr[i].len;
+    }
+  }
+  free(cur);
+  qsort(X->run, (size_t)X->n, sizeof *X->run, cmp_run);
+  sc_csr_free(M->A);
+  M->A = N;
+  return SHIRO_OK;
+}
+
+shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t first, dist_matrix *M, sc_blocks *B,
+                               dist_positions *X, shiro_error *err) {
+  memset(X, 0, sizeof *X);
+  void *recv = NULL;
+  int64_t n = 0, nf = 0;
+  sc_block *f = NULL;
+  shiro_status st = send_records(c, proc, B, M, &recv, &n, err);
+  if (st != SHIRO_OK) return st;
+  st = make_blocks(recv, n, B->parts, B->arena, &f, &nf);
+  if (st == SHIRO_OK) st = merge_blocks(B, f, nf, first);
+  if (st == SHIRO_OK) st = add_rows(M, recv, n, X);
+  free(f);
+  free(recv);
+  if (st == SHIRO_ERR_NOMEM) st = shiro_fail(err, st, "out of memory adding the blocks other processes send");
+  return dist_agree(c, st, err);
+}

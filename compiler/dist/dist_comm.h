@@ -1,0 +1,28 @@
+/* dist_comm.h — the distributed planner's processes: one outcome for all, arrays traded. */
+#ifndef SHIRO_DIST_COMM_H
+#define SHIRO_DIST_COMM_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "shiro_status.h"
+
+/* The planner's processes (a communicator of the caller's, not freed here). */
+typedef struct dist_comm {
+  MPI_Comm comm;
+  int rank, size;
+} dist_comm;
+
+/* One outcome on every process (collective): SHIRO_OK when st is SHIRO_OK on all of them; else
+ * every process returns the status of the lowest failing process, err holding that process's
+ * message, "process P: " in front (once: a message agreed on before is kept as it is). */
+shiro_status dist_agree(const dist_comm *c, shiro_status st, shiro_error *err);
+
+/* All-to-all of bytes (collective): sendn[d] bytes to each process d, the blocks one after the
+ * other in process order in send; *recv (malloc'ed, the caller frees it) gets recvn[s] bytes from
+ * each process s, in process order. A local failure (memory, more than 2^31-1 bytes at once) is
+ * agreed on before anything moves: no process is left waiting. */
+shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
+                            shiro_error *err);
+
+#endif

@@ -1,0 +1,34 @@
+/* dist_input.h — the matrix in, spread over the distributed planner's processes: each reads a
+ * stripe of rows, then holds the rows of its own ranks. */
+#ifndef SHIRO_DIST_INPUT_H
+#define SHIRO_DIST_INPUT_H
+
+#include "csr.h"
+#include "dist_comm.h"
+#include "mm_read.h"
+
+/* A matrix of m rows held in part: rows lo .. hi-1, whole, on this process. */
+typedef struct dist_matrix {
+  int64_t m, k, nnz; /* the whole matrix's */
+  mm_header hdr; /* what the file said (field: pattern or values) */
+  int64_t *gAp; /* [m+1] the whole matrix's row pointers, on every process */
+  int64_t lo, hi; /* the rows held */
+  sc_csr *A; /* after dist_matrix_own: an m-row matrix whose rows lo .. hi-1 are A's and the others
+                empty, values as an array (Ax); before: the stripe, hi-lo rows (row lo first) */
+} dist_matrix;
+
+/* Reads the matrix at path (format "mtx", "edgelist" or "csr-h5"; ro: the text reader's options)
+ * and keeps on process r of P the stripe of rows m·r/P .. m·(r+1)/P - 1, with every row's length
+ * on every process (gAp). Collective; errors agreed (dist_agree). */
+shiro_status dist_matrix_read(const dist_comm *c, const char *path, const char *format, const mm_read_options *ro,
+                              dist_matrix *M, shiro_error *err);
+
+/* Moves the rows so that this process holds rows lo .. hi-1 (each process its own range; the
+ * ranges of the processes, in process order, cover 0 .. m-1 one after the other), as an m-row
+ * matrix (M->A). Collective; errors agreed. */
+shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, shiro_error *err);
+
+/* Frees what M holds. */
+void dist_matrix_free(dist_matrix *M);
+
+#endif

@@ -1,0 +1,193 @@
+/* dist_plan.c — the planner over MPI processes: read, own, cover, trade, build, write. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "blocks.h"
+#include "digest.h"
+#include "dist_blocks.h"
+#include "dist_comm.h"
+#include "dist_input.h"
+#include "dist_plan.h"
+#include "dist_write.h"
+#include "error.h"
+#include "partition.h"
+#include "plan_build.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
+  const sc_strategy s = rq->strategy;
+  if (s != STRAT_BLOCK && s != STRAT_COL && s != STRAT_ROW && s != STRAT_JOINT)
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
+                      "--strategy %s is not planned by several processes yet (block, col, row and joint are); "
+                      "give one of those, or plan with one process",
+                      strategy_name(s));
+  if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz"))
+    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
+                      "--partition %s is not planned by several processes yet (block and nnz are); give one of "
+                      "those, or plan with one process",
+                      rq->partition);
+  return SHIRO_OK;
+}
+
+/* The ranks of process d of P: whole nodes of G ranks where there are at least P nodes. */
+static void ranks_of(int d, int P, int32_t R, int32_t G, int32_t *first, int32_t *end) {
+  const int64_t nodes = (R + (int64_t)G - 1) / G;
+  if (nodes >= P) {
+    int64_t n0 = nodes * d / P, n1 = nodes * (d + 1) / P;
+    *first = (int32_t)(n0 * G);
+    *end = (int32_t)(n1 * G < R ? n1 * G : R);
+  } else {
+    *first = (int32_t)((int64_t)R * d / P);
+    *end = (int32_t)((int64_t)R * (d + 1) / P);
+  }
+}
+
+/* The digest of the whole matrix's pattern (shiro_pattern_digest), hashed process after process
+ * over the rows each holds (rows lo .. hi-1 of M->A, in process order). Collective. */
+static shiro_status matrix_digest(const dist_comm *c, const dist_matrix *M, uint64_t *out, shiro_error *err) {
+  digest64 d;
+  pattern_digest_begin(&d, M->m, M->k);
+  if (c->rank > 0 && MPI_Recv(&d.h, 1, MPI_UINT64_T, c->rank - 1, 7, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return shiro_fail(err, SHIRO_ERR_MPI, "MPI_Recv of the pattern digest failed");
+  const sc_csr *A = M->A;
+  for (int64_t i = M->lo; i < M->hi; i++) pattern_digest_row32(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+  if (c->rank + 1 < c->size && MPI_Send(&d.h, 1, MPI_UINT64_T, c->rank + 1, 7, c->comm) != MPI_SUCCESS)
+    return shiro_fail(err, SHIRO_ERR_MPI, "MPI_Send of the pattern digest failed");
+  if (MPI_Bcast(&d.h, 1, MPI_UINT64_T, c->size - 1, c->comm) != MPI_SUCCESS)
+    return shiro_fail(err, SHIRO_ERR_MPI, "MPI_Bcast of the pattern digest failed");
+  *out = d.h;
+  return SHIRO_OK;
+}
+
+/* The programs' way out (plan_build_range's sink). */
+typedef struct dist_sink {
+  dist_writer *w;
+  const dist_positions *X;
+  int pattern;
+  plan_progress_fn progress;
+  int32_t done, first, ranks;
+} dist_sink;
+
+static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
+  (void)meta;
+  dist_sink *s = arg;
+  for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
+    if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e]);
+  if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
+    free(pr->a_val);
+    pr->a_val = NULL;
+    pr->naval = 0;
+  }
+  shiro_status st = dist_writer_round(s->w, pr, SHIRO_OK, err);
+  prog_rank_free(pr);
+  s->done++;
+  if (s->progress) s->progress("programs", s->done, s->ranks);
+  return st;
+}
+
+/* Peak resident memory of this process, bytes. */
+static int64_t peak_rss(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0;
+}
+
+shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, shiro_error *err) {
+  dist_comm c = {.comm = comm};
+  MPI_Comm_rank(comm, &c.rank);
+  MPI_Comm_size(comm, &c.size);
+  memset(res, 0, sizeof *res);
+  res->processes = c.size;
+  const plan_progress_fn progress = c.rank == 0 ? rq->progress : NULL;
+  const double t0 = now();
+  shiro_status st = dist_agree(&c, dist_plan_supported(rq, err), err);
+  if (st != SHIRO_OK) return st;
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&thread_level);
+  dist_matrix M = {0};
+  sc_partition Prow = {0}, Pcol = {0};
+  sc_blocks B = {0};
+  dist_positions X = {0};
+  int32_t *proc = NULL, first = 0, end = 0;
+  if (progress) progress("read", 0, 1);
+  st = dist_matrix_read(&c, rq->matrix, rq->format, &rq->read, &M, err);
+  if (st != SHIRO_OK) return st;
+  if (progress) progress("read", 1, 1);
+  res->m = M.m;
+  res->k = M.k;
+  res->nnz = M.nnz;
+  res->pattern = M.hdr.field == MM_PATTERN;
+  const double t1 = now();
+  /* the partition, the same on every process: block by rows, or nnz by every row's length */
+  sc_csr lengths = {.m = M.m, .k = M.k, .nnz = M.nnz, .Ap = M.gAp};
+  const int nnz = !strcmp(rq->partition, "nnz");
+  st = nnz ? part_nnz(&lengths, rq->ranks, &Prow, err) : part_block(M.m, rq->ranks, &Prow, err);
+  if (st == SHIRO_OK)
+    st = nnz && M.m == M.k ? part_copy(&Prow, &Pcol, err) : part_block(M.k, rq->ranks, &Pcol, err);
+  if (st == SHIRO_OK && !(proc = malloc((size_t)rq->ranks * sizeof *proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  for (int d = 0; st == SHIRO_OK && d < c.size; d++) {
+    int32_t f, e;
+    ranks_of(d, c.size, rq->ranks, rq->gpn, &f, &e);
+    for (int32_t r = f; r < e; r++) proc[r] = d;
+    if (d == c.rank) first = f, end = e;
+  }
+  st = dist_agree(&c, st, err);
+  if (st == SHIRO_OK) st = dist_matrix_own(&c, &M, Prow.first[first], Prow.first[end], err);
+  const double t2 = now();
+  if (progress && st == SHIRO_OK) progress("cover", 0, 1);
+  if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
+  if (st == SHIRO_OK) st = strategy_select(&B, rq->strategy, rq->gpn, NULL, NULL, err);
+  sc_volumes v = {0};
+  if (st == SHIRO_OK) strategy_volumes(&B, &Pcol, rq->strategy, rq->gpn, &v); /* its own blocks' */
+  st = dist_agree(&c, st, err);
+  if (st == SHIRO_OK) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
+  if (progress && st == SHIRO_OK) progress("cover", 1, 1);
+  const double t3 = now();
+  if (st == SHIRO_OK) {
+    if (rq->strategy == STRAT_BLOCK) res->vol = v; /* from the partition alone: the whole plan's everywhere */
+    else if (MPI_Allreduce(&v, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+      st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
+  }
+  prog_meta meta = {.ranks = rq->ranks, .gpus_per_node = rq->gpn, .m = M.m, .k = M.k, .nnz = M.nnz};
+  strncpy(meta.strategy, strategy_name(rq->strategy), sizeof meta.strategy - 1);
+  strncpy(meta.partition, rq->partition, sizeof meta.partition - 1);
+  if (st == SHIRO_OK) st = matrix_digest(&c, &M, &meta.matrix_digest, err);
+  st = dist_agree(&c, st, err);
+  int32_t mine = end - first, rounds = 0;
+  if (st == SHIRO_OK && MPI_Allreduce(&mine, &rounds, 1, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)
+    st = dist_agree(&c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the rounds failed"), err);
+  dist_writer *w = NULL;
+  if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
+  if (st == SHIRO_OK) {
+    dist_sink s = {.w = w, .X = &X, .pattern = res->pattern, .progress = progress, .first = first, .ranks = end - first};
+    /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
+    const int threads = omp_get_max_threads();
+    if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
+    shiro_status bst = plan_build_range(M.A, &Prow, &Pcol, &B, rq->strategy, rq->gpn, first, end, out_rank, &s, err);
+    omp_set_num_threads(threads);
+    st = dist_writer_close(w, bst, err);
+  }
+  const double t4 = now();
+  res->read_s = t1 - t0;
+  res->partition_s = t2 - t1;
+  res->cover_s = t3 - t2;
+  res->plan_s = t4 - t3;
+  res->total_s = t4 - t0;
+  int64_t peak = peak_rss();
+  MPI_Allreduce(&peak, &res->peak_rss_bytes, 1, MPI_INT64_T, MPI_MAX, comm);
+  MPI_Allreduce(&peak, &res->peak_rss_bytes_sum, 1, MPI_INT64_T, MPI_SUM, comm);
+  free(X.run);
+  free(proc);
+  blocks_free(&B);
+  part_free(&Prow);
+  part_free(&Pcol);
+  dist_matrix_free(&M);
+  return st;
+}

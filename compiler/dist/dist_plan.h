@@ -1,0 +1,45 @@
+/* dist_plan.h — the planner over MPI processes (`mpirun -np P shiro-plan`): each process reads a
+ * stripe of the matrix, holds the rows of its own ranks (whole nodes of them), solves the cover
+ * problems of the blocks those ranks receive, builds their programs, and writes their bytes into
+ * the one plan file. The plan is the one a single process plans (same datasets and attributes). */
+#ifndef SHIRO_DIST_PLAN_H
+#define SHIRO_DIST_PLAN_H
+
+#include <mpi.h>
+
+#include "mm_read.h"
+#include "plan_choose.h"
+#include "strategy.h"
+
+/* What to plan (every process passes the same). */
+typedef struct dist_request {
+  const char *matrix; /* the input file: on a file system every process sees */
+  const char *format; /* "mtx", "edgelist" or "csr-h5" */
+  mm_read_options read; /* the text reader's options (edge lists: base, size) */
+  int32_t ranks, gpn; /* R, G */
+  sc_strategy strategy; /* block, col, row or joint (the flat strategies) */
+  const char *partition; /* "block" or "nnz" */
+  const char *out; /* the plan file: on a file system every process sees */
+  plan_progress_fn progress; /* process 0's progress ("read", "cover", "programs"); NULL: none */
+} dist_request;
+
+/* What was planned (the same on every process). */
+typedef struct dist_result {
+  int64_t m, k, nnz;
+  int pattern; /* the input had no values */
+  sc_volumes vol; /* rows moved per call, the whole plan's */
+  int32_t processes;
+  double read_s, partition_s, cover_s, plan_s, total_s; /* process 0's wall times; plan_s includes writing */
+  int64_t peak_rss_bytes, peak_rss_bytes_sum; /* the largest process's peak resident memory, and their sum */
+} dist_result;
+
+/* The strategies and partitions dist_plan plans; SHIRO_ERR_UNSUPPORTED naming what is not (yet)
+ * planned by several processes, with what to do instead. Local. */
+shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err);
+
+/* Plans rq over the processes of comm and writes rq->out (a temporary file renamed into place: a
+ * failure leaves nothing there). Collective; every process returns the same status, err the
+ * failing process's message ("process P: ..."). Prints nothing. */
+shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, shiro_error *err);
+
+#endif
