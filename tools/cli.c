@@ -1,5 +1,6 @@
 /* cli.c — helpers shared by the command-line tools. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,4 +107,14 @@ int cli_finish_stdout(const char *prog, int rc) {
   if (e) fprintf(stderr, "%s: error writing standard output: %s\n", prog, strerror(e));
   else fprintf(stderr, "%s: error writing standard output\n", prog);
   return 1;
+}
+
+void cli_silence(void) {
+  int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  fflush(stdout);
+  fflush(stderr);
+  dup2(fd, STDOUT_FILENO);
+  dup2(fd, STDERR_FILENO);
+  close(fd);
 }

@@ -30,6 +30,10 @@ int64_t cli_peak_rss(void);
  * outputs being written (out_file.h) before the process dies of them. */
 void cli_remove_temps_on_signals(void);
 
+/* Sends stdout and stderr to /dev/null: a process whose report another process of the same
+ * run gives (shiro-plan's processes other than 0). */
+void cli_silence(void);
+
 /* Flushes and closes stdout at the end of a tool: returns rc if every write
  * to it succeeded, else prints "PROG: error writing standard output: WHY" on
  * stderr and returns 1 (results lost on a full disk are a failure). */

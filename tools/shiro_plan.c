@@ -28,6 +28,7 @@
 #include "plan_build.h"
 #include "plan_choose.h"
 #include "plan_file.h"
+#include "plan_mpi.h"
 #include "plan_write.h"
 #include "shiro_config.h"
 #include "strategy.h"
@@ -545,11 +546,49 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
 /* Progress of the library's phases, on the terminal. */
 static void plan_progress(const char *what, int64_t done, int64_t total) { cli_progress(what, done, total); }
 
+/* Under an MPI launcher with several processes: dist_plan's request from the options, the
+ * options it does not take named (on process 0 only; every process exits 2). */
+static int run_distributed(const options *o, int rank) {
+  const char *no = o->compare ? "--compare" : o->machine ? "--machine"
+      : o->floor == 1                                    ? "--floor"
+      : o->cpu_auto                                      ? "--strategy auto-cpu"
+      : o->auto_strategy                                 ? "--strategy auto (the default where 1 < G < R)"
+                                                         : NULL;
+  if (no) {
+    if (rank == 0)
+      fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row) "
+                      "and --partition block or nnz, or plan with one process\n",
+              prog, no);
+    return 2;
+  }
+  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .partition = !strcmp(o->partition, "parts") ? "parts:FILE" : o->partition, .progress = plan_progress};
+  shiro_error err;
+  if (dist_plan_supported(&rq, &err) != SHIRO_OK) {
+    if (rank == 0) fprintf(stderr, "%s: %s\n", prog, err.message);
+    return 2;
+  }
+  char *out = o->out ? strdup(o->out) : default_output(o->matrix);
+  if (!out) return 1;
+  rq.out = out;
+  if (o->threads) omp_set_num_threads(o->threads);
+  cli_progress_enable(!o->quiet && rank == 0);
+  if (!strcmp(o->format, "edgelist"))
+    rq.read = (mm_read_options){.format = MM_FORMAT_EDGELIST, .el_base = o->base, .el_rows = o->rows, .el_cols = o->cols};
+  if (rank == 0) cli_remove_temps_on_signals();
+  int rc = plan_mpi_run(&rq, rank, o->quiet, o->json, o->threads);
+  free(out);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   options o;
   huge_pages_restart(argv);
   plan_file_exit_quietly(); /* a failed write must end in its message, not a crash at exit */
+  int mpi_rank = 0, mpi_size = 1;
+  plan_mpi_start(&argc, &argv, &mpi_rank, &mpi_size);
+  if (mpi_rank != 0) cli_silence(); /* one report: process 0's (parse errors are everyone's alike) */
   if (!parse(argc, argv, &o)) return 2;
+  if (mpi_size > 1) return run_distributed(&o, mpi_rank);
   /* HDF5 keeps what it frees on free lists, unbounded by default: writing a plan's thousands
    * of datasets left ~13 MiB there (massif, R-MAT s16 at R = 128), a fixed cost the smaller
    * matrices feel. 1 MiB per kind in all, 64 KiB per list: the rest goes back to malloc. */

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""`mpirun -np P shiro-plan`: several processes plan one plan, the plan one process plans.
+
+For each matrix and case (R, G, strategy, partition, P; P above the nodes too, and above R): the
+file written by P processes has every dataset and attribute equal to the single process's
+(`h5diff`, which compares both: a changed attribute or value fails it, checked here), verifies
+(`shiro-plan-dump --verify --matrix`), and its --json reports P processes, the same volumes, and a
+largest-process peak no larger than the sum. An R-MAT graph as csr-h5 and as Matrix Market gives
+the same plan from P processes. One plan is replayed with `shiro-spmm --check`.
+Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
+the default strategy (auto) and metis (exit 2: not planned by several processes yet), a missing
+input, an output in a missing directory (exit 1); and one process killed mid-plan: the job ends
+within 60 s, non-zero, with neither the plan nor its temporary file left.
+
+usage: dist_plan_check.py BUILD_DIR MATRIX.mtx...   (needs mpirun, tests/meson.build's mpi_env)
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "lib"))  # checklib
+import checklib
+from checklib import expect, run
+
+CASES = [  # R, G, strategy, partition, P
+    ("8", "4", "joint", "block", 2), ("16", "4", "joint", "nnz", 3), ("8", "2", "col", "block", 4),
+    ("6", "2", "row", "nnz", 2), ("5", "1", "block", "block", 2), ("7", "4", "joint", "block", 3),
+    ("2", "1", "joint", "block", 3)]
+
+
+def h5py_edit(path, what):
+    """Changes one attribute or one value of a copy (for the check that h5diff sees it); None if h5py is missing."""
+    try:
+        import h5py
+    except ImportError:
+        return None
+    with h5py.File(path, "r+") as f:
+        if what == "attr":
+            f["rank_000001"].attrs["s_rows"] = f["rank_000001"].attrs["s_rows"] + 1
+        else:
+            d = f["rank_000000/col"]
+            x = d[...]
+            x[0] += 1
+            d[...] = x
+    return True
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    matrices = [os.path.abspath(a) for a in sys.argv[2:]]
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    plan_exe = os.path.join(build, "tools", "shiro-plan")
+    dump = os.path.join(build, "tools", "shiro-plan-dump")
+    spmm = os.path.join(build, "tools", "shiro-spmm")
+    gen = os.path.join(build, "tools", "gen", "shiro-gen")
+    h5diff = shutil.which("h5diff")
+    expect(h5diff is not None, "h5diff (hdf5-tools) is installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        one, many = os.path.join(tmp, "one.h5"), os.path.join(tmp, "many.h5")
+
+        def same(tag, fmt_args=()):
+            d = run([h5diff, one, many])
+            expect(d.returncode == 0, f"{tag}: every dataset and attribute equal to one process's (h5diff)", d)
+
+        for matrix in matrices:
+            name = os.path.basename(matrix)
+            for R, G, strategy, partition, P in CASES:
+                tag = f"{name} R={R} G={G} {strategy}/{partition} P={P}"
+                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", partition]
+                a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
+                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
+                expect(a.returncode == 0 and b.returncode == 0 and b.stderr.count("shiro-plan") == 0,
+                       f"{tag}: planned by one and by {P} processes, quietly", b)
+                if a.returncode or b.returncode:
+                    continue
+                ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                expect(jb["processes"] == P and jb["volumes"] == {strategy: {k: v for k, v in ja["volumes"][strategy].items()
+                                                                            if not k.startswith("predicted")}}
+                       and 0 < jb["peak_rss_bytes"] <= jb["peak_rss_bytes_sum"],
+                       f"{tag}: --json: {P} processes, the same volumes, peak <= sum", b)
+                same(tag)
+                v = run([dump, many, "--verify", "--matrix", matrix])
+                expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
+        # h5diff sees a changed attribute and a changed value (so the checks above can fail)
+        if matrices:
+            run([plan_exe, matrices[0], "--ranks", "4", "--strategy", "joint", "-o", one, "--quiet"])
+            for what in ("attr", "value"):
+                shutil.copy(one, many)
+                if h5py_edit(many, what) is None:  # no h5py: another strategy's plan differs in both
+                    print(f"h5py is missing: h5diff is checked on another strategy's plan instead of a changed {what}")
+                    run([plan_exe, matrices[0], "--ranks", "4", "--strategy", "col", "-o", many, "--quiet"])
+                d = run([h5diff, one, many])
+                expect(d.returncode == 1, f"h5diff tells a changed {what} apart", d)
+            # a plan from P processes replays and checks out
+            run([mpirun, "-np", "2", plan_exe, matrices[0], "--ranks", "4", "--gpus-per-node", "2", "--strategy", "joint",
+                 "-o", many, "--quiet"])
+            s = run([mpirun, "-np", "4", spmm, many, "--direction", "both", "--n", "3", "--iters", "1", "--check", matrices[0]])
+            expect(s.returncode == 0 and s.stdout.count(" ok\n") == 2, "a plan from 2 processes: shiro-spmm --check", s)
+        # csr-h5 and Matrix Market: the same plan from 3 processes
+        rmat_mtx, rmat_h5 = os.path.join(tmp, "rmat.mtx"), os.path.join(tmp, "rmat.h5")
+        g1 = run([gen, "rmat", "--scale", "11", "--edge-factor", "8", "-o", rmat_mtx])
+        g2 = run([gen, "rmat", "--scale", "11", "--edge-factor", "8", "--format", "csr-h5", "-o", rmat_h5])
+        expect(g1.returncode == 0 and g2.returncode == 0, "shiro-gen: R-MAT scale 11 as mtx and csr-h5", g2)
+        args = ["--ranks", "16", "--gpus-per-node", "4", "--strategy", "joint", "--partition", "nnz", "--quiet"]
+        a = run([plan_exe, rmat_mtx] + args + ["-o", one])
+        b = run([mpirun, "-np", "3", plan_exe, rmat_h5, "--format", "csr-h5"] + args + ["-o", many])
+        expect(a.returncode == 0 and b.returncode == 0, "R-MAT: planned from mtx by one, from csr-h5 by 3 processes", b)
+        same("R-MAT csr-h5, 3 processes")
+        # errors: reported once, every process non-zero, no file
+        for what, extra, rc, needle in (
+                ("the default strategy (auto)", ["--gpus-per-node", "4"], 2, "--strategy auto (the default where 1 < G < R) "
+                                                                           "is not planned by several processes yet"),
+                ("metis", ["--strategy", "joint", "--partition", "metis"], 2, "--partition metis is not planned by several "
+                                                                             "processes yet"),
+                ("a missing input", ["--strategy", "joint", "MISSING"], 1, "missing.mtx: cannot open"),
+                ("a missing directory", ["--strategy", "joint", "OUT"], 1, "cannot create a file there")):
+            out = os.path.join(tmp, "nodir", "x.h5") if "OUT" in extra else many
+            matrix = os.path.join(tmp, "missing.mtx") if "MISSING" in extra else rmat_mtx
+            extra = [x for x in extra if x not in ("MISSING", "OUT")]
+            if os.path.exists(many):
+                os.remove(many)
+            p = run([mpirun, "-np", "3", plan_exe, matrix, "--ranks", "8"] + extra + ["-o", out, "--quiet"])
+            expect(p.returncode == rc and p.stderr.count(needle) == 1 and p.stderr.count("shiro-plan:") == 1
+                   and not os.path.exists(out), f"{what}: exit {rc}, said once, no file", p)
+        # one process killed mid-plan: no hang, no file
+        big = os.path.join(tmp, "big.mtx")
+        run([gen, "rmat", "--scale", "16", "--edge-factor", "16", "-o", big])
+        for f in os.listdir(tmp):
+            if f.startswith("many.h5"):
+                os.remove(os.path.join(tmp, f))
+        job = subprocess.Popen([mpirun, "-np", "2", plan_exe, big, "--ranks", "64", "--gpus-per-node", "4", "--strategy",
+                                "joint", "-o", many, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+        victim = None
+        for _ in range(400):  # the second process (OMPI_COMM_WORLD_RANK=1), once it runs
+            time.sleep(0.05)
+            for pid in os.listdir("/proc"):
+                try:
+                    if pid.isdigit() and b"OMPI_COMM_WORLD_RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read() + b"\0" \
+                            and b"shiro-plan" in open(f"/proc/{pid}/cmdline", "rb").read():
+                        victim = int(pid)
+                except OSError:
+                    pass
+            if victim:
+                break
+        if victim:
+            time.sleep(0.3)
+            os.kill(victim, signal.SIGKILL)
+        try:
+            job.communicate(timeout=60)
+            ended = True
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.communicate()
+            ended = False
+        left = [f for f in os.listdir(tmp) if f.startswith("many.h5")]
+        expect(victim is not None and ended and job.returncode != 0 and not left,
+               f"process 1 killed: the job ends within 60 s, non-zero ({job.returncode}), nothing left ({left})")
+    print(f"{checklib.failures} failures")
+    return 1 if checklib.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

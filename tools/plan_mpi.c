@@ -1,0 +1,77 @@
+/* plan_mpi.c — shiro-plan's distributed path: launched processes, one report. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "plan_mpi.h"
+
+static void finalize(void) {
+  int done = 0;
+  MPI_Finalized(&done);
+  if (!done) MPI_Finalize();
+}
+
+int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS",
+                                     "SLURM_STEP_NUM_TASKS"};
+  *rank = 0;
+  *size = 1;
+  int launched = 0;
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) launched |= getenv(vars[i]) != NULL;
+  if (!launched) return 0;
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "shiro-plan: MPI_Init failed (started by an MPI launcher)\n");
+    exit(1);
+  }
+  atexit(finalize);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return 1;
+}
+
+static void report(const dist_request *rq, const dist_result *r, int quiet, int json, int threads) {
+  const sc_volumes *v = &r->vol;
+  if (!quiet) {
+    fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; planned by %d processes\n",
+            rq->matrix, (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, r->processes);
+    fprintf(stderr, "  %-8s %14s %16s %16s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows");
+    fprintf(stderr, "  %-8s %14lld %16lld %16lld  <- plan\n", strategy_name(rq->strategy), (long long)v->total_rows,
+            (long long)v->inter_node_rows, (long long)v->intra_node_rows);
+    fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
+                    "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
+            r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (double)r->peak_rss_bytes / (1 << 20),
+            (double)r->peak_rss_bytes_sum / (1 << 20), r->processes);
+    fprintf(stderr, "  wrote %s\n", rq->out);
+  }
+  if (!json) return;
+  printf("{\"matrix\": ");
+  cli_json_string(stdout, rq->matrix);
+  printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, \"strategy\": \"%s\", "
+         "\"partition\": \"%s\", \"processes\": %d, \"threads\": %d, \"plan\": ",
+         (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, strategy_name(rq->strategy),
+         rq->partition, r->processes, threads);
+  cli_json_string(stdout, rq->out);
+  printf(", \"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"total\": %.6f}, "
+         "\"peak_rss_bytes\": %lld, \"peak_rss_bytes_sum\": %lld, ",
+         r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (long long)r->peak_rss_bytes,
+         (long long)r->peak_rss_bytes_sum);
+  printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}}}\n",
+         strategy_name(rq->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
+         (long long)v->intra_node_rows);
+}
+
+int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int threads) {
+  dist_result r;
+  shiro_error err = {{0}};
+  shiro_status st = dist_plan(MPI_COMM_WORLD, rq, &r, &err);
+  if (rank != 0) return st == SHIRO_OK ? 0 : 1;
+  if (st != SHIRO_OK) {
+    cli_progress_enable(0);
+    fprintf(stderr, "shiro-plan: %s\n", err.message);
+    return 1;
+  }
+  report(rq, &r, quiet, json, threads ? threads : omp_get_max_threads());
+  return cli_finish_stdout("shiro-plan", 0);
+}

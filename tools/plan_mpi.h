@@ -1,0 +1,19 @@
+/* plan_mpi.h — shiro-plan under an MPI launcher (mpirun, mpiexec, srun): several processes plan
+ * one plan together (compiler/dist/); a plain start stays MPI-free. */
+#ifndef SHIRO_PLAN_MPI_H
+#define SHIRO_PLAN_MPI_H
+
+#include "dist_plan.h"
+
+/* 1 when a launcher started this process (its environment says so: Open MPI, PMIx, PMI, Hydra or
+ * Slurm's step variables); then MPI is initialised (MPI_THREAD_SERIALIZED asked) and finalised at
+ * exit, and *rank / *size are this process's place; else 0, *rank 0, *size 1, and no MPI call is
+ * made. Exits with a message on stderr when MPI_Init fails. */
+int plan_mpi_start(int *argc, char ***argv, int *rank, int *size);
+
+/* Runs dist_plan over MPI_COMM_WORLD and reports as shiro-plan does (process 0 only: the summary
+ * on stderr unless quiet, one JSON object on stdout with json; an error once, on stderr).
+ * matrix names the input in messages. Returns the exit status (0, or 1 on every process). */
+int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int threads);
+
+#endif
