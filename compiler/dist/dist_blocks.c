@@ -1,4 +1,6 @@
 /* dist_blocks.c — the send sides of the blocks traded between the planner's processes. */
+#include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +24,18 @@ static int64_t rec_bytes(const rec_head *h) {
   return (int64_t)sizeof *h + 4 * (int64_t)h->ncs + (int64_t)sizeof(rec_row) * h->nrs + 12 * h->ne;
 }
 
-int64_t dist_position(const dist_positions *X, int64_t t) {
-  int64_t lo = 0, hi = X->n; /* the last run with t0 <= t */
-  while (hi - lo > 1) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (X->run[mid][0] <= t) lo = mid;
-    else hi = mid;
+int64_t dist_position(const dist_positions *X, int64_t t, int64_t *hint) {
+  if (t >= X->own_t0 && t < X->own_t1) return X->own_g0 + (t - X->own_t0);
+  int64_t lo = *hint;
+  if (!(lo < X->n && X->run[lo][0] <= t && (lo + 1 == X->n || X->run[lo + 1][0] > t))) {
+    int64_t hi = X->n; /* the last run with t0 <= t */
+    lo = 0;
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (X->run[mid][0] <= t) lo = mid;
+      else hi = mid;
+    }
+    *hint = lo;
   }
   return X->run[lo][1] + (t - X->run[lo][0]);
 }
@@ -82,34 +90,34 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int cmp_run(const void *a, const void *b) {
-  const int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
-  return (x > y) - (x < y);
-}
-
-/* The sorted distinct columns of a record (selected columns and its rows' edges) into u; their count. */
-static int32_t union_cols(const rec_head *h, const char *r, int32_t *u) {
+/* The sorted distinct columns of a record (selected columns and its rows' edges) into u, their
+ * count returned; at[c] (every entry -1 before) becomes column c's index in u. The caller resets
+ * at[u[0 .. count)] to -1 after the record. */
+static int32_t union_cols(const rec_head *h, const char *r, int32_t *u, int32_t *at) {
   const int32_t *sc = (const int32_t *)(r + sizeof *h);
   const int32_t *cols = (const int32_t *)((const rec_row *)(sc + h->ncs) + h->nrs);
-  memcpy(u, sc, (size_t)h->ncs * sizeof *u);
-  memcpy(u + h->ncs, cols, (size_t)h->ne * sizeof *u);
-  int64_t n = h->ncs + h->ne;
-  qsort(u, (size_t)n, sizeof *u, cmp_i32);
-  int64_t k = 0;
-  for (int64_t x = 0; x < n; x++)
-    if (!k || u[k - 1] != u[x]) u[k++] = u[x];
-  return (int32_t)k;
+  int32_t n = 0, lo = INT32_MAX, hi = -1;
+  for (int64_t e = -(int64_t)h->ncs; e < h->ne; e++) { /* the selected columns, then the edges' */
+    const int32_t c = e < 0 ? sc[h->ncs + e] : cols[e];
+    if (at[c] >= 0) continue;
+    at[c] = 0;
+    u[n++] = c;
+    lo = c < lo ? c : lo;
+    hi = c > hi ? c : hi;
+  }
+  if ((double)n * 16 > (double)hi - lo) { /* dense in its range: read them off in order */
+    n = 0;
+    for (int32_t c = lo; c <= hi; c++)
+      if (at[c] >= 0) u[n++] = c;
+  } else {
+    qsort(u, (size_t)n, sizeof *u, cmp_i32);
+  }
+  for (int32_t j = 0; j < n; j++) at[u[j]] = j;
+  return n;
 }
 
-/* The index of column c in u[0 .. n-1] (present). */
-static int32_t col_index(const int32_t *u, int32_t n, int32_t c) {
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (u[mid] < c) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+static void reset_cols(const int32_t *u, int32_t n, int32_t *at) {
+  for (int32_t j = 0; j < n; j++) at[u[j]] = -1;
 }
 
 static int64_t block_bytes(const rec_head *h, int32_t nc) {
@@ -150,7 +158,8 @@ static shiro_status send_records(const dist_comm *c, const int32_t *proc, const 
 
 /* The blocks of the records r[0 .. n) (in (p, q) order), their arrays in one allocation per
  * destination p (arena[2p]); *nb of them in *out. */
-static shiro_status make_blocks(const char *r, int64_t n, int32_t R, void **arena, sc_block **out, int64_t *nb) {
+static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t ncols, void **arena, sc_block **out,
+                                int64_t *nb) {
   int64_t count = 0, widest = 0;
   for (const char *x = r; x < r + n;) {
     rec_head h;
@@ -159,14 +168,17 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, void **aren
     count++;
     x += rec_bytes(&h);
   }
-  int32_t *u = malloc((size_t)(widest ? widest : 1) * sizeof *u);
+  int32_t *u = malloc((size_t)(widest ? widest : 1) * sizeof *u), *at = malloc((size_t)(ncols ? ncols : 1) * sizeof *at);
   int64_t *bytes = calloc((size_t)R, sizeof *bytes);
   sc_block *b = calloc((size_t)(count ? count : 1), sizeof *b);
-  if (!u || !bytes || !b) goto nomem;
+  if (!u || !at || !bytes || !b) goto nomem;
+  memset(at, 0xff, (size_t)ncols * sizeof *at); /* -1: no column seen */
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
     rec_head h;
     memcpy(&h, x, sizeof h);
-    bytes[h.p] += block_bytes(&h, union_cols(&h, x, u));
+    const int32_t nc = union_cols(&h, x, u, at);
+    bytes[h.p] += block_bytes(&h, nc);
+    reset_cols(u, nc, at);
   }
   for (int32_t p = 0; p < R; p++) { /* p has no blocks of its own here: its rows are elsewhere */
     if (!bytes[p]) continue;
@@ -178,7 +190,7 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, void **aren
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x), k++) {
     rec_head h;
     memcpy(&h, x, sizeof h);
-    const int32_t nc = union_cols(&h, x, u);
+    const int32_t nc = union_cols(&h, x, u, at);
     char *a = (char *)arena[2 * h.p] + bytes[h.p];
     bytes[h.p] += block_bytes(&h, nc);
     sc_block *k_ = &b[k];
@@ -193,24 +205,27 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, void **aren
     memset(k_->rsel, 1, (size_t)h.nrs);
     memset(k_->csel, 0, (size_t)nc);
     const int32_t *sc = (const int32_t *)(x + sizeof h);
-    for (int32_t j = 0; j < h.ncs; j++) k_->csel[col_index(u, nc, sc[j])] = 1;
+    for (int32_t j = 0; j < h.ncs; j++) k_->csel[at[sc[j]]] = 1;
     const rec_row *rr = (const rec_row *)(sc + h.ncs);
     const int32_t *cols = (const int32_t *)(rr + h.nrs);
     k_->Gp[0] = 0;
     for (int32_t i = 0; i < h.nrs; i++) {
       k_->rows[i] = rr[i].row;
-      for (int32_t e = 0; e < rr[i].len; e++) k_->Gj[k_->Gp[i] + e] = col_index(u, nc, *cols++);
+      for (int32_t e = 0; e < rr[i].len; e++) k_->Gj[k_->Gp[i] + e] = at[*cols++];
       k_->Gp[i + 1] = k_->Gp[i] + rr[i].len;
     }
     block_count_entries(k_);
+    reset_cols(u, nc, at);
   }
   free(u);
+  free(at);
   free(bytes);
   *out = b;
   *nb = count;
   return SHIRO_OK;
 nomem:
   free(u);
+  free(at);
   free(bytes);
   free(b);
   return SHIRO_ERR_NOMEM;
@@ -240,43 +255,44 @@ static shiro_status merge_blocks(sc_blocks *B, sc_block *f, int64_t nf, int32_t 
  * order), and X: every entry's place in the whole matrix. */
 static shiro_status add_rows(dist_matrix *M, const char *r, int64_t n, dist_positions *X) {
   const sc_csr *A = M->A;
-  int64_t extra = 0, runs = 0;
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    extra += h.ne;
-    runs += h.nrs;
-  }
-  for (int64_t i = M->lo; i < M->hi; i++) runs += A->Ap[i + 1] > A->Ap[i];
+  int64_t extra = 0;
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) extra += ((const rec_head *)x)->ne;
   sc_csr *N = calloc(1, sizeof *N);
-  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur);
-  X->run = malloc((size_t)(runs ? runs : 1) * sizeof *X->run);
+  /* per row: the fill cursor (cur) and the first slot of its runs in X->run (slot; other rows') */
+  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur), *slot = calloc((size_t)A->m + 1, sizeof *slot);
   if (N) {
     *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
     N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
     N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
     N->Ax = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Ax);
   }
-  if (!N || !cur || !X->run || !N->Ap || !N->Aj || !N->Ax) {
-    sc_csr_free(N);
-    free(cur);
-    return SHIRO_ERR_NOMEM;
+  if (!N || !cur || !slot || !N->Ap || !N->Aj || !N->Ax) goto nomem;
+  for (int64_t i = 0; i < A->m; i++) {
+    N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
   }
-  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
     rec_head h;
     memcpy(&h, x, sizeof h);
     const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
-    for (int32_t i = 0; i < h.nrs; i++) N->Ap[rr[i].row + 1] += rr[i].len;
+    for (int32_t i = 0; i < h.nrs; i++) {
+      N->Ap[rr[i].row + 1] += rr[i].len;
+      slot[rr[i].row + 1]++;
+    }
   }
-  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] += N->Ap[i];
+  for (int64_t i = 0; i < A->m; i++) {
+    N->Ap[i + 1] += N->Ap[i];
+    slot[i + 1] += slot[i];
+  }
+  X->n = slot[A->m];
+  if (!(X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run))) goto nomem;
   memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
-  X->n = 0;
-  for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole */
+  X->own_t0 = N->Ap[M->lo];
+  X->own_t1 = N->Ap[M->hi];
+  X->own_g0 = M->gAp[M->lo];
+  for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
     const int64_t len = A->Ap[i + 1] - A->Ap[i];
     memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
     memcpy(N->Ax + cur[i], A->Ax + A->Ap[i], (size_t)len * sizeof *N->Ax);
-    if (len) X->run[X->n][0] = cur[i], X->run[X->n++][1] = M->gAp[i];
     cur[i] += len;
   }
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
@@ -285,21 +301,26 @@ static shiro_status add_rows(dist_matrix *M, const char *r, int64_t n, dist_posi
     const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
     const int32_t *cols = (const int32_t *)(rr + h.nrs);
     const double *vals = (const double *)(cols + h.ne);
-    for (int32_t i = 0; i < h.nrs; i++) {
-      const int64_t t = cur[rr[i].row];
+    for (int32_t i = 0; i < h.nrs; i++) { /* a row's runs come in column order: sources ascending */
+      const int64_t row = rr[i].row, t = cur[row];
       memcpy(N->Aj + t, cols, (size_t)rr[i].len * sizeof *cols);
       memcpy(N->Ax + t, vals, (size_t)rr[i].len * sizeof *vals);
-      X->run[X->n][0] = t, X->run[X->n++][1] = rr[i].g0;
-      cur[rr[i].row] += rr[i].len;
+      X->run[slot[row]][0] = t, X->run[slot[row]++][1] = rr[i].g0;
+      cur[row] += rr[i].len;
       cols += rr[i].len;
       vals += rr[i].len;
     }
   }
   free(cur);
-  qsort(X->run, (size_t)X->n, sizeof *X->run, cmp_run);
+  free(slot);
   sc_csr_free(M->A);
   M->A = N;
   return SHIRO_OK;
+nomem:
+  sc_csr_free(N);
+  free(cur);
+  free(slot);
+  return SHIRO_ERR_NOMEM;
 }
 
 shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t first, dist_matrix *M, sc_blocks *B,
@@ -310,7 +331,7 @@ shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t 
   sc_block *f = NULL;
   shiro_status st = send_records(c, proc, B, M, &recv, &n, err);
   if (st != SHIRO_OK) return st;
-  st = make_blocks(recv, n, B->parts, B->arena, &f, &nf);
+  st = make_blocks(recv, n, B->parts, M->k, B->arena, &f, &nf);
   if (st == SHIRO_OK) st = merge_blocks(B, f, nf, first);
   if (st == SHIRO_OK) st = add_rows(M, recv, n, X);
   free(f);

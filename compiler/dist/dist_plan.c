@@ -79,8 +79,9 @@ typedef struct dist_sink {
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   (void)meta;
   dist_sink *s = arg;
+  int64_t hint = 0;
   for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
-    if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e]);
+    if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], &hint);
   if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
