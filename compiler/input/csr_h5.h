@@ -32,4 +32,32 @@
  * single-threaded; leaves HDF5's automatic error printing as it found it. */
 shiro_status csr_h5_read(const char *path, sc_csr **out, mm_header *hdr, shiro_error *err);
 
+/* Reads only the metadata of the HDF5 CSR file at `path` (dataset types and
+ * lengths, the shape attribute; no element of any dataset) into *hdr: field
+ * MM_PATTERN (no /data) or MM_REAL, symmetry MM_GENERAL, m = len(/indptr) - 1,
+ * entries = len(/indices) (stored, before duplicates are summed), and k from
+ * the shape attribute, or -1 where the file has none: then k is known only
+ * from the entries (the largest k of csr_h5_read_rows over ranges covering
+ * [0, m) is csr_h5_read's). Errors as csr_h5_read's for the metadata; hdr is
+ * untouched on failure. Local; single-threaded. */
+shiro_status csr_h5_read_shape(const char *path, mm_header *hdr, shiro_error *err);
+
+/* Reads rows [lo, hi) of the HDF5 CSR file at `path` into a new sc_csr *out of
+ * hi - lo rows (Ap[0] = 0) and the file's columns: by hyperslab, only
+ * /indptr[lo .. hi] and those rows' entries are read. The rows are bit for
+ * bit those rows of csr_h5_read's matrix (sorted, duplicates summed in
+ * stored order, values as a double array, never compacted). Checked as
+ * csr_h5_read checks them, errors naming the file's element (global
+ * index): /indptr[0] = 0 if lo = 0, /indptr[m] = nnz if hi = m, pointers
+ * nondecreasing and within [0, nnz], columns in range, values finite.
+ * hdr may be NULL; else as csr_h5_read_shape's, but k is out->k: the shape
+ * attribute's, or without one max(m, largest column of these rows + 1), and
+ * the caller then gives every part the maximum over all parts (an
+ * MPI_MAX reduction: the k csr_h5_read finds). Requires 0 <= lo <= hi <= m
+ * (SHIRO_ERR_ARG otherwise). Peak memory: the range's arrays plus one row's
+ * scratch. Failures as csr_h5_read's; *out is then NULL. Local;
+ * single-threaded; leaves HDF5's automatic error printing as it found it. */
+shiro_status csr_h5_read_rows(const char *path, int64_t lo, int64_t hi, sc_csr **out, mm_header *hdr,
+                              shiro_error *err);
+
 #endif

@@ -3,7 +3,7 @@
  * Two ways in, one grammar. A plain regular file is memory-mapped: the
  * banner, comments and size line are parsed in order, then the entry lines
  * are cut into parts at line ends and the parts parsed in parallel
- * (parse_part depends on nothing but its bytes, the header and a limit,
+ * (mm_parse_part depends on nothing but its bytes, the header and a limit,
  * and counts its lines from 0), each appending its entries to the arrays
  * of the thread that parses it. Line numbers and entry counts of earlier
  * parts are known once all are parsed, so errors are placed afterwards:
@@ -15,7 +15,11 @@
  * to common arrays; the partial last line is carried over. Either way
  * every parsed range ends in '\n' (a last line without one is copied and
  * given one), the number scanners' requirement. The triplets then go to
- * sc_csr_from_coo_segs as they lie, part by part, in file order. */
+ * sc_csr_from_coo_segs as they lie, part by part, in file order.
+ *
+ * The grammar (header lines, mm_parse_part) is shared through
+ * mm_grammar.h with a third way in, one byte range of the file read on
+ * its own (mm_read_part.c). */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <stdarg.h>
@@ -27,11 +31,9 @@
 
 #include "big_alloc.h"
 #include "error.h"
+#include "mm_grammar.h"
 #include "mm_input.h"
 #include "mm_read.h"
-
-/* Bytes read per block; also the longest line accepted (with its '\n'). */
-#define MM_BLOCK ((size_t)4 << 20)
 
 /* First capacity of the stream reader's entry arrays; they double up to the
  * size line's count. */
@@ -50,58 +52,7 @@
 /* Bytes sampled to estimate the entries of a mapped file. */
 #define MM_SAMPLE ((size_t)1 << 16)
 
-/* Bytes of a part's message (without "PATH:LINE: "). */
-#define MM_MSG 400
-
-typedef enum mm_state { MM_AT_BANNER,
-                        MM_AT_SIZE,
-                        MM_AT_ENTRIES } mm_state;
-
-/* Entries in file order. Indices are 32-bit when the matrix allows (m and
- * k below 2^31): half the memory and bandwidth of the triplets. */
-typedef struct mm_ents {
-  int64_t n; /* entries stored */
-  int64_t cap; /* capacity of Ti, Tj, Tx */
-  void *Ti, *Tj; /* [cap] 0-based row and column of each entry: int32_t or int64_t */
-  double *Tx; /* [cap] value of each entry; NULL for pattern files */
-} mm_ents;
-
-/* A range of whole lines parsed on its own. */
-typedef struct mm_part {
-  const char *p, *end; /* borrowed bytes; end is just past a '\n' */
-  const char *lim; /* end of the readable bytes, >= end (scanners load 8 at a time) */
-  size_t off; /* mapped parts: offset of p in the file (page hints); else SIZE_MAX */
-  int sink; /* mapped parts: the entry arrays (thread) it appended to */
-  int64_t base; /* its first entry in those arrays */
-  int64_t n; /* its entries */
-  int64_t lines; /* lines parsed, all of them unless st says otherwise */
-  shiro_status st; /* the part's first error, or SHIRO_OK */
-  int64_t err_line; /* lines of the part before the failing one */
-  int64_t max_i, max_j; /* edge lists: the largest 0-based row / column stored, -1 if none */
-  char msg[MM_MSG]; /* the error, without "PATH:LINE: " */
-} mm_part;
-
-typedef struct mm_parser {
-  const char *path; /* borrowed: names the file in messages */
-  shiro_error *err; /* the caller's, may be NULL */
-  mm_state state; /* which line is expected next */
-  mm_header h; /* what the banner and size line said */
-  bool idx32; /* entries hold 32-bit indices (h.m, h.k <= INT32_MAX) */
-  int64_t line; /* 1-based number of the first line not yet parsed */
-  mm_ents E; /* stream input: the entries so far */
-  bool el; /* an edge list (mm_read_options.format), not Matrix Market */
-  bool el_pending; /* edge list: the header line just seen is the first edge, not yet parsed */
-  int el_base; /* edge list: ids are 0- or 1-based */
-  int64_t el_rows, el_cols; /* edge list: rows and columns given, or 0 (max id + 1) */
-  int64_t lim_i, lim_j; /* edge list: 0-based rows / columns must be below these */
-  int64_t max_i, max_j; /* edge list: largest 0-based row / column seen, -1 if none */
-} mm_parser;
-
-/* Fills the error with "PATH:LINE: <message>" and returns s. */
-static shiro_status fail_at(const mm_parser *P, int64_t line, shiro_status s, const char *fmt,
-                            ...) __attribute__((format(printf, 4, 5)));
-static shiro_status fail_at(const mm_parser *P, int64_t line, shiro_status s, const char *fmt,
-                            ...) {
+shiro_status mm_fail_at(const mm_parser *P, int64_t line, shiro_status s, const char *fmt, ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
@@ -167,44 +118,44 @@ static shiro_status parse_banner(mm_parser *P, const char *s) {
   int f, y;
   while (!mm_is_delim(*s)) s++;
   if (!word_is(w, s, "%%MatrixMarket"))
-    return fail_at(P, 1, SHIRO_ERR_PARSE,
-                   "missing Matrix Market banner (expected %s, found %s)", MM_BANNER,
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE,
+                      "missing Matrix Market banner (expected %s, found %s)", MM_BANNER,
+                      show(w, q));
   w = next_word(&s);
   if (!word_is(w, s, "matrix"))
-    return fail_at(P, 1, SHIRO_ERR_PARSE, "unknown object in banner (expected 'matrix', found %s)",
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE, "unknown object in banner (expected 'matrix', found %s)",
+                      show(w, q));
   w = next_word(&s);
   if (!word_is(w, s, "coordinate"))
-    return fail_at(P, 1, SHIRO_ERR_PARSE, "%s (expected 'coordinate', found %s)",
-                   word_is(w, s, "array") ? "array format is not supported"
-                                          : "unknown format in banner",
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE, "%s (expected 'coordinate', found %s)",
+                      word_is(w, s, "array") ? "array format is not supported"
+                                             : "unknown format in banner",
+                      show(w, q));
   w = next_word(&s);
   for (f = 0; f < 3 && !word_is(w, s, fields[f]); f++) {
   }
   if (f == 3)
-    return fail_at(P, 1, SHIRO_ERR_PARSE, "%s (expected real, integer or pattern, found %s)",
-                   word_is(w, s, "complex") ? "complex matrices are not supported"
-                                            : "unknown field in banner",
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE, "%s (expected real, integer or pattern, found %s)",
+                      word_is(w, s, "complex") ? "complex matrices are not supported"
+                                               : "unknown field in banner",
+                      show(w, q));
   w = next_word(&s);
   for (y = 0; y < 4 && !word_is(w, s, syms[y]); y++) {
   }
   if (y == 4)
-    return fail_at(P, 1, SHIRO_ERR_PARSE,
-                   "unknown symmetry in banner (expected general, symmetric, skew-symmetric or "
-                   "hermitian, found %s)",
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE,
+                      "unknown symmetry in banner (expected general, symmetric, skew-symmetric or "
+                      "hermitian, found %s)",
+                      show(w, q));
   if (y == MM_HERMITIAN && f == MM_PATTERN)
-    return fail_at(P, 1, SHIRO_ERR_PARSE,
-                   "hermitian symmetry needs values (expected a real or integer field, found "
-                   "'pattern')");
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE,
+                      "hermitian symmetry needs values (expected a real or integer field, found "
+                      "'pattern')");
   w = skip_blank(s);
   if (!at_eol(w))
-    return fail_at(P, 1, SHIRO_ERR_PARSE, "trailing garbage on the banner (expected end of line, "
-                                          "found %s)",
-                   show(w, q));
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE, "trailing garbage on the banner (expected end of line, "
+                                             "found %s)",
+                      show(w, q));
   P->h.field = (mm_field)f;
   P->h.symmetry = (mm_symmetry)y;
   return SHIRO_OK;
@@ -220,30 +171,30 @@ static shiro_status parse_size(mm_parser *P, const char *s) {
     mm_scan r;
     s = skip_blank(s);
     if (at_eol(s))
-      return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                     "short size line (expected %s, found end of line)", what[a]);
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                        "short size line (expected %s, found end of line)", what[a]);
     r = mm_scan_int64(s, &t, &v[a]);
     if (r == MM_SCAN_BAD)
-      return fail_at(P, P->line, SHIRO_ERR_PARSE, "bad size line (expected %s, found %s)",
-                     what[a], show(s, q));
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE, "bad size line (expected %s, found %s)",
+                        what[a], show(s, q));
     if (r == MM_SCAN_RANGE)
-      return fail_at(P, P->line, SHIRO_ERR_PARSE, "%s overflows int64 (found %s)", what[a],
-                     show(s, q));
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE, "%s overflows int64 (found %s)", what[a],
+                        show(s, q));
     if (v[a] < 0)
-      return fail_at(P, P->line, SHIRO_ERR_PARSE, "negative %s (expected >= 0, found %s)",
-                     what[a], show(s, q));
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE, "negative %s (expected >= 0, found %s)",
+                        what[a], show(s, q));
     s = t;
   }
   s = skip_blank(s);
   if (!at_eol(s))
-    return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                   "trailing garbage on the size line (expected end of line, found %s)",
-                   show(s, q));
+    return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                      "trailing garbage on the size line (expected end of line, found %s)",
+                      show(s, q));
   if (P->h.symmetry != MM_GENERAL && v[0] != v[1])
-    return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                   "a symmetric, skew-symmetric or hermitian matrix must be square (expected "
-                   "rows == columns, found %lld x %lld)",
-                   (long long)v[0], (long long)v[1]);
+    return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                      "a symmetric, skew-symmetric or hermitian matrix must be square (expected "
+                      "rows == columns, found %lld x %lld)",
+                      (long long)v[0], (long long)v[1]);
   P->h.m = v[0];
   P->h.k = v[1];
   P->h.entries = v[2];
@@ -254,7 +205,7 @@ static shiro_status parse_size(mm_parser *P, const char *s) {
 
 /* Resizes E to cap >= E->n entries (Tx too unless pattern); false (E
  * unchanged but valid) when out of memory. */
-static bool ents_resize(mm_ents *E, int64_t cap, bool pattern, bool idx32) {
+bool mm_ents_resize(mm_ents *E, int64_t cap, bool pattern, bool idx32) {
   size_t w = idx32 ? sizeof(int32_t) : sizeof(int64_t);
   void *ti, *tj;
   if (cap < 1 || (uint64_t)cap > SIZE_MAX / sizeof(double)) return false;
@@ -274,7 +225,7 @@ static bool ents_resize(mm_ents *E, int64_t cap, bool pattern, bool idx32) {
   return true;
 }
 
-static void ents_free(mm_ents *E) {
+void mm_ents_free(mm_ents *E) {
   free(E->Ti);
   free(E->Tj);
   free(E->Tx);
@@ -353,7 +304,7 @@ static void value_fail(mm_part *C, const char *ls, int64_t line, const char *s, 
  * may hold at most `limit` entries in all (more is the "more entries"
  * error, which names h->entries). Stops at the first error. Depends on
  * nothing but its arguments, so parts are parsed in parallel. `field`,
- * `skew` and `idx32` are constants in each instance (see parse_part), so
+ * `skew` and `idx32` are constants in each instance (see mm_parse_part), so
  * the loop tests none of them. */
 static inline __attribute__((always_inline)) void parse_part_as(
     const mm_header *h, mm_ents *E, int64_t limit, mm_part *C, const mm_field field,
@@ -430,7 +381,7 @@ static inline __attribute__((always_inline)) void parse_part_as(
       int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : cap + cap / 2;
       if (c2 > limit) c2 = limit;
       E->n = n;
-      if (!ents_resize(E, c2, field == MM_PATTERN, idx32)) {
+      if (!mm_ents_resize(E, c2, field == MM_PATTERN, idx32)) {
         part_fail(C, ls, line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
                   (long long)c2);
         goto done;
@@ -540,7 +491,7 @@ static inline __attribute__((always_inline)) void parse_el_as(const mm_parser *P
     if (n == cap) {
       int64_t c2 = cap < MM_FIRST_CAP / 2 ? MM_FIRST_CAP : cap + cap / 2;
       E->n = n;
-      if (!ents_resize(E, c2, field == MM_PATTERN, idx32)) {
+      if (!mm_ents_resize(E, c2, field == MM_PATTERN, idx32)) {
         part_fail(C, ls, line, SHIRO_ERR_NOMEM, "out of memory storing %lld entries",
                   (long long)c2);
         goto done;
@@ -609,7 +560,7 @@ static void parse_mm(const mm_header *h, bool idx32, mm_ents *E, int64_t limit, 
 
 /* Parses part C into E: as Matrix Market entry lines (with the entry limit
  * `limit`) or as edge lines, as P says. */
-static void parse_part(const mm_parser *P, mm_ents *E, int64_t limit, mm_part *C) {
+void mm_parse_part(const mm_parser *P, mm_ents *E, int64_t limit, mm_part *C) {
   if (P->el) parse_el(P, E, C);
   else parse_mm(&P->h, P->idx32, E, limit, C);
 }
@@ -630,8 +581,8 @@ static shiro_status el_header_line(mm_parser *P, const char *s) {
     if (*s == '\r' && s[1] != '\n') s++; /* a lone CR: part of a token, as the scanners see it */
   }
   if (fields != 2 && fields != 3)
-    return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                   "expected an edge 'u v' or 'u v value' (2 or 3 fields), found %d fields", fields);
+    return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                      "expected an edge 'u v' or 'u v value' (2 or 3 fields), found %d fields", fields);
   P->h.field = fields == 2 ? MM_PATTERN : MM_REAL;
   P->state = MM_AT_ENTRIES;
   P->el_pending = true;
@@ -640,7 +591,7 @@ static shiro_status el_header_line(mm_parser *P, const char *s) {
 
 /* Parses one header line at p (a whole line): the banner, a comment or
  * blank line, or the size line. */
-static shiro_status parse_header_line(mm_parser *P, const char *p) {
+shiro_status mm_parse_header_line(mm_parser *P, const char *p) {
   const char *s = skip_blank(p);
   shiro_status st = SHIRO_OK;
   if (P->el) return el_header_line(P, s);
@@ -658,19 +609,19 @@ static shiro_status parse_header_line(mm_parser *P, const char *p) {
 }
 
 /* The message at the end of the input for what is still missing, or SHIRO_OK. */
-static shiro_status end_of_input(mm_parser *P, int64_t n) {
+shiro_status mm_end_of_input(mm_parser *P, int64_t n) {
   if (P->el) return SHIRO_OK; /* no header, no count: any number of edges */
   if (P->state == MM_AT_BANNER)
-    return fail_at(P, 1, SHIRO_ERR_PARSE,
-                   "missing Matrix Market banner (expected %s, found end of file)", MM_BANNER);
+    return mm_fail_at(P, 1, SHIRO_ERR_PARSE,
+                      "missing Matrix Market banner (expected %s, found end of file)", MM_BANNER);
   if (P->state == MM_AT_SIZE)
-    return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                   "missing size line (expected 'rows columns entries', found end of file)");
+    return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                      "missing size line (expected 'rows columns entries', found end of file)");
   if (n < P->h.entries)
-    return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                   "unexpected end of file: fewer entries than the size line says (expected "
-                   "%lld, found %lld)",
-                   (long long)P->h.entries, (long long)n);
+    return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                      "unexpected end of file: fewer entries than the size line says (expected "
+                      "%lld, found %lld)",
+                      (long long)P->h.entries, (long long)n);
   return SHIRO_OK;
 }
 
@@ -681,7 +632,7 @@ static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
   shiro_status st = SHIRO_OK;
   while (p < end && P->state != MM_AT_ENTRIES) {
     const char *e = memchr(p, '\n', (size_t)(end - p));
-    SHIRO_CHECK_GOTO(parse_header_line(P, p), st);
+    SHIRO_CHECK_GOTO(mm_parse_header_line(P, p), st);
     if (P->el_pending) break; /* the first edge: parsed with the entries below */
     if (P->state == MM_AT_ENTRIES) {
       /* Reserve what the size line announces: no copying while growing. Pages
@@ -689,16 +640,16 @@ static shiro_status parse_lines(mm_parser *P, const char *p, const char *end) {
        * costs address space, not memory; where even that fails (a bogus
        * count), the arrays grow as entries arrive and the count mismatch is
        * reported as such. */
-      (void)ents_resize(&P->E, P->h.entries, P->h.field == MM_PATTERN, P->idx32);
+      (void)mm_ents_resize(&P->E, P->h.entries, P->h.field == MM_PATTERN, P->idx32);
     }
     p = e + 1;
     P->line++;
   }
   if (p < end) {
     mm_part C = {.p = p, .end = end, .lim = end, .off = SIZE_MAX};
-    parse_part(P, &P->E, P->h.entries, &C);
+    mm_parse_part(P, &P->E, P->h.entries, &C);
     if (C.st != SHIRO_OK)
-      st = fail_at(P, P->line + C.err_line, C.st, "%s", C.msg);
+      st = mm_fail_at(P, P->line + C.err_line, C.st, "%s", C.msg);
     P->line += C.lines;
     if (C.max_i > P->max_i) P->max_i = C.max_i;
     if (C.max_j > P->max_j) P->max_j = C.max_j;
@@ -724,8 +675,8 @@ static shiro_status read_stream(mm_parser *P, mm_input *in, char *buf) {
     last = memrchr(buf, '\n', fill);
     if (!last) {
       if (fill == MM_BLOCK) {
-        st = fail_at(P, P->line, SHIRO_ERR_PARSE,
-                     "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
+        st = mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                        "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
         goto done;
       }
       continue;
@@ -735,7 +686,7 @@ static shiro_status read_stream(mm_parser *P, mm_input *in, char *buf) {
     memmove(buf, buf + lim, fill - lim);
     fill -= lim;
   }
-  st = end_of_input(P, P->E.n);
+  st = mm_end_of_input(P, P->E.n);
 done:
   return st;
 }
@@ -759,7 +710,7 @@ typedef struct mm_mapped {
 } mm_mapped;
 
 static void mapped_free(mm_mapped *M) {
-  for (int t = 0; t < M->nsinks; t++) ents_free(&M->sinks[t]);
+  for (int t = 0; t < M->nsinks; t++) mm_ents_free(&M->sinks[t]);
   for (int t = 0; M->bufs && t < M->nsinks; t++) free(M->bufs[t]);
   free(M->bufs);
   free(M->sinks);
@@ -774,9 +725,9 @@ static shiro_status map_header(mm_parser *P, mm_mapped *M, size_t *pos, bool *ta
   while (P->state != MM_AT_ENTRIES && *pos < M->whole) {
     const char *p = M->data + *pos, *e = memchr(p, '\n', M->whole - *pos);
     if ((size_t)(e - p) >= MM_BLOCK)
-      return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                     "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
-    shiro_status st = parse_header_line(P, p);
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                        "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
+    shiro_status st = mm_parse_header_line(P, p);
     if (st != SHIRO_OK) return st;
     if (P->el_pending) break; /* the first edge: parsed with the entries */
     *pos = (size_t)(e + 1 - M->data);
@@ -784,9 +735,9 @@ static shiro_status map_header(mm_parser *P, mm_mapped *M, size_t *pos, bool *ta
   }
   if (P->state != MM_AT_ENTRIES && M->tail_len > 0) {
     if (!M->tail)
-      return fail_at(P, P->line, SHIRO_ERR_PARSE,
-                     "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
-    shiro_status st = parse_header_line(P, M->tail);
+      return mm_fail_at(P, P->line, SHIRO_ERR_PARSE,
+                        "line too long (expected at most %zu bytes, found more)", MM_BLOCK);
+    shiro_status st = mm_parse_header_line(P, M->tail);
     if (st != SHIRO_OK) return st;
     if (!P->el_pending) {
       *tail_used = true;
@@ -803,7 +754,7 @@ static shiro_status map_cut(mm_parser *P, mm_mapped *M, size_t pos, bool tail_us
   int64_t max = (int64_t)(left / cut) + 2, n = 0;
   M->parts = calloc((size_t)max, sizeof *M->parts);
   if (!M->parts)
-    return fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %lld parts", (long long)max);
+    return mm_fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %lld parts", (long long)max);
   while (pos < M->whole) {
     size_t b = pos + cut;
     mm_part *C = &M->parts[n++];
@@ -849,13 +800,13 @@ static int64_t map_estimate(mm_mapped *M, size_t pos) {
 
 /* Makes room in E for the part's probable entries (bytes times density,
  * plus 5%) and maps that room in now, in one system call per array (see
- * sc_big_populate). Only a hint: parse_part grows E if it is short. */
+ * sc_big_populate). Only a hint: mm_parse_part grows E if it is short. */
 static void map_make_room(const mm_parser *P, const mm_mapped *M, mm_ents *E, size_t bytes) {
   int64_t want = (int64_t)((double)bytes * M->density * 1.05) + 64, grow;
   size_t w = isz(P->idx32);
   if (want > P->h.entries) want = P->h.entries;
   grow = E->n + want > E->cap + E->cap / 2 ? E->n + want : E->cap + E->cap / 2;
-  if (E->n + want > E->cap && !ents_resize(E, grow, P->h.field == MM_PATTERN, P->idx32)) return;
+  if (E->n + want > E->cap && !mm_ents_resize(E, grow, P->h.field == MM_PATTERN, P->idx32)) return;
   sc_big_populate(E->Ti, (size_t)E->n * w, (size_t)want * w);
   sc_big_populate(E->Tj, (size_t)E->n * w, (size_t)want * w);
   if (E->Tx) sc_big_populate(E->Tx, (size_t)E->n * sizeof *E->Tx, (size_t)want * sizeof *E->Tx);
@@ -885,7 +836,7 @@ static bool read_part(const mm_parser *P, mm_input *in, char *buf, mm_ents *E, m
     if (!(last = memrchr(buf, '\n', fill))) return false; /* a line longer than buf */
     whole = (size_t)(last - buf) + 1;
     mm_part S = {.p = buf, .end = buf + whole, .lim = buf + fill, .off = SIZE_MAX};
-    parse_part(P, E, limit, &S);
+    mm_parse_part(P, E, limit, &S);
     if (S.st != SHIRO_OK) return false;
     lines += S.lines;
     if (S.max_i > C->max_i) C->max_i = S.max_i;
@@ -917,7 +868,7 @@ static void map_parse_part(mm_parser *P, mm_input *in, mm_mapped *M, int64_t u, 
   }
   E->n = C->base; /* forget what read_part stored */
   if (C->off != SIZE_MAX) mm_input_populate(in, C->off, bytes);
-  parse_part(P, E, limit, C);
+  mm_parse_part(P, E, limit, C);
   C->n = E->n - C->base;
   if (C->off != SIZE_MAX) mm_input_drop(in, C->off, bytes);
 }
@@ -938,10 +889,10 @@ static shiro_status map_first_error(mm_parser *P, mm_mapped *M, int64_t *n) {
       mm_part first = *C;
       E.n = C->base;
       E.cap = C->base + C->n;
-      parse_part(P, &E, C->base + (P->h.entries - before), C);
+      mm_parse_part(P, &E, C->base + (P->h.entries - before), C);
       if (C->st == SHIRO_OK) *C = first; /* an error decided when cut (the tail too long) */
     }
-    if (C->st != SHIRO_OK) return fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
+    if (C->st != SHIRO_OK) return mm_fail_at(P, P->line + C->err_line, C->st, "%s", C->msg);
     before += C->n;
     P->line += C->lines;
     if (C->max_i > P->max_i) P->max_i = C->max_i;
@@ -970,7 +921,7 @@ static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, si
   if (M->tail_len > 0 && M->tail_len < MM_BLOCK) {
     M->tail = malloc(M->tail_len + 1);
     if (!M->tail) {
-      st = fail_at(P, 1, SHIRO_ERR_NOMEM, "out of memory for the last line");
+      st = mm_fail_at(P, 1, SHIRO_ERR_NOMEM, "out of memory for the last line");
       goto done;
     }
     memcpy(M->tail, data + M->whole, M->tail_len);
@@ -989,7 +940,7 @@ static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, si
     if (T < 1) T = 1;
     M->sinks = calloc((size_t)T, sizeof *M->sinks);
     if (!M->sinks) {
-      st = fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %d entry arrays", T);
+      st = mm_fail_at(P, P->line, SHIRO_ERR_NOMEM, "out of memory for %d entry arrays", T);
       goto done;
     }
     M->nsinks = T;
@@ -1002,8 +953,8 @@ static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, si
      * is only a hint lost. */
     if (est > P->h.entries) est = P->h.entries;
     for (int t = 0; t < T && est > 0; t++)
-      (void)ents_resize(&M->sinks[t], T == 1 ? est + est / 8 : est / T + est / (2 * T) + 1024,
-                        P->h.field == MM_PATTERN, P->idx32);
+      (void)mm_ents_resize(&M->sinks[t], T == 1 ? est + est / 8 : est / T + est / (2 * T) + 1024,
+                           P->h.field == MM_PATTERN, P->idx32);
     if (T > 1) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T)
       for (int64_t u = 0; u < M->nparts; u++) map_parse_part(P, in, M, u, omp_get_thread_num());
@@ -1012,7 +963,7 @@ static shiro_status read_mapped(mm_parser *P, mm_input *in, const char *data, si
     }
     SHIRO_CHECK_GOTO(map_first_error(P, M, n), st);
   }
-  st = end_of_input(P, *n);
+  st = mm_end_of_input(P, *n);
 done:
   return st;
 }
@@ -1021,7 +972,7 @@ done:
 
 /* Sets up P to read an edge list as o says: no banner or size line, ids
  * o->el_base-based, 32-bit indices unless a given size needs more. */
-static shiro_status el_setup(mm_parser *P, const mm_read_options *o) {
+shiro_status mm_el_setup(mm_parser *P, const mm_read_options *o) {
   if (o->el_base != 0 && o->el_base != 1)
     return shiro_fail(P->err, SHIRO_ERR_ARG, "%s: edge list ids must be 0- or 1-based (found base %d)",
                       P->path, o->el_base);
@@ -1073,7 +1024,7 @@ shiro_status mm_read_ex(const char *path, const mm_read_options *opt, sc_csr **o
   P.path = path;
   P.err = err;
   P.line = 1;
-  if (o.format == MM_FORMAT_EDGELIST) SHIRO_CHECK_GOTO(el_setup(&P, &o), st);
+  if (o.format == MM_FORMAT_EDGELIST) SHIRO_CHECK_GOTO(mm_el_setup(&P, &o), st);
   SHIRO_CHECK_GOTO(mm_input_open(path, &in, err), st);
   mm_input_map(in, &data, &size);
   if (data) {
@@ -1113,7 +1064,7 @@ done:
   free(buf);
   free(segs);
   mapped_free(&M);
-  ents_free(&P.E);
+  mm_ents_free(&P.E);
   if (st == SHIRO_OK) {
     *out = A;
     if (hdr) *hdr = P.h;
