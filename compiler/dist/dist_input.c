@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "csr_h5.h"
+#include "mm_read.h"
 #include "dist_input.h"
 #include "error.h"
 
@@ -23,40 +24,137 @@ static sc_csr *csr_new(int64_t rows, int64_t k, int64_t nnz) {
   return A;
 }
 
-/* Rows lo .. hi-1 of W as a stripe (values as an array). */
-static sc_csr *stripe_of(const sc_csr *W, int64_t lo, int64_t hi) {
-  const int64_t t0 = W->Ap[lo], n = W->Ap[hi] - t0;
-  sc_csr *S = csr_new(hi - lo, W->k, n);
-  if (!S) return NULL;
-  for (int64_t i = lo; i <= hi; i++) S->Ap[i - lo] = W->Ap[i] - t0;
-  memcpy(S->Aj, W->Aj + t0, (size_t)n * sizeof *S->Aj);
-  for (int64_t t = 0; t < n; t++) S->Ax[t] = sc_csr_val(W, t0 + t);
-  return S;
+/* The stripe of process r of P: rows m·r/P .. m·(r+1)/P - 1. */
+static int64_t stripe_start(int64_t m, int r, int P) { return (int64_t)((__int128)m * r / P); }
+
+/* The process whose stripe holds row i. */
+static int stripe_of_row(int64_t m, int P, int64_t i) {
+  int d = (int)((__int128)i * P / (m ? m : 1));
+  while (d > 0 && stripe_start(m, d, P) > i) d--;
+  while (d + 1 < P && stripe_start(m, d + 1, P) <= i) d++;
+  return d;
 }
 
-static shiro_status read_whole(const char *path, const char *format, const mm_read_options *ro, sc_csr **W,
-                               mm_header *hdr, shiro_error *err) {
-  if (!strcmp(format, "csr-h5")) return csr_h5_read(path, W, hdr, err);
-  return mm_read_ex(path, ro, W, hdr, err);
+/* csr-h5: the stripe's rows by hyperslab; k from the shape attribute or the largest over stripes. */
+static shiro_status read_h5(const dist_comm *c, const char *path, dist_matrix *M, shiro_error *err) {
+  shiro_status st = dist_agree(c, csr_h5_read_shape(path, &M->hdr, err), err);
+  if (st != SHIRO_OK) return st;
+  M->m = M->hdr.m;
+  M->lo = stripe_start(M->m, c->rank, c->size);
+  M->hi = stripe_start(M->m, c->rank + 1, c->size);
+  st = dist_agree(c, csr_h5_read_rows(path, M->lo, M->hi, &M->A, NULL, err), err);
+  if (st != SHIRO_OK) return st;
+  if (MPI_Allreduce(&M->A->k, &M->k, 1, MPI_INT64_T, MPI_MAX, c->comm) != MPI_SUCCESS)
+    return dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the columns failed"), err);
+  M->A->k = M->k;
+  M->hdr.k = M->k;
+  return SHIRO_OK;
+}
+
+/* Matrix Market or an edge list: this process's byte range of the file, its triplets sent to the
+ * stripes of their rows (in file order: parts, then processes, in order), each stripe built as
+ * mm_read builds the whole matrix, so its rows are mm_read's bit for bit. On the way, a triplet
+ * is its row in the stripe and its column (32 bits each) and, unless the file is a pattern, its
+ * value: each destination's block holds its rows, then columns, then values. */
+static shiro_status read_text(const dist_comm *c, const char *path, const mm_read_options *ro, dist_matrix *M,
+                              shiro_error *err) {
+  const int P = c->size;
+  mm_coo_part part;
+  shiro_status st = dist_agree(c, mm_read_part(path, ro, c->rank, P, &part, err), err);
+  if (st != SHIRO_OK) return st;
+  int64_t sums[2] = {part.entries, part.lines}, maxs[2] = {part.max_i, part.max_j}, all[4];
+  if (MPI_Allreduce(sums, all, 2, MPI_INT64_T, MPI_SUM, c->comm) != MPI_SUCCESS ||
+      MPI_Allreduce(maxs, all + 2, 2, MPI_INT64_T, MPI_MAX, c->comm) != MPI_SUCCESS)
+    st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the entry counts failed");
+  if (st == SHIRO_OK) st = mm_read_parts_finish(path, ro, &part, all[0], all[1], all[2], all[3], err);
+  if (st == SHIRO_OK && (part.h.m > INT32_MAX || part.h.k > INT32_MAX))
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "%s: more than 2^31-1 rows or columns are not planned by several "
+                                                "processes yet",
+                    path);
+  st = dist_agree(c, st, err);
+  const int vals = part.h.field != MM_PATTERN;
+  const int64_t each = 8 + (vals ? 8 : 0); /* bytes a triplet travels in */
+  int64_t *sendn = calloc((size_t)P * 4, sizeof *sendn), *cnt = sendn ? sendn + P : NULL, *at = sendn ? sendn + 2 * P : NULL,
+          *recvn = sendn ? sendn + 3 * P : NULL;
+  char *send = st == SHIRO_OK ? malloc((size_t)(part.n ? part.n * each : 1)) : NULL;
+  void *recv = NULL;
+  if (st == SHIRO_OK) {
+    M->hdr = part.h;
+    M->m = part.h.m;
+    M->k = part.h.k;
+    M->lo = stripe_start(M->m, c->rank, P);
+    M->hi = stripe_start(M->m, c->rank + 1, P);
+    st = dist_agree(c, sendn && send ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path), err);
+  }
+  if (st == SHIRO_OK) {
+    for (int64_t t = 0; t < part.n; t++) cnt[stripe_of_row(M->m, P, part.Ti[t])]++;
+    for (int64_t d = 0, off = 0; d < P; d++) sendn[d] = cnt[d] * each, at[d] = off, off += sendn[d];
+    int64_t *placed = recvn; /* scratch until the exchange: the triplets of d placed so far */
+    memset(placed, 0, (size_t)P * sizeof *placed);
+    for (int64_t t = 0; t < part.n; t++) { /* file order kept within each destination */
+      const int d = stripe_of_row(M->m, P, part.Ti[t]);
+      char *blk = send + at[d];
+      const int64_t x = placed[d]++;
+      ((int32_t *)blk)[x] = (int32_t)(part.Ti[t] - stripe_start(M->m, d, P));
+      ((int32_t *)blk)[cnt[d] + x] = (int32_t)part.Tj[t];
+      if (vals) ((double *)(blk + 8 * cnt[d]))[x] = part.Tx[t];
+    }
+  }
+  mm_coo_part_free(&part);
+  if (st == SHIRO_OK) st = dist_alltoallv(c, send, sendn, &recv, recvn, err);
+  free(send);
+  sc_coo_seg *seg = st == SHIRO_OK ? calloc((size_t)P, sizeof *seg) : NULL;
+  if (st == SHIRO_OK && !seg) st = shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+  if (st == SHIRO_OK) { /* one segment per source, in process order: the file's order */
+    const char *r = recv;
+    for (int s = 0; s < P; s++) {
+      const int64_t n = recvn[s] / each;
+      seg[s] = (sc_coo_seg){.n = n, .Ti32 = (const int32_t *)r, .Tj32 = (const int32_t *)r + n, .Tx = vals ? (const double *)(r + 8 * n) : NULL};
+      r += recvn[s];
+    }
+    st = sc_csr_from_coo_segs(M->hi - M->lo, M->k, P, seg, SC_COO_AS_IS, 0, &M->A, err);
+  }
+  st = dist_agree(c, st, err);
+  free(seg);
+  free(recv);
+  free(sendn);
+  return st;
 }
 
 shiro_status dist_matrix_read(const dist_comm *c, const char *path, const char *format, const mm_read_options *ro,
                               dist_matrix *M, shiro_error *err) {
   memset(M, 0, sizeof *M);
-  sc_csr *W = NULL;
-  shiro_status st = dist_agree(c, read_whole(path, format, ro, &W, &M->hdr, err), err);
-  if (st != SHIRO_OK) return st;
-  M->m = W->m;
-  M->k = W->k;
-  M->nnz = W->nnz;
-  M->lo = (int64_t)((__int128)W->m * c->rank / c->size);
-  M->hi = (int64_t)((__int128)W->m * (c->rank + 1) / c->size);
-  M->A = stripe_of(W, M->lo, M->hi);
-  M->gAp = malloc(((size_t)W->m + 1) * sizeof *M->gAp);
-  if (M->gAp) memcpy(M->gAp, W->Ap, ((size_t)W->m + 1) * sizeof *M->gAp);
-  sc_csr_free(W);
-  st = M->A && M->gAp ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
-  return dist_agree(c, st, err);
+  shiro_status st = !strcmp(format, "csr-h5") ? read_h5(c, path, M, err) : read_text(c, path, ro, M, err);
+  if (st != SHIRO_OK) {
+    dist_matrix_free(M);
+    return st;
+  }
+  /* every row's length, on every process: the whole matrix's row pointers */
+  const int P = c->size;
+  int *cnt = malloc((size_t)P * 2 * sizeof *cnt), *dsp = cnt ? cnt + P : NULL;
+  int64_t *len = malloc((size_t)(M->hi > M->lo ? M->hi - M->lo : 1) * sizeof *len);
+  M->gAp = malloc(((size_t)M->m + 1) * sizeof *M->gAp);
+  st = cnt && len && M->gAp ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", path);
+  for (int d = 0; cnt && d < P; d++) {
+    if (stripe_start(M->m, d + 1, P) > INT32_MAX)
+      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "%s: more than 2^31-1 rows are not planned by several processes yet",
+                      path);
+    cnt[d] = (int)(stripe_start(M->m, d + 1, P) - stripe_start(M->m, d, P));
+    dsp[d] = (int)stripe_start(M->m, d, P);
+  }
+  for (int64_t i = M->lo; len && i < M->hi; i++) len[i - M->lo] = M->A->Ap[i - M->lo + 1] - M->A->Ap[i - M->lo];
+  st = dist_agree(c, st, err);
+  if (st == SHIRO_OK && MPI_Allgatherv(len, (int)(M->hi - M->lo), MPI_INT64_T, M->gAp + 1, cnt, dsp, MPI_INT64_T, c->comm) != MPI_SUCCESS)
+    st = dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allgatherv of the row lengths failed"), err);
+  if (st == SHIRO_OK) {
+    M->gAp[0] = 0;
+    for (int64_t i = 0; i < M->m; i++) M->gAp[i + 1] += M->gAp[i];
+    M->nnz = M->gAp[M->m];
+  }
+  free(cnt);
+  free(len);
+  if (st != SHIRO_OK) dist_matrix_free(M);
+  return st;
 }
 
 /* The overlap of rows a0 .. a1-1 and b0 .. b1-1: its length, *lo its first row. */
@@ -78,11 +176,11 @@ shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int
   char *send = NULL;
   void *recv = NULL;
   int64_t *recvn = sendn ? sendn + P : NULL, bytes = 0;
-  const sc_csr *S = M->A; /* the stripe: rows M->lo .. M->hi-1 */
+  const sc_csr *S = M->A; /* the stripe: rows M->lo .. M->hi-1 (freed once packed) */
   if (st == SHIRO_OK) { /* to each process d: the stripe's rows in d's range, columns then values */
     for (int d = 0; d < P; d++) {
       int64_t r0, n = overlap(M->lo, M->hi, at[2 * d], at[2 * d + 1], &r0);
-      sendn[d] = n ? (g[r0 + n] - g[r0]) * (int64_t)(sizeof *S->Aj + sizeof *S->Ax) : 0;
+      sendn[d] = n ? (g[r0 + n] - g[r0]) * (int64_t)(sizeof *S->Aj + sizeof(double)) : 0;
       bytes += sendn[d];
     }
     send = malloc(bytes ? (size_t)bytes : 1);
@@ -96,9 +194,12 @@ shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int
       const int64_t t0 = S->Ap[r0 - M->lo], e = S->Ap[r0 - M->lo + n] - t0;
       memcpy(w, S->Aj + t0, (size_t)e * sizeof *S->Aj);
       w += e * (int64_t)sizeof *S->Aj;
-      memcpy(w, S->Ax + t0, (size_t)e * sizeof *S->Ax);
-      w += e * (int64_t)sizeof *S->Ax;
+      for (int64_t x = 0; x < e; x++) ((double *)w)[x] = sc_csr_val(S, t0 + x);
+      w += e * (int64_t)sizeof(double);
     }
+    sc_csr_free(M->A); /* all packed: the stripe is not needed again (the peak: two copies, not four) */
+    M->A = NULL;
+    S = NULL;
     st = dist_alltoallv(c, send, sendn, &recv, recvn, err);
   }
   free(send);
@@ -120,7 +221,7 @@ shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int
       memcpy(A->Ax + t0, r, (size_t)e * sizeof *A->Ax);
       r += e * (int64_t)sizeof *A->Ax;
     }
-    sc_csr_free(M->A);
+    sc_csr_compact_values(A); /* as one process keeps A: about 2 bits a value where most are 1.0 */
     M->A = A;
     M->lo = lo;
     M->hi = hi;

@@ -14,12 +14,14 @@ typedef struct dist_matrix {
   int64_t *gAp; /* [m+1] the whole matrix's row pointers, on every process */
   int64_t lo, hi; /* the rows held */
   sc_csr *A; /* after dist_matrix_own: an m-row matrix whose rows lo .. hi-1 are A's and the others
-                empty, values as an array (Ax); before: the stripe, hi-lo rows (row lo first) */
+                empty (values compacted as one process keeps them: sc_csr_val); before: the
+                stripe, hi-lo rows (row lo first) */
 } dist_matrix;
 
-/* Reads the matrix at path (format "mtx", "edgelist" or "csr-h5"; ro: the text reader's options)
- * and keeps on process r of P the stripe of rows m·r/P .. m·(r+1)/P - 1, with every row's length
- * on every process (gAp). Collective; errors agreed (dist_agree). */
+/* Reads 1/P of the matrix at path (format "mtx" or "edgelist", plain: a byte range; "csr-h5": rows
+ * by hyperslab; ro: the text reader's options) and keeps on process r of P the stripe of rows
+ * m·r/P .. m·(r+1)/P - 1, bit for bit mm_read's or csr_h5_read's rows, with every row's length on
+ * every process (gAp). Collective; errors agreed (dist_agree). */
 shiro_status dist_matrix_read(const dist_comm *c, const char *path, const char *format, const mm_read_options *ro,
                               dist_matrix *M, shiro_error *err);
 
