@@ -24,19 +24,19 @@ static int64_t rec_bytes(const rec_head *h) {
   return (int64_t)sizeof *h + 4 * (int64_t)h->ncs + (int64_t)sizeof(rec_row) * h->nrs + 12 * h->ne;
 }
 
-int64_t dist_position(const dist_positions *X, int64_t t, int64_t *hint) {
+int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hint) {
   if (t >= X->own_t0 && t < X->own_t1) return X->own_g0 + (t - X->own_t0);
-  int64_t lo = *hint;
-  if (!(lo < X->n && X->run[lo][0] <= t && (lo + 1 == X->n || X->run[lo + 1][0] > t))) {
-    int64_t hi = X->n; /* the last run with t0 <= t */
-    lo = 0;
-    while (hi - lo > 1) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if (X->run[mid][0] <= t) lo = mid;
-      else hi = mid;
-    }
-    *hint = lo;
+  /* the last of q's runs with t0 <= t: the one after the hint, as a rank's program reads its rows
+   * in order, else bisected */
+  int64_t lo = X->first[q], hi = X->first[q + 1];
+  const int64_t h = *hint + 1;
+  if (h >= lo && h < hi && X->run[h][0] <= t && (h + 1 == hi || X->run[h + 1][0] > t)) lo = h, hi = h + 1;
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (X->run[mid][0] <= t) lo = mid;
+    else hi = mid;
   }
+  *hint = lo;
   return X->run[lo][1] + (t - X->run[lo][0]);
 }
 
@@ -78,7 +78,7 @@ static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
     const int64_t t0 = row_first_edge(M->A, b, i), len = b->Gp[i + 1] - b->Gp[i];
     *rr++ = (rec_row){b->rows[i], (int32_t)len, M->gAp[b->rows[i]] + (t0 - M->A->Ap[b->rows[i]])};
     memcpy(cols, M->A->Aj + t0, (size_t)len * sizeof *cols);
-    memcpy(vals, M->A->Ax + t0, (size_t)len * sizeof *vals);
+    for (int64_t e = 0; e < len; e++) vals[e] = sc_csr_val(M->A, t0 + e);
     cols += len;
     vals += len;
   }
@@ -253,38 +253,34 @@ static shiro_status merge_blocks(sc_blocks *B, sc_block *f, int64_t nf, int32_t 
 
 /* M->A with the records' rows added (their edges, in record order: per row, sources in column
  * order), and X: every entry's place in the whole matrix. */
-static shiro_status add_rows(dist_matrix *M, const char *r, int64_t n, dist_positions *X) {
+static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n, dist_positions *X) {
   const sc_csr *A = M->A;
   int64_t extra = 0;
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) extra += ((const rec_head *)x)->ne;
   sc_csr *N = calloc(1, sizeof *N);
-  /* per row: the fill cursor (cur) and the first slot of its runs in X->run (slot; other rows') */
-  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur), *slot = calloc((size_t)A->m + 1, sizeof *slot);
-  if (N) {
-    *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
-    N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
-    N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
-    N->Ax = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Ax);
+  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur); /* per row: where its next edge goes */
+  X->first = calloc((size_t)R + 2, sizeof *X->first);
+  if (!N || !cur || !X->first) goto nomem;
+  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) { /* runs per source q */
+    const rec_head *h = (const rec_head *)x;
+    extra += h->ne;
+    X->first[h->q + 2] += h->nrs;
   }
-  if (!N || !cur || !slot || !N->Ap || !N->Aj || !N->Ax) goto nomem;
-  for (int64_t i = 0; i < A->m; i++) {
-    N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
-  }
+  for (int32_t q = 0; q < R; q++) X->first[q + 2] += X->first[q + 1];
+  X->n = X->first[R + 1];
+  *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
+  N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
+  N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
+  N->Ax = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Ax);
+  X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run);
+  if (!N->Ap || !N->Aj || !N->Ax || !X->run) goto nomem;
+  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
     rec_head h;
     memcpy(&h, x, sizeof h);
     const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
-    for (int32_t i = 0; i < h.nrs; i++) {
-      N->Ap[rr[i].row + 1] += rr[i].len;
-      slot[rr[i].row + 1]++;
-    }
+    for (int32_t i = 0; i < h.nrs; i++) N->Ap[rr[i].row + 1] += rr[i].len;
   }
-  for (int64_t i = 0; i < A->m; i++) {
-    N->Ap[i + 1] += N->Ap[i];
-    slot[i + 1] += slot[i];
-  }
-  X->n = slot[A->m];
-  if (!(X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run))) goto nomem;
+  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] += N->Ap[i];
   memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
   X->own_t0 = N->Ap[M->lo];
   X->own_t1 = N->Ap[M->hi];
@@ -292,34 +288,35 @@ static shiro_status add_rows(dist_matrix *M, const char *r, int64_t n, dist_posi
   for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
     const int64_t len = A->Ap[i + 1] - A->Ap[i];
     memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
-    memcpy(N->Ax + cur[i], A->Ax + A->Ap[i], (size_t)len * sizeof *N->Ax);
+    for (int64_t e = 0; e < len; e++) N->Ax[cur[i] + e] = sc_csr_val(A, A->Ap[i] + e);
     cur[i] += len;
   }
+  /* other rows: a row's runs come in column order (sources ascending); q's runs, one per row its
+   * blocks (p, q) select, in row order (records in (p, q) order, p's rows before p+1's) */
   for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
     rec_head h;
     memcpy(&h, x, sizeof h);
     const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
     const int32_t *cols = (const int32_t *)(rr + h.nrs);
     const double *vals = (const double *)(cols + h.ne);
-    for (int32_t i = 0; i < h.nrs; i++) { /* a row's runs come in column order: sources ascending */
+    for (int32_t i = 0; i < h.nrs; i++) {
       const int64_t row = rr[i].row, t = cur[row];
       memcpy(N->Aj + t, cols, (size_t)rr[i].len * sizeof *cols);
       memcpy(N->Ax + t, vals, (size_t)rr[i].len * sizeof *vals);
-      X->run[slot[row]][0] = t, X->run[slot[row]++][1] = rr[i].g0;
+      X->run[X->first[h.q + 1]][0] = t, X->run[X->first[h.q + 1]++][1] = rr[i].g0;
       cur[row] += rr[i].len;
       cols += rr[i].len;
       vals += rr[i].len;
     }
   }
   free(cur);
-  free(slot);
   sc_csr_free(M->A);
+  sc_csr_compact_values(N); /* as one process keeps A: about 2 bits a value where most are 1.0 */
   M->A = N;
   return SHIRO_OK;
 nomem:
   sc_csr_free(N);
   free(cur);
-  free(slot);
   return SHIRO_ERR_NOMEM;
 }
 
@@ -333,7 +330,7 @@ shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t 
   if (st != SHIRO_OK) return st;
   st = make_blocks(recv, n, B->parts, M->k, B->arena, &f, &nf);
   if (st == SHIRO_OK) st = merge_blocks(B, f, nf, first);
-  if (st == SHIRO_OK) st = add_rows(M, recv, n, X);
+  if (st == SHIRO_OK) st = add_rows(M, B->parts, recv, n, X);
   free(f);
   free(recv);
   if (st == SHIRO_ERR_NOMEM) st = shiro_fail(err, st, "out of memory adding the blocks other processes send");

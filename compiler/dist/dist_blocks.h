@@ -8,18 +8,20 @@
 #include "dist_input.h"
 
 /* Where each entry of the process's A sits in the whole matrix: its own rows are one stretch,
- * entries own_t0 .. own_t1-1 at own_g0 on; an entry t of another row is the whole matrix's entry
- * g0 + (t - t0) of the run (t0, g0) with the largest t0 <= t (a row's edges in one source's
- * columns, consecutive in the whole matrix too). */
+ * entries own_t0 .. own_t1-1 at own_g0 on; the other rows' entries are runs, a row's edges in
+ * one source q's columns (consecutive in the whole matrix too), listed per q: an entry t of q's
+ * is the whole matrix's entry g0 + (t - t0) of q's run (t0, g0) with the largest t0 <= t. */
 typedef struct dist_positions {
   int64_t own_t0, own_t1, own_g0;
-  int64_t (*run)[2]; /* [n] (t0, g0), t0 increasing */
+  int64_t (*run)[2]; /* [n] (t0, g0): q's are run[first[q] .. first[q+1]), t0 increasing */
+  int64_t *first; /* [R+2] */
   int64_t n;
 } dist_positions;
 
-/* The whole matrix's position of entry t of the process's A. *hint (start at 0) is the run
- * found last: consecutive entries of a run are found in O(1). */
-int64_t dist_position(const dist_positions *X, int64_t t, int64_t *hint);
+/* The whole matrix's position of entry t of the process's A, an entry of its own rows or of a run
+ * of source q's (the rank whose program reads it). *hint (start at -1) is the run found last: the
+ * runs of a program's rows, read in row order, are found in O(1) each. */
+int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hint);
 
 /* After this process solved the blocks B of its ranks first .. (built from M's rows, the ranks'
  * rows, selections set; the processes own increasing ranges of ranks): sends each block (p, q) whose source q another process owns

@@ -67,6 +67,12 @@ static shiro_status matrix_digest(const dist_comm *c, const dist_matrix *M, uint
   return SHIRO_OK;
 }
 
+/* Peak resident memory of this process, bytes. */
+static int64_t peak_rss(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0;
+}
+
 /* The programs' way out (plan_build_range's sink). */
 typedef struct dist_sink {
   dist_writer *w;
@@ -79,9 +85,9 @@ typedef struct dist_sink {
 static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, shiro_error *err) {
   (void)meta;
   dist_sink *s = arg;
-  int64_t hint = 0;
+  int64_t hint = -1;
   for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
-    if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], &hint);
+    if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], pr->rank, &hint);
   if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
@@ -92,12 +98,6 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   s->done++;
   if (s->progress) s->progress("programs", s->done, s->ranks);
   return st;
-}
-
-/* Peak resident memory of this process, bytes. */
-static int64_t peak_rss(void) {
-  struct rusage ru;
-  return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0;
 }
 
 shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, shiro_error *err) {
@@ -185,6 +185,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   MPI_Allreduce(&peak, &res->peak_rss_bytes, 1, MPI_INT64_T, MPI_MAX, comm);
   MPI_Allreduce(&peak, &res->peak_rss_bytes_sum, 1, MPI_INT64_T, MPI_SUM, comm);
   free(X.run);
+  free(X.first);
   free(proc);
   blocks_free(&B);
   part_free(&Prow);

@@ -127,18 +127,22 @@ def main():
             p = run([mpirun, "-np", "3", plan_exe, matrix, "--ranks", "8"] + extra + ["-o", out, "--quiet"])
             expect(p.returncode == rc and p.stderr.count(needle) == 1 and p.stderr.count("shiro-plan:") == 1
                    and not os.path.exists(out), f"{what}: exit {rc}, said once, no file", p)
-        # one process killed mid-plan: no hang, no file
+        # one process killed mid-plan (once the plan's temporary file exists): no hang, no file
         big = os.path.join(tmp, "big.mtx")
-        run([gen, "rmat", "--scale", "16", "--edge-factor", "16", "-o", big])
+        run([gen, "rmat", "--scale", "17", "--edge-factor", "16", "-o", big])
         for f in os.listdir(tmp):
             if f.startswith("many.h5"):
                 os.remove(os.path.join(tmp, f))
-        job = subprocess.Popen([mpirun, "-np", "2", plan_exe, big, "--ranks", "64", "--gpus-per-node", "4", "--strategy",
+        job = subprocess.Popen([mpirun, "-np", "2", plan_exe, big, "--ranks", "256", "--gpus-per-node", "4", "--strategy",
                                 "joint", "-o", many, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
         victim = None
-        for _ in range(400):  # the second process (OMPI_COMM_WORLD_RANK=1), once it runs
-            time.sleep(0.05)
+        for _ in range(2000):  # the second process (OMPI_COMM_WORLD_RANK=1), once the programs are being written
+            time.sleep(0.005)
+            if job.poll() is not None:
+                break
+            if not any(f.startswith("many.h5.tmp") for f in os.listdir(tmp)):
+                continue
             for pid in os.listdir("/proc"):
                 try:
                     if pid.isdigit() and b"OMPI_COMM_WORLD_RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read() + b"\0" \
@@ -147,10 +151,8 @@ def main():
                 except OSError:
                     pass
             if victim:
+                os.kill(victim, signal.SIGKILL)
                 break
-        if victim:
-            time.sleep(0.3)
-            os.kill(victim, signal.SIGKILL)
         try:
             job.communicate(timeout=60)
             ended = True
