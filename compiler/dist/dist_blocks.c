@@ -1,15 +1,15 @@
 /* dist_blocks.c — the send sides of the blocks traded between the planner's processes. */
-#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist_blocks.h"
+#include "dist_values.h"
 #include "error.h"
 
-/* One block's send side as it travels: this head, then int32 selected columns [ncs], the
- * selected rows [nrs] (row, edges, position of the first in the whole matrix), int32 columns
- * [ne] and double values [ne] of their edges, row after row. */
+/* One block's send side as it travels, in sections each 8-byte aligned: this head; the selected
+ * columns (int32 [ncs]); the selected rows (rec_row [nrs]: row, edges, position of the first in
+ * the whole matrix); their edges' columns (int32 [ne]) and values (double [ne]), row after row. */
 typedef struct rec_head {
   int32_t p, q, ncs, nrs;
   int64_t ne;
@@ -20,8 +20,43 @@ typedef struct rec_row {
   int64_t g0;
 } rec_row;
 
-static int64_t rec_bytes(const rec_head *h) {
-  return (int64_t)sizeof *h + 4 * (int64_t)h->ncs + (int64_t)sizeof(rec_row) * h->nrs + 12 * h->ne;
+static int64_t pad8(int64_t x) { return (x + 7) & ~(int64_t)7; }
+
+/* A record's sections, and its size. */
+typedef struct rec_view {
+  rec_head h;
+  int32_t *scol;
+  rec_row *rows;
+  int32_t *cols;
+  double *vals;
+  int64_t bytes;
+} rec_view;
+
+/* The offsets of h's sections in its record (scol, rows, cols, vals), and its size. */
+static int64_t rec_layout(const rec_head *h, int64_t off[4]) {
+  off[0] = (int64_t)sizeof *h;
+  off[1] = pad8(off[0] + 4 * (int64_t)h->ncs);
+  off[2] = off[1] + (int64_t)sizeof(rec_row) * h->nrs;
+  off[3] = pad8(off[2] + 4 * h->ne);
+  return off[3] + 8 * h->ne;
+}
+
+static rec_view view_at(char *x, const rec_head *h) {
+  int64_t off[4];
+  rec_view v = {.h = *h};
+  v.bytes = rec_layout(h, off);
+  v.scol = (int32_t *)(x + off[0]);
+  v.rows = (rec_row *)(x + off[1]);
+  v.cols = (int32_t *)(x + off[2]);
+  v.vals = (double *)(x + off[3]);
+  return v;
+}
+
+/* The record at x (written by pack). */
+static rec_view view(const char *x) {
+  rec_head h;
+  memcpy(&h, x, sizeof h);
+  return view_at((char *)x, &h);
 }
 
 int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hint) {
@@ -67,22 +102,22 @@ static rec_head head_of(const sc_block *b) {
 static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
   const rec_head h = head_of(b);
   memcpy(w, &h, sizeof h);
-  int32_t *sc = (int32_t *)(w + sizeof h);
+  rec_view v = view_at(w, &h);
+  int32_t *sc = v.scol, *cols = v.cols;
+  rec_row *rr = v.rows;
+  double *vals = v.vals;
   for (int32_t j = 0; j < b->nc; j++)
     if (b->csel[j]) *sc++ = b->cols[j];
-  rec_row *rr = (rec_row *)sc;
-  int32_t *cols = (int32_t *)(rr + h.nrs);
-  double *vals = (double *)(cols + h.ne);
   for (int32_t i = 0; i < b->nr; i++) {
     if (!b->rsel[i]) continue;
     const int64_t t0 = row_first_edge(M->A, b, i), len = b->Gp[i + 1] - b->Gp[i];
-    *rr++ = (rec_row){b->rows[i], (int32_t)len, M->gAp[b->rows[i]] + (t0 - M->A->Ap[b->rows[i]])};
+    *rr++ = (rec_row){b->rows[i], (int32_t)len, M->g_lo + (t0 - M->A->Ap[M->lo])}; /* own rows: one stretch */
     memcpy(cols, M->A->Aj + t0, (size_t)len * sizeof *cols);
     for (int64_t e = 0; e < len; e++) vals[e] = sc_csr_val(M->A, t0 + e);
     cols += len;
     vals += len;
   }
-  return (char *)vals;
+  return w + v.bytes;
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -93,9 +128,9 @@ static int cmp_i32(const void *a, const void *b) {
 /* The sorted distinct columns of a record (selected columns and its rows' edges) into u, their
  * count returned; at[c] (every entry -1 before) becomes column c's index in u. The caller resets
  * at[u[0 .. count)] to -1 after the record. */
-static int32_t union_cols(const rec_head *h, const char *r, int32_t *u, int32_t *at) {
-  const int32_t *sc = (const int32_t *)(r + sizeof *h);
-  const int32_t *cols = (const int32_t *)((const rec_row *)(sc + h->ncs) + h->nrs);
+static int32_t union_cols(const rec_view *v, int32_t *u, int32_t *at) {
+  const rec_head *h = &v->h;
+  const int32_t *sc = v->scol, *cols = v->cols;
   int32_t n = 0, lo = INT32_MAX, hi = -1;
   for (int64_t e = -(int64_t)h->ncs; e < h->ne; e++) { /* the selected columns, then the edges' */
     const int32_t c = e < 0 ? sc[h->ncs + e] : cols[e];
@@ -124,34 +159,45 @@ static int64_t block_bytes(const rec_head *h, int32_t nc) {
   return 4 * (2 * (int64_t)h->nrs + 1 + h->ne + nc) + (((int64_t)h->nrs + nc + 3) & ~(int64_t)3);
 }
 
-/* Sends this process's records; on return *recv holds the others' (n bytes). */
+/* The blocks this process sends, by destination process: blocks (p, q) of another's q. */
+typedef struct outbox {
+  const sc_blocks *B;
+  const dist_matrix *M;
+  int64_t *first, *blk; /* [P+1], [blocks sent]: d's are blk[first[d] .. first[d+1]), (p, q) order */
+} outbox;
+
+static void pack_for(void *arg, int d, char *buf) {
+  const outbox *o = arg;
+  for (int64_t x = o->first[d]; x < o->first[d + 1]; x++) buf = pack(buf, &o->B->b[o->blk[x]], o->M);
+}
+
+/* Sends this process's records, one destination at a time; on return *recv holds the others' (n
+ * bytes), in process order. */
 static shiro_status send_records(const dist_comm *c, const int32_t *proc, const sc_blocks *B, const dist_matrix *M,
                                  void **recv, int64_t *n, shiro_error *err) {
   const int P = c->size;
-  int64_t *sendn = calloc((size_t)P * 3, sizeof *sendn), *at = sendn ? sendn + P : NULL, *recvn = sendn ? sendn + 2 * P : NULL;
-  shiro_status st = sendn ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-  for (int64_t t = 0; sendn && t < B->n; t++) {
+  outbox o = {.B = B, .M = M};
+  int64_t *sendn = calloc((size_t)P * 2, sizeof *sendn), *recvn = sendn ? sendn + P : NULL;
+  o.first = calloc((size_t)P + 2, sizeof *o.first);
+  o.blk = malloc((size_t)(B->n ? B->n : 1) * sizeof *o.blk);
+  shiro_status st = sendn && o.first && o.blk ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  for (int64_t t = 0; st == SHIRO_OK && t < B->n; t++) {
     const int d = proc[B->b[t].q];
     if (d == c->rank) continue;
     const rec_head h = head_of(&B->b[t]);
-    sendn[d] += rec_bytes(&h);
+    int64_t off[4];
+    sendn[d] += rec_layout(&h, off);
+    o.first[d + 2]++;
   }
-  int64_t total = 0;
-  for (int d = 0; sendn && d < P; d++) {
-    at[d] = total;
-    total += sendn[d];
-  }
-  char *send = st == SHIRO_OK ? malloc(total ? (size_t)total : 1) : NULL;
-  if (st == SHIRO_OK && !send) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory packing %lld bytes", (long long)total);
-  for (int64_t t = 0; send && t < B->n; t++) { /* (p, q) order: each destination's in that order */
-    const int d = proc[B->b[t].q];
-    if (d != c->rank) at[d] = pack(send + at[d], &B->b[t], M) - send;
-  }
+  for (int d = 0; st == SHIRO_OK && d < P; d++) o.first[d + 2] += o.first[d + 1];
+  for (int64_t t = 0; st == SHIRO_OK && t < B->n; t++) /* (p, q) order within each destination */
+    if (proc[B->b[t].q] != c->rank) o.blk[o.first[proc[B->b[t].q] + 1]++] = t;
   st = dist_agree(c, st, err);
-  if (st == SHIRO_OK) st = dist_alltoallv(c, send, sendn, recv, recvn, err);
+  if (st == SHIRO_OK) st = dist_exchange(c, sendn, pack_for, &o, recv, recvn, err);
   *n = 0;
   for (int s = 0; st == SHIRO_OK && s < P; s++) *n += recvn[s];
-  free(send);
+  free(o.first);
+  free(o.blk);
   free(sendn);
   return st;
 }
@@ -161,24 +207,22 @@ static shiro_status send_records(const dist_comm *c, const int32_t *proc, const 
 static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t ncols, void **arena, sc_block **out,
                                 int64_t *nb) {
   int64_t count = 0, widest = 0;
-  for (const char *x = r; x < r + n;) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    if (h.ncs + h.ne > widest) widest = h.ncs + h.ne;
-    count++;
-    x += rec_bytes(&h);
+  for (const char *x = r; x < r + n; count++) {
+    const rec_view v = view(x);
+    if (v.h.ncs + v.h.ne > widest) widest = v.h.ncs + v.h.ne;
+    x += v.bytes;
   }
   int32_t *u = malloc((size_t)(widest ? widest : 1) * sizeof *u), *at = malloc((size_t)(ncols ? ncols : 1) * sizeof *at);
   int64_t *bytes = calloc((size_t)R, sizeof *bytes);
   sc_block *b = calloc((size_t)(count ? count : 1), sizeof *b);
   if (!u || !at || !bytes || !b) goto nomem;
   memset(at, 0xff, (size_t)ncols * sizeof *at); /* -1: no column seen */
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    const int32_t nc = union_cols(&h, x, u, at);
-    bytes[h.p] += block_bytes(&h, nc);
+  for (const char *x = r; x < r + n;) {
+    const rec_view v = view(x);
+    const int32_t nc = union_cols(&v, u, at);
+    bytes[v.h.p] += block_bytes(&v.h, nc);
     reset_cols(u, nc, at);
+    x += v.bytes;
   }
   for (int32_t p = 0; p < R; p++) { /* p has no blocks of its own here: its rows are elsewhere */
     if (!bytes[p]) continue;
@@ -187,10 +231,11 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t nco
   }
   for (int32_t p = 0; p < R; p++) bytes[p] = 0; /* now: bytes used of arena[2p] */
   int64_t k = 0;
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x), k++) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    const int32_t nc = union_cols(&h, x, u, at);
+  for (const char *x = r; x < r + n; k++) {
+    const rec_view v = view(x);
+    const rec_head h = v.h;
+    x += v.bytes;
+    const int32_t nc = union_cols(&v, u, at);
     char *a = (char *)arena[2 * h.p] + bytes[h.p];
     bytes[h.p] += block_bytes(&h, nc);
     sc_block *k_ = &b[k];
@@ -204,15 +249,13 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t nco
     memcpy(k_->cols, u, (size_t)nc * sizeof *u);
     memset(k_->rsel, 1, (size_t)h.nrs);
     memset(k_->csel, 0, (size_t)nc);
-    const int32_t *sc = (const int32_t *)(x + sizeof h);
-    for (int32_t j = 0; j < h.ncs; j++) k_->csel[at[sc[j]]] = 1;
-    const rec_row *rr = (const rec_row *)(sc + h.ncs);
-    const int32_t *cols = (const int32_t *)(rr + h.nrs);
+    for (int32_t j = 0; j < h.ncs; j++) k_->csel[at[v.scol[j]]] = 1;
+    const int32_t *cols = v.cols;
     k_->Gp[0] = 0;
     for (int32_t i = 0; i < h.nrs; i++) {
-      k_->rows[i] = rr[i].row;
-      for (int32_t e = 0; e < rr[i].len; e++) k_->Gj[k_->Gp[i] + e] = at[*cols++];
-      k_->Gp[i + 1] = k_->Gp[i] + rr[i].len;
+      k_->rows[i] = v.rows[i].row;
+      for (int32_t e = 0; e < v.rows[i].len; e++) k_->Gj[k_->Gp[i] + e] = at[*cols++];
+      k_->Gp[i + 1] = k_->Gp[i] + v.rows[i].len;
     }
     block_count_entries(k_);
     reset_cols(u, nc, at);
@@ -252,69 +295,79 @@ static shiro_status merge_blocks(sc_blocks *B, sc_block *f, int64_t nf, int32_t 
 }
 
 /* M->A with the records' rows added (their edges, in record order: per row, sources in column
- * order), and X: every entry's place in the whole matrix. */
+ * order), values compacted as they are copied (dist_values), and X: every entry's place in the
+ * whole matrix. */
 static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n, dist_positions *X) {
   const sc_csr *A = M->A;
   int64_t extra = 0;
   sc_csr *N = calloc(1, sizeof *N);
   int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur); /* per row: where its next edge goes */
+  dist_values V = {0};
   X->first = calloc((size_t)R + 2, sizeof *X->first);
   if (!N || !cur || !X->first) goto nomem;
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) { /* runs per source q */
-    const rec_head *h = (const rec_head *)x;
-    extra += h->ne;
-    X->first[h->q + 2] += h->nrs;
+  for (const char *x = r; x < r + n;) { /* runs per source q */
+    const rec_view v = view(x);
+    extra += v.h.ne;
+    X->first[v.h.q + 2] += v.h.nrs;
+    x += v.bytes;
   }
   for (int32_t q = 0; q < R; q++) X->first[q + 2] += X->first[q + 1];
   X->n = X->first[R + 1];
   *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
   N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
   N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
-  N->Ax = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Ax);
   X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run);
-  if (!N->Ap || !N->Aj || !N->Ax || !X->run) goto nomem;
+  if (!N->Ap || !N->Aj || !X->run || !dist_values_init(&V, N->nnz)) goto nomem;
   for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
-    for (int32_t i = 0; i < h.nrs; i++) N->Ap[rr[i].row + 1] += rr[i].len;
+  for (const char *x = r; x < r + n;) {
+    const rec_view v = view(x);
+    for (int32_t i = 0; i < v.h.nrs; i++) N->Ap[v.rows[i].row + 1] += v.rows[i].len;
+    x += v.bytes;
   }
   for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] += N->Ap[i];
-  memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
   X->own_t0 = N->Ap[M->lo];
   X->own_t1 = N->Ap[M->hi];
-  X->own_g0 = M->gAp[M->lo];
-  for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
-    const int64_t len = A->Ap[i + 1] - A->Ap[i];
-    memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
-    for (int64_t e = 0; e < len; e++) N->Ax[cur[i] + e] = sc_csr_val(A, A->Ap[i] + e);
-    cur[i] += len;
-  }
-  /* other rows: a row's runs come in column order (sources ascending); q's runs, one per row its
-   * blocks (p, q) select, in row order (records in (p, q) order, p's rows before p+1's) */
-  for (const char *x = r; x < r + n; x += rec_bytes((const rec_head *)x)) {
-    rec_head h;
-    memcpy(&h, x, sizeof h);
-    const rec_row *rr = (const rec_row *)(x + sizeof h + 4 * (int64_t)h.ncs);
-    const int32_t *cols = (const int32_t *)(rr + h.nrs);
-    const double *vals = (const double *)(cols + h.ne);
-    for (int32_t i = 0; i < h.nrs; i++) {
-      const int64_t row = rr[i].row, t = cur[row];
-      memcpy(N->Aj + t, cols, (size_t)rr[i].len * sizeof *cols);
-      memcpy(N->Ax + t, vals, (size_t)rr[i].len * sizeof *vals);
-      X->run[X->first[h.q + 1]][0] = t, X->run[X->first[h.q + 1]++][1] = rr[i].g0;
-      cur[row] += rr[i].len;
-      cols += rr[i].len;
-      vals += rr[i].len;
+  X->own_g0 = M->g_lo;
+  for (int pass = 1; pass <= 2; pass++) { /* 1: columns, runs, values marked; 2: values put */
+    memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
+    for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
+      const int64_t len = A->Ap[i + 1] - A->Ap[i];
+      if (pass == 1) memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
+      for (int64_t e = 0; e < len; e++)
+        if (pass == 1) dist_values_mark(&V, cur[i] + e, sc_csr_val(A, A->Ap[i] + e));
+        else dist_values_put(&V, cur[i] + e, sc_csr_val(A, A->Ap[i] + e));
+      cur[i] += len;
     }
+    /* other rows: a row's runs come in column order (sources ascending); q's runs, one per row its
+     * blocks (p, q) select, in row order (records in (p, q) order, p's rows before p+1's) */
+    for (const char *x = r; x < r + n;) {
+      const rec_view v = view(x);
+      const int32_t *cols = v.cols;
+      const double *vals = v.vals;
+      for (int32_t i = 0; i < v.h.nrs; i++) {
+        const int64_t row = v.rows[i].row, t = cur[row], len = v.rows[i].len;
+        if (pass == 1) {
+          memcpy(N->Aj + t, cols, (size_t)len * sizeof *cols);
+          X->run[X->first[v.h.q + 1]][0] = t, X->run[X->first[v.h.q + 1]++][1] = v.rows[i].g0;
+        }
+        for (int64_t e = 0; e < len; e++)
+          if (pass == 1) dist_values_mark(&V, t + e, vals[e]);
+          else dist_values_put(&V, t + e, vals[e]);
+        cur[row] += len;
+        cols += len;
+        vals += len;
+      }
+      x += v.bytes;
+    }
+    if (pass == 1 && !dist_values_ranks(&V)) goto nomem;
   }
   free(cur);
+  dist_values_install(&V, N);
   sc_csr_free(M->A);
-  sc_csr_compact_values(N); /* as one process keeps A: about 2 bits a value where most are 1.0 */
   M->A = N;
   return SHIRO_OK;
 nomem:
+  dist_values_free(&V);
   sc_csr_free(N);
   free(cur);
   return SHIRO_ERR_NOMEM;

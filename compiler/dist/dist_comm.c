@@ -61,3 +61,43 @@ shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t 
   }
   return st;
 }
+
+shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, void **recv,
+                           int64_t *recvn, shiro_error *err) {
+  const int P = c->size;
+  *recv = NULL;
+  if (MPI_Alltoall(sendn, 1, MPI_INT64_T, recvn, 1, MPI_INT64_T, c->comm) != MPI_SUCCESS)
+    return dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Alltoall of the sizes failed"), err);
+  int64_t *at = malloc((size_t)P * sizeof *at), rtot = 0, widest = 0;
+  shiro_status st = at ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  for (int d = 0; at && d < P; d++) {
+    at[d] = rtot;
+    rtot += recvn[d];
+    if (d != c->rank && sendn[d] > widest) widest = sendn[d];
+    if (sendn[d] > INT_MAX || recvn[d] > INT_MAX)
+      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "more than 2^31-1 bytes for one process at once; plan with more "
+                                                  "processes");
+  }
+  char *buf = NULL;
+  if (st == SHIRO_OK && (!(*recv = malloc(rtot ? (size_t)rtot : 1)) || !(buf = malloc(widest ? (size_t)widest : 1))))
+    st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory receiving %lld bytes", (long long)rtot);
+  st = dist_agree(c, st, err);
+  for (int k = 0; st == SHIRO_OK && k < P; k++) {
+    const int d = (c->rank + k) % P, s = (c->rank - k + P) % P;
+    if (k == 0) {
+      pack(arg, d, (char *)*recv + at[d]);
+      continue;
+    }
+    pack(arg, d, buf);
+    if (MPI_Sendrecv(buf, (int)sendn[d], MPI_BYTE, d, 11, (char *)*recv + at[s], (int)recvn[s], MPI_BYTE, s, 11,
+                     c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Sendrecv failed");
+  }
+  free(buf);
+  free(at);
+  if (st != SHIRO_OK) {
+    free(*recv);
+    *recv = NULL;
+  }
+  return st;
+}

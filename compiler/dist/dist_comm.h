@@ -25,4 +25,14 @@ shiro_status dist_agree(const dist_comm *c, shiro_status st, shiro_error *err);
 shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
                             shiro_error *err);
 
+/* Writes this process's bytes for process d (sendn[d] of them) at buf. */
+typedef void (*dist_pack_fn)(void *arg, int d, char *buf);
+
+/* dist_alltoallv with the bytes packed for one destination at a time (pack), in P rounds (round k:
+ * to process rank+k, from process rank-k), so that only the bytes for one process are held beside
+ * *recv: the peak is what this process receives plus its largest block, not everything it sends
+ * on top. Its own block is packed straight into *recv. Collective; failures agreed first. */
+shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, void **recv,
+                           int64_t *recvn, shiro_error *err);
+
 #endif

@@ -5,24 +5,11 @@
 #include "csr_h5.h"
 #include "mm_read.h"
 #include "dist_input.h"
+#include "dist_values.h"
 #include "error.h"
 
-/* A new rows-row CSR with room for nnz entries (values as an array). */
-static sc_csr *csr_new(int64_t rows, int64_t k, int64_t nnz) {
-  sc_csr *A = calloc(1, sizeof *A);
-  if (!A) return NULL;
-  A->m = rows;
-  A->k = k;
-  A->nnz = nnz;
-  A->Ap = calloc((size_t)rows + 1, sizeof *A->Ap);
-  A->Aj = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->Aj);
-  A->Ax = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->Ax);
-  if (!A->Ap || !A->Aj || !A->Ax) {
-    sc_csr_free(A);
-    return NULL;
-  }
-  return A;
-}
+/* x rounded up to a multiple of 8 (blocks of doubles stay aligned). */
+static int64_t pad8(int64_t x) { return (x + 7) & ~(int64_t)7; }
 
 /* The stripe of process r of P: rows m·r/P .. m·(r+1)/P - 1. */
 static int64_t stripe_start(int64_t m, int r, int P) { return (int64_t)((__int128)m * r / P); }
@@ -150,6 +137,7 @@ shiro_status dist_matrix_read(const dist_comm *c, const char *path, const char *
     M->gAp[0] = 0;
     for (int64_t i = 0; i < M->m; i++) M->gAp[i + 1] += M->gAp[i];
     M->nnz = M->gAp[M->m];
+    sc_csr_compact_values(M->A); /* until its rows move: about 2 bits a value where most are 1.0 */
   }
   free(cnt);
   free(len);
@@ -164,6 +152,23 @@ static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1, int64_t *
   return hi > *lo ? hi - *lo : 0;
 }
 
+/* The stripe's rows going to other processes (dist_exchange's packer). */
+typedef struct rows_out {
+  const dist_matrix *M; /* its stripe */
+  const int64_t *at; /* [2P] each process's rows: at[2d] .. at[2d+1]-1 */
+} rows_out;
+
+/* The stripe's rows in d's range: their values, then their columns. */
+static void pack_rows(void *arg, int d, char *w) {
+  const rows_out *o = arg;
+  const sc_csr *S = o->M->A;
+  int64_t r0, n = overlap(o->M->lo, o->M->hi, o->at[2 * d], o->at[2 * d + 1], &r0);
+  if (!n) return;
+  const int64_t t0 = S->Ap[r0 - o->M->lo], e = S->Ap[r0 - o->M->lo + n] - t0;
+  for (int64_t x = 0; x < e; x++) ((double *)w)[x] = sc_csr_val(S, t0 + x);
+  memcpy(w + 8 * e, S->Aj + t0, (size_t)e * sizeof *S->Aj);
+}
+
 shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, shiro_error *err) {
   const int P = c->size;
   const int64_t *g = M->gAp;
@@ -173,58 +178,61 @@ shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int
   int64_t mine[2] = {lo, hi};
   if (st == SHIRO_OK && MPI_Allgather(mine, 2, MPI_INT64_T, at, 2, MPI_INT64_T, c->comm) != MPI_SUCCESS)
     st = dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allgather of the row ranges failed"), err);
-  char *send = NULL;
   void *recv = NULL;
-  int64_t *recvn = sendn ? sendn + P : NULL, bytes = 0;
-  const sc_csr *S = M->A; /* the stripe: rows M->lo .. M->hi-1 (freed once packed) */
-  if (st == SHIRO_OK) { /* to each process d: the stripe's rows in d's range, columns then values */
+  int64_t *recvn = sendn ? sendn + P : NULL;
+  rows_out o = {.M = M, .at = at};
+  if (st == SHIRO_OK) { /* to each process d: the stripe's rows in d's range, values then columns */
     for (int d = 0; d < P; d++) {
       int64_t r0, n = overlap(M->lo, M->hi, at[2 * d], at[2 * d + 1], &r0);
-      sendn[d] = n ? (g[r0 + n] - g[r0]) * (int64_t)(sizeof *S->Aj + sizeof(double)) : 0;
-      bytes += sendn[d];
+      sendn[d] = n ? pad8((g[r0 + n] - g[r0]) * 12) : 0;
     }
-    send = malloc(bytes ? (size_t)bytes : 1);
-    st = dist_agree(c, send ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
+    st = dist_exchange(c, sendn, pack_rows, &o, &recv, recvn, err);
   }
-  if (st == SHIRO_OK) {
-    char *w = send;
-    for (int d = 0; d < P; d++) {
-      int64_t r0, n = overlap(M->lo, M->hi, at[2 * d], at[2 * d + 1], &r0);
-      if (!n) continue;
-      const int64_t t0 = S->Ap[r0 - M->lo], e = S->Ap[r0 - M->lo + n] - t0;
-      memcpy(w, S->Aj + t0, (size_t)e * sizeof *S->Aj);
-      w += e * (int64_t)sizeof *S->Aj;
-      for (int64_t x = 0; x < e; x++) ((double *)w)[x] = sc_csr_val(S, t0 + x);
-      w += e * (int64_t)sizeof(double);
-    }
-    sc_csr_free(M->A); /* all packed: the stripe is not needed again (the peak: two copies, not four) */
-    M->A = NULL;
-    S = NULL;
-    st = dist_alltoallv(c, send, sendn, &recv, recvn, err);
-  }
-  free(send);
+  sc_csr_free(M->A); /* the stripe */
+  M->A = NULL;
   sc_csr *A = NULL;
+  dist_values V = {0};
   if (st == SHIRO_OK) {
-    A = csr_new(M->m, M->k, g[hi] - g[lo]);
-    st = dist_agree(c, A ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
+    A = calloc(1, sizeof *A);
+    if (A) {
+      *A = (sc_csr){.m = M->m, .k = M->k, .nnz = g[hi] - g[lo]};
+      A->Ap = calloc((size_t)M->m + 1, sizeof *A->Ap);
+      A->Aj = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *A->Aj);
+    }
+    const int ok = A && A->Ap && A->Aj && dist_values_init(&V, A->nnz);
+    st = dist_agree(c, ok ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
   }
   if (st == SHIRO_OK) { /* the sources' stripes come in row order: their blocks in process order */
     for (int64_t i = lo; i < hi; i++) A->Ap[i + 1] = g[i + 1] - g[lo];
     for (int64_t i = hi; i < M->m; i++) A->Ap[i + 1] = A->Ap[hi];
-    const char *r = recv;
-    for (int s = 0; s < P; s++) {
-      int64_t r0, n = overlap((int64_t)((__int128)M->m * s / P), (int64_t)((__int128)M->m * (s + 1) / P), lo, hi, &r0);
-      if (!n) continue;
-      const int64_t t0 = g[r0] - g[lo], e = g[r0 + n] - g[r0];
-      memcpy(A->Aj + t0, r, (size_t)e * sizeof *A->Aj);
-      r += e * (int64_t)sizeof *A->Aj;
-      memcpy(A->Ax + t0, r, (size_t)e * sizeof *A->Ax);
-      r += e * (int64_t)sizeof *A->Ax;
+    for (int pass = 1; pass <= 2 && st == SHIRO_OK; pass++) { /* the values compacted as they come */
+      const char *r = recv;
+      for (int s = 0; s < P; s++) {
+        int64_t r0, n = overlap(stripe_start(M->m, s, P), stripe_start(M->m, s + 1, P), lo, hi, &r0);
+        if (!n) continue;
+        const int64_t t0 = g[r0] - g[lo], e = g[r0 + n] - g[r0];
+        const double *v = (const double *)r;
+        if (pass == 1) memcpy(A->Aj + t0, r + 8 * e, (size_t)e * sizeof *A->Aj);
+        for (int64_t x = 0; x < e; x++)
+          if (pass == 1) dist_values_mark(&V, t0 + x, v[x]);
+          else dist_values_put(&V, t0 + x, v[x]);
+        r += pad8(12 * e);
+      }
+      if (pass == 1 && !dist_values_ranks(&V)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
     }
-    sc_csr_compact_values(A); /* as one process keeps A: about 2 bits a value where most are 1.0 */
+    st = dist_agree(c, st, err);
+  }
+  if (st == SHIRO_OK) {
+    dist_values_install(&V, A);
     M->A = A;
     M->lo = lo;
     M->hi = hi;
+    M->g_lo = g[lo];
+    free(M->gAp); /* not needed again: the rows held are whole, their entries from g_lo on */
+    M->gAp = NULL;
+  } else {
+    dist_values_free(&V);
+    sc_csr_free(A);
   }
   free(recv);
   free(at);

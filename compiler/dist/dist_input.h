@@ -11,7 +11,8 @@
 typedef struct dist_matrix {
   int64_t m, k, nnz; /* the whole matrix's */
   mm_header hdr; /* what the file said (field: pattern or values) */
-  int64_t *gAp; /* [m+1] the whole matrix's row pointers, on every process */
+  int64_t *gAp; /* [m+1] the whole matrix's row pointers, on every process (freed by dist_matrix_own) */
+  int64_t g_lo; /* after dist_matrix_own: the whole matrix's position of row lo's first entry */
   int64_t lo, hi; /* the rows held */
   sc_csr *A; /* after dist_matrix_own: an m-row matrix whose rows lo .. hi-1 are A's and the others
                 empty (values compacted as one process keeps them: sc_csr_val); before: the
@@ -27,7 +28,8 @@ shiro_status dist_matrix_read(const dist_comm *c, const char *path, const char *
 
 /* Moves the rows so that this process holds rows lo .. hi-1 (each process its own range; the
  * ranges of the processes, in process order, cover 0 .. m-1 one after the other), as an m-row
- * matrix (M->A). Collective; errors agreed. */
+ * matrix (M->A), one destination at a time (dist_exchange); then frees gAp (g_lo kept).
+ * Collective; errors agreed. */
 shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, shiro_error *err);
 
 /* Frees what M holds. */
