@@ -1,5 +1,8 @@
 /* plan_mpi.c — shiro-plan's distributed path: launched processes, one report. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <omp.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -60,6 +63,25 @@ static void report(const dist_request *rq, const dist_result *r, int quiet, int 
   printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}}}\n",
          strategy_name(rq->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
          (long long)v->intra_node_rows);
+}
+
+int plan_mpi_threads(int threads) {
+  MPI_Comm node = MPI_COMM_NULL; /* collective: the processes on this one's node */
+  int here = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    MPI_Comm_size(node, &here);
+    MPI_Comm_free(&node);
+  }
+  const char *env = getenv("OMP_NUM_THREADS");
+  if (threads > 0 || (env && *env)) return threads > 0 ? threads : omp_get_max_threads();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const int cpus = online > 0 ? (int)online : 1;
+  const int mine = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : cpus;
+  const int share = cpus / here < mine ? cpus / here : mine;
+  return share > 0 ? share : 1;
 }
 
 int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int threads) {

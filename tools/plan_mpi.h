@@ -11,6 +11,11 @@
  * made. Exits with a message on stderr when MPI_Init fails. */
 int plan_mpi_start(int *argc, char ***argv, int *rank, int *size);
 
+/* The threads each process plans with (collective): threads where given (> 0), else
+ * OMP_NUM_THREADS's where set, else the node's CPUs shared among the processes on it (at most
+ * this process's affinity): never more threads than cores by default. */
+int plan_mpi_threads(int threads);
+
 /* Runs dist_plan over MPI_COMM_WORLD and reports as shiro-plan does (process 0 only: the summary
  * on stderr unless quiet, one JSON object on stdout with json; an error once, on stderr).
  * matrix names the input in messages. Returns the exit status (0, or 1 on every process). */

@@ -570,12 +570,13 @@ static int run_distributed(const options *o, int rank) {
   char *out = o->out ? strdup(o->out) : default_output(o->matrix);
   if (!out) return 1;
   rq.out = out;
-  if (o->threads) omp_set_num_threads(o->threads);
+  const int threads = plan_mpi_threads(o->threads);
+  omp_set_num_threads(threads);
   cli_progress_enable(!o->quiet && rank == 0);
   if (!strcmp(o->format, "edgelist"))
     rq.read = (mm_read_options){.format = MM_FORMAT_EDGELIST, .el_base = o->base, .el_rows = o->rows, .el_cols = o->cols};
   if (rank == 0) cli_remove_temps_on_signals();
-  int rc = plan_mpi_run(&rq, rank, o->quiet, o->json, o->threads);
+  int rc = plan_mpi_run(&rq, rank, o->quiet, o->json, threads);
   free(out);
   return rc;
 }

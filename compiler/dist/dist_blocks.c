@@ -9,10 +9,12 @@
 
 /* One block's send side as it travels, in sections each 8-byte aligned: this head; the selected
  * columns (int32 [ncs]); the selected rows (rec_row [nrs]: row, edges, position of the first in
- * the whole matrix); their edges' columns (int32 [ne]) and values (double [ne]), row after row. */
+ * the whole matrix); their edges' columns (int32 [ne]), row after row; and the values that are not
+ * 1.0 (most are, in graphs): their edges' indices among the ne (int32 [nx], increasing), then
+ * their values (double [nx]). */
 typedef struct rec_head {
   int32_t p, q, ncs, nrs;
-  int64_t ne;
+  int64_t ne, nx;
 } rec_head;
 
 typedef struct rec_row {
@@ -27,28 +29,30 @@ typedef struct rec_view {
   rec_head h;
   int32_t *scol;
   rec_row *rows;
-  int32_t *cols;
-  double *vals;
+  int32_t *cols, *xi;
+  double *xv;
   int64_t bytes;
 } rec_view;
 
-/* The offsets of h's sections in its record (scol, rows, cols, vals), and its size. */
-static int64_t rec_layout(const rec_head *h, int64_t off[4]) {
+/* The offsets of h's sections in its record (scol, rows, cols, xi, xv), and its size. */
+static int64_t rec_layout(const rec_head *h, int64_t off[5]) {
   off[0] = (int64_t)sizeof *h;
   off[1] = pad8(off[0] + 4 * (int64_t)h->ncs);
   off[2] = off[1] + (int64_t)sizeof(rec_row) * h->nrs;
-  off[3] = pad8(off[2] + 4 * h->ne);
-  return off[3] + 8 * h->ne;
+  off[3] = off[2] + 4 * h->ne;
+  off[4] = pad8(off[3] + 4 * h->nx);
+  return off[4] + 8 * h->nx;
 }
 
 static rec_view view_at(char *x, const rec_head *h) {
-  int64_t off[4];
+  int64_t off[5];
   rec_view v = {.h = *h};
   v.bytes = rec_layout(h, off);
   v.scol = (int32_t *)(x + off[0]);
   v.rows = (rec_row *)(x + off[1]);
   v.cols = (int32_t *)(x + off[2]);
-  v.vals = (double *)(x + off[3]);
+  v.xi = (int32_t *)(x + off[3]);
+  v.xv = (double *)(x + off[4]);
   return v;
 }
 
@@ -57,6 +61,17 @@ static rec_view view(const char *x) {
   rec_head h;
   memcpy(&h, x, sizeof h);
   return view_at((char *)x, &h);
+}
+
+/* Reads a record's values in edge order: the next edge's value (1.0 unless listed). */
+typedef struct rec_values {
+  const rec_view *v;
+  int64_t e, k; /* the next edge, the next listed value */
+} rec_values;
+
+static inline double next_value(rec_values *r) {
+  const int64_t e = r->e++;
+  return r->k < r->v->h.nx && r->v->xi[r->k] == e ? r->v->xv[r->k++] : 1.0;
 }
 
 int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hint) {
@@ -87,25 +102,28 @@ static int64_t row_first_edge(const sc_csr *A, const sc_block *b, int32_t i) {
   return lo;
 }
 
-static rec_head head_of(const sc_block *b) {
+static rec_head head_of(const sc_block *b, const sc_csr *A) {
   rec_head h = {.p = b->p, .q = b->q};
   for (int32_t j = 0; j < b->nc; j++) h.ncs += b->csel[j];
   for (int32_t i = 0; i < b->nr; i++)
     if (b->rsel[i]) {
+      const int64_t t0 = row_first_edge(A, b, i), len = b->Gp[i + 1] - b->Gp[i];
       h.nrs++;
-      h.ne += b->Gp[i + 1] - b->Gp[i];
+      h.ne += len;
+      for (int64_t e = 0; e < len; e++) h.nx += sc_csr_val(A, t0 + e) != 1.0;
     }
+  if (h.ne > INT32_MAX) h.ne = -1; /* refused by the caller: edges are indexed by int32 */
   return h;
 }
 
 /* Writes b's record at w; returns the byte after it. */
 static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
-  const rec_head h = head_of(b);
+  const rec_head h = head_of(b, M->A);
   memcpy(w, &h, sizeof h);
   rec_view v = view_at(w, &h);
   int32_t *sc = v.scol, *cols = v.cols;
   rec_row *rr = v.rows;
-  double *vals = v.vals;
+  int64_t e = 0, k = 0;
   for (int32_t j = 0; j < b->nc; j++)
     if (b->csel[j]) *sc++ = b->cols[j];
   for (int32_t i = 0; i < b->nr; i++) {
@@ -113,9 +131,11 @@ static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
     const int64_t t0 = row_first_edge(M->A, b, i), len = b->Gp[i + 1] - b->Gp[i];
     *rr++ = (rec_row){b->rows[i], (int32_t)len, M->g_lo + (t0 - M->A->Ap[M->lo])}; /* own rows: one stretch */
     memcpy(cols, M->A->Aj + t0, (size_t)len * sizeof *cols);
-    for (int64_t e = 0; e < len; e++) vals[e] = sc_csr_val(M->A, t0 + e);
     cols += len;
-    vals += len;
+    for (int64_t x = 0; x < len; x++, e++) {
+      const double val = sc_csr_val(M->A, t0 + x);
+      if (val != 1.0) v.xi[k] = (int32_t)e, v.xv[k++] = val;
+    }
   }
   return w + v.bytes;
 }
@@ -184,8 +204,9 @@ static shiro_status send_records(const dist_comm *c, const int32_t *proc, const 
   for (int64_t t = 0; st == SHIRO_OK && t < B->n; t++) {
     const int d = proc[B->b[t].q];
     if (d == c->rank) continue;
-    const rec_head h = head_of(&B->b[t]);
-    int64_t off[4];
+    const rec_head h = head_of(&B->b[t], M->A);
+    int64_t off[5];
+    if (h.ne < 0) st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "block (%d, %d) sends more than 2^31-1 entries", h.p, h.q);
     sendn[d] += rec_layout(&h, off);
     o.first[d + 2]++;
   }
@@ -294,6 +315,12 @@ static shiro_status merge_blocks(sc_blocks *B, sc_block *f, int64_t nf, int32_t 
   return SHIRO_OK;
 }
 
+/* Turns row pointers that were used as fill cursors (Ap[i] at the end of row i) back into starts. */
+static void unshift(int64_t *Ap, int64_t m) {
+  for (int64_t i = m; i > 0; i--) Ap[i] = Ap[i - 1];
+  Ap[0] = 0;
+}
+
 /* M->A with the records' rows added (their edges, in record order: per row, sources in column
  * order), values compacted as they are copied (dist_values), and X: every entry's place in the
  * whole matrix. */
@@ -301,10 +328,9 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
   const sc_csr *A = M->A;
   int64_t extra = 0;
   sc_csr *N = calloc(1, sizeof *N);
-  int64_t *cur = malloc(((size_t)A->m + 1) * sizeof *cur); /* per row: where its next edge goes */
   dist_values V = {0};
   X->first = calloc((size_t)R + 2, sizeof *X->first);
-  if (!N || !cur || !X->first) goto nomem;
+  if (!N || !X->first) goto nomem;
   for (const char *x = r; x < r + n;) { /* runs per source q */
     const rec_view v = view(x);
     extra += v.h.ne;
@@ -328,8 +354,8 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
   X->own_t0 = N->Ap[M->lo];
   X->own_t1 = N->Ap[M->hi];
   X->own_g0 = M->g_lo;
+  int64_t *cur = N->Ap; /* each row's start, used as its cursor, then unshifted */
   for (int pass = 1; pass <= 2; pass++) { /* 1: columns, runs, values marked; 2: values put */
-    memcpy(cur, N->Ap, ((size_t)A->m + 1) * sizeof *cur);
     for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
       const int64_t len = A->Ap[i + 1] - A->Ap[i];
       if (pass == 1) memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
@@ -343,7 +369,7 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
     for (const char *x = r; x < r + n;) {
       const rec_view v = view(x);
       const int32_t *cols = v.cols;
-      const double *vals = v.vals;
+      rec_values vals = {.v = &v};
       for (int32_t i = 0; i < v.h.nrs; i++) {
         const int64_t row = v.rows[i].row, t = cur[row], len = v.rows[i].len;
         if (pass == 1) {
@@ -351,17 +377,16 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
           X->run[X->first[v.h.q + 1]][0] = t, X->run[X->first[v.h.q + 1]++][1] = v.rows[i].g0;
         }
         for (int64_t e = 0; e < len; e++)
-          if (pass == 1) dist_values_mark(&V, t + e, vals[e]);
-          else dist_values_put(&V, t + e, vals[e]);
+          if (pass == 1) dist_values_mark(&V, t + e, next_value(&vals));
+          else dist_values_put(&V, t + e, next_value(&vals));
         cur[row] += len;
         cols += len;
-        vals += len;
       }
       x += v.bytes;
     }
+    unshift(N->Ap, A->m);
     if (pass == 1 && !dist_values_ranks(&V)) goto nomem;
   }
-  free(cur);
   dist_values_install(&V, N);
   sc_csr_free(M->A);
   M->A = N;
@@ -369,7 +394,6 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
 nomem:
   dist_values_free(&V);
   sc_csr_free(N);
-  free(cur);
   return SHIRO_ERR_NOMEM;
 }
 

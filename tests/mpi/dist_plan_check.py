@@ -10,7 +10,8 @@ the same plan from P processes. One plan is replayed with `shiro-spmm --check`.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
 the default strategy (auto) and metis (exit 2: not planned by several processes yet), a missing
 input, an output in a missing directory (exit 1); and one process killed mid-plan: the job ends
-within 60 s, non-zero, with neither the plan nor its temporary file left.
+within 60 s, non-zero, with neither the plan nor its temporary file left. Without OMP_NUM_THREADS,
+P processes take no more threads than the CPUs.
 
 usage: dist_plan_check.py BUILD_DIR MATRIX.mtx...   (needs mpirun, tests/meson.build's mpi_env)
 """
@@ -101,6 +102,16 @@ def main():
                  "-o", many, "--quiet"])
             s = run([mpirun, "-np", "4", spmm, many, "--direction", "both", "--n", "3", "--iters", "1", "--check", matrices[0]])
             expect(s.returncode == 0 and s.stdout.count(" ok\n") == 2, "a plan from 2 processes: shiro-spmm --check", s)
+        # threads by default (OMP_NUM_THREADS unset): the node's CPUs shared, never more threads than cores
+        if matrices:
+            env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+            for P in (2, 4):
+                b = run([mpirun, "-np", str(P), plan_exe, matrices[0], "--ranks", "8", "--strategy", "joint", "-o", many,
+                         "--json", "--quiet"], env=env)
+                t = json.loads(b.stdout)["threads"] if b.returncode == 0 else 0
+                cpus = os.cpu_count() or 1
+                expect(b.returncode == 0 and 1 <= t and t * P <= max(P, cpus),
+                       f"P={P}, OMP_NUM_THREADS unset: {t} threads a process on {cpus} CPUs", b)
         # csr-h5 and Matrix Market: the same plan from 3 processes
         rmat_mtx, rmat_h5 = os.path.join(tmp, "rmat.mtx"), os.path.join(tmp, "rmat.h5")
         g1 = run([gen, "rmat", "--scale", "11", "--edge-factor", "8", "-o", rmat_mtx])
