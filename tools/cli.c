@@ -118,3 +118,12 @@ void cli_silence(void) {
   dup2(fd, STDERR_FILENO);
   close(fd);
 }
+
+void cli_print_warnings(const char *prog, const char *lines) {
+  for (const char *l = lines; *l;) {
+    const char *e = strchr(l, '\n');
+    int len = e ? (int)(e - l) : (int)strlen(l);
+    fprintf(stderr, "%s: warning: %.*s\n", prog, len, l);
+    l += len + (e != NULL);
+  }
+}

@@ -30,6 +30,9 @@ int64_t cli_peak_rss(void);
  * outputs being written (out_file.h) before the process dies of them. */
 void cli_remove_temps_on_signals(void);
 
+/* Prints each line of lines (a plan's warnings) on stderr as "PROG: warning: LINE". */
+void cli_print_warnings(const char *prog, const char *lines);
+
 /* Sends stdout and stderr to /dev/null: a process whose report another process of the same
  * run gives (shiro-plan's processes other than 0). */
 void cli_silence(void);

@@ -94,6 +94,7 @@ int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int thre
     fprintf(stderr, "shiro-plan: %s\n", err.message);
     return 1;
   }
+  cli_print_warnings("shiro-plan", r.warnings);
   report(rq, &r, quiet, json, threads ? threads : omp_get_max_threads());
   return cli_finish_stdout("shiro-plan", 0);
 }

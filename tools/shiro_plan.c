@@ -255,14 +255,7 @@ static int parse(int argc, char **argv, options *o) {
 }
 
 /* Each warning of plan_write.h's (G > R, ranks without rows) on stderr: the plan stays valid. */
-static void print_warnings(const char *lines) {
-  for (const char *l = lines; *l;) {
-    const char *e = strchr(l, '\n');
-    int len = e ? (int)(e - l) : (int)strlen(l);
-    fprintf(stderr, "%s: warning: %.*s\n", prog, len, l);
-    l += len + (e != NULL);
-  }
-}
+static void print_warnings(const char *lines) { cli_print_warnings(prog, lines); }
 
 /* Refuses up front, before the matrix is read, a rank count whose per-rank
  * and node-pair tables alone (plan_pair_table_bytes: for the strategies
@@ -575,7 +568,12 @@ static int run_distributed(const options *o, int rank) {
   cli_progress_enable(!o->quiet && rank == 0);
   if (!strcmp(o->format, "edgelist"))
     rq.read = (mm_read_options){.format = MM_FORMAT_EDGELIST, .el_base = o->base, .el_rows = o->rows, .el_cols = o->cols};
-  if (rank == 0) cli_remove_temps_on_signals();
+  if (rank == 0) {
+    char warn[512] = "";
+    plan_warn_node_size(o->ranks, o->gpn, warn, sizeof warn);
+    print_warnings(warn);
+    cli_remove_temps_on_signals();
+  }
   int rc = plan_mpi_run(&rq, rank, o->quiet, o->json, threads);
   free(out);
   return rc;

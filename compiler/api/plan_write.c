@@ -114,26 +114,29 @@ static void add_line(char *buf, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
-int plan_warn_empty_ranks(const plan_choice *c, int32_t ranks, char *buf, size_t cap) {
-  const sc_csr *A = c->A;
+int plan_warn_empty_parts(const sc_partition *Prow, const sc_partition *Pcol, int64_t m, int64_t k,
+                          const char *partition, int32_t ranks, char *buf, size_t cap) {
   int32_t none_c = 0, none_b = 0;
-  for (int32_t p = 0; p < c->Prow.parts; p++) {
-    none_c += c->Prow.first[p + 1] == c->Prow.first[p];
-    none_b += c->Pcol.first[p + 1] == c->Pcol.first[p];
+  for (int32_t p = 0; p < Prow->parts; p++) {
+    none_c += Prow->first[p + 1] == Prow->first[p];
+    none_b += Pcol->first[p + 1] == Pcol->first[p];
   }
   int n = 0;
   if (none_c) {
     add_line(buf, cap, "%d of the %d ranks own no rows of A and C (the matrix has %lld rows, partition %s): "
                        "they hold no data but still take part in every call",
-             none_c, ranks, (long long)A->m, c->partition);
+             none_c, ranks, (long long)m, partition);
     n++;
   }
-  if (none_b && (none_b != none_c || A->m != A->k)) {
-    add_line(buf, cap, "%d of the %d ranks own no rows of B (the matrix has %lld columns)", none_b, ranks,
-             (long long)A->k);
+  if (none_b && (none_b != none_c || m != k)) {
+    add_line(buf, cap, "%d of the %d ranks own no rows of B (the matrix has %lld columns)", none_b, ranks, (long long)k);
     n++;
   }
   return n;
+}
+
+int plan_warn_empty_ranks(const plan_choice *c, int32_t ranks, char *buf, size_t cap) {
+  return plan_warn_empty_parts(&c->Prow, &c->Pcol, c->A->m, c->A->k, c->partition, ranks, buf, cap);
 }
 
 int plan_warn_node_size(int32_t ranks, int32_t gpn, char *buf, size_t cap) {

@@ -31,6 +31,11 @@ shiro_status plan_write(plan_choice *c, int32_t gpn, const plan_write_args *a, d
  * when buf is not empty; truncated to fit. Returns the number of warnings. */
 int plan_warn_empty_ranks(const plan_choice *c, int32_t ranks, char *buf, size_t cap);
 
+/* plan_warn_empty_ranks for a partition given as it is (Prow of A's m rows, Pcol of B's k rows,
+ * partition its name): the distributed planner's, which holds no plan_choice. */
+int plan_warn_empty_parts(const sc_partition *Prow, const sc_partition *Pcol, int64_t m, int64_t k,
+                          const char *partition, int32_t ranks, char *buf, size_t cap);
+
 /* The warning for G > R (one node holds every rank), as plan_warn_empty_ranks appends;
  * returns 1 if there is one. */
 int plan_warn_node_size(int32_t ranks, int32_t gpn, char *buf, size_t cap);

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "partition.h"
 #include "plan_build.h"
+#include "plan_write.h"
 
 static double now(void) {
   struct timespec ts;
@@ -140,6 +141,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     if (d == c.rank) first = f, end = e;
   }
   st = dist_agree(&c, st, err);
+  if (st == SHIRO_OK)
+    plan_warn_empty_parts(&Prow, &Pcol, M.m, M.k, rq->partition, rq->ranks, res->warnings, sizeof res->warnings);
   if (st == SHIRO_OK) st = dist_matrix_own(&c, &M, Prow.first[first], Prow.first[end], err);
   const double t2 = now();
   if (progress && st == SHIRO_OK) progress("cover", 0, 1);

@@ -31,6 +31,7 @@ typedef struct dist_result {
   int32_t processes;
   double read_s, partition_s, cover_s, plan_s, total_s; /* process 0's wall times; plan_s includes writing */
   int64_t peak_rss_bytes, peak_rss_bytes_sum; /* the largest process's peak resident memory, and their sum */
+  char warnings[1024]; /* plan_write.h's warnings of the plan (ranks without rows), one a line; "" if none */
 } dist_result;
 
 /* The strategies and partitions dist_plan plans; SHIRO_ERR_UNSUPPORTED naming what is not (yet)

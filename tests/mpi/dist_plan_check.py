@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """`mpirun -np P shiro-plan`: several processes plan one plan, the plan one process plans.
 
-For each matrix and case (R, G, strategy, partition, P; P above the nodes too, and above R): the
-file written by P processes has every dataset and attribute equal to the single process's
-(`h5diff`, which compares both: a changed attribute or value fails it, checked here), verifies
-(`shiro-plan-dump --verify --matrix`), and its --json reports P processes, the same volumes, and a
-largest-process peak no larger than the sum. An R-MAT graph as csr-h5 and as Matrix Market gives
-the same plan from P processes. One plan is replayed with `shiro-spmm --check`.
+For each matrix and case (R, G, strategy, partition, P; P above the nodes and above R; R above the
+rows and G above R): the file written by P processes has every dataset and attribute equal to the
+single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
+here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
+--json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
+An R-MAT graph as csr-h5 and as Matrix Market gives the same plan from P processes. One plan is
+replayed with `shiro-spmm --check`. Without OMP_NUM_THREADS, P processes take no more threads than
+the CPUs.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
 the default strategy (auto) and metis (exit 2: not planned by several processes yet), a missing
-input, an output in a missing directory (exit 1); and one process killed mid-plan: the job ends
-within 60 s, non-zero, with neither the plan nor its temporary file left. Without OMP_NUM_THREADS,
-P processes take no more threads than the CPUs.
+input, an output in a missing directory, a bad entry in another process's part of the file (exit
+1, its line named as one process names it); and one process killed mid-plan: the job ends within
+60 s, non-zero, with neither the plan nor its temporary file left.
 
 usage: dist_plan_check.py BUILD_DIR MATRIX.mtx...   (needs mpirun, tests/meson.build's mpi_env)
 """
@@ -31,7 +33,7 @@ from checklib import expect, run
 CASES = [  # R, G, strategy, partition, P
     ("8", "4", "joint", "block", 2), ("16", "4", "joint", "nnz", 3), ("8", "2", "col", "block", 4),
     ("6", "2", "row", "nnz", 2), ("5", "1", "block", "block", 2), ("7", "4", "joint", "block", 3),
-    ("2", "1", "joint", "block", 3)]
+    ("2", "1", "joint", "block", 3), ("40", "64", "joint", "block", 3)]  # the last: G > R, empty ranks (warnings)
 
 
 def h5py_edit(path, what):
@@ -75,8 +77,8 @@ def main():
                 args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", partition]
                 a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
                 b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
-                expect(a.returncode == 0 and b.returncode == 0 and b.stderr.count("shiro-plan") == 0,
-                       f"{tag}: planned by one and by {P} processes, quietly", b)
+                expect(a.returncode == 0 and b.returncode == 0 and b.stderr == a.stderr,
+                       f"{tag}: planned by one and by {P} processes, quietly, with the same warnings ({a.stderr!r})", b)
                 if a.returncode or b.returncode:
                     continue
                 ja, jb = json.loads(a.stdout), json.loads(b.stdout)
@@ -123,6 +125,17 @@ def main():
         expect(a.returncode == 0 and b.returncode == 0, "R-MAT: planned from mtx by one, from csr-h5 by 3 processes", b)
         same("R-MAT csr-h5, 3 processes")
         # errors: reported once, every process non-zero, no file
+        bad = os.path.join(tmp, "bad.mtx")
+        with open(bad, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate pattern general\n400 400 2000\n")
+            f.write("".join(f"{1 + (7 * i) % 400} {1 + (13 * i) % 400}\n" if i != 1500 else "3 x\n" for i in range(2000)))
+        if os.path.exists(many):
+            os.remove(many)
+        one_err = run([plan_exe, bad, "--ranks", "4", "--strategy", "joint", "-o", many, "--quiet"]).stderr.strip()
+        p = run([mpirun, "-np", "3", plan_exe, bad, "--ranks", "4", "--strategy", "joint", "-o", many, "--quiet"])
+        expect(p.returncode == 1 and one_err.endswith("bad.mtx:1503: expected column index, found 'x'")
+               and p.stderr.count("shiro-plan:") == 1 and one_err.split("shiro-plan: ")[1] in p.stderr
+               and not os.path.exists(many), "a bad entry in process 2's part: exit 1, its line named once", p)
         for what, extra, rc, needle in (
                 ("the default strategy (auto)", ["--gpus-per-node", "4"], 2, "--strategy auto (the default where 1 < G < R) "
                                                                            "is not planned by several processes yet"),
