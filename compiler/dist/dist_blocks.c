@@ -322,15 +322,17 @@ static void unshift(int64_t *Ap, int64_t m) {
 }
 
 /* M->A with the records' rows added (their edges, in record order: per row, sources in column
- * order), values compacted as they are copied (dist_values), and X: every entry's place in the
- * whole matrix. */
+ * order), in place: its own rows (all its entries, from position 0) move up as one stretch, the
+ * others' edges fill in around them, and the values are compacted anew as they go (dist_values);
+ * X: every entry's place in the whole matrix. On failure M->A is unchanged unless its column
+ * array grew. */
 static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n, dist_positions *X) {
-  const sc_csr *A = M->A;
+  sc_csr *A = M->A;
+  const int64_t m = A->m, own = A->nnz; /* the own rows' entries: positions 0 .. own-1 */
   int64_t extra = 0;
-  sc_csr *N = calloc(1, sizeof *N);
   dist_values V = {0};
   X->first = calloc((size_t)R + 2, sizeof *X->first);
-  if (!N || !X->first) goto nomem;
+  if (!X->first) return SHIRO_ERR_NOMEM;
   for (const char *x = r; x < r + n;) { /* runs per source q */
     const rec_view v = view(x);
     extra += v.h.ne;
@@ -339,62 +341,63 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
   }
   for (int32_t q = 0; q < R; q++) X->first[q + 2] += X->first[q + 1];
   X->n = X->first[R + 1];
-  *N = (sc_csr){.m = A->m, .k = A->k, .nnz = A->nnz + extra};
-  N->Ap = calloc((size_t)A->m + 1, sizeof *N->Ap);
-  N->Aj = malloc((size_t)(N->nnz ? N->nnz : 1) * sizeof *N->Aj);
+  int32_t *Aj = realloc(A->Aj, (size_t)(own + extra ? own + extra : 1) * sizeof *Aj);
+  if (!Aj) return SHIRO_ERR_NOMEM;
+  A->Aj = Aj;
   X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run);
-  if (!N->Ap || !N->Aj || !X->run || !dist_values_init(&V, N->nnz)) goto nomem;
-  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] = A->Ap[i + 1] - A->Ap[i];
+  if (!X->run || !dist_values_init(&V, own + extra)) {
+    dist_values_free(&V);
+    return SHIRO_ERR_NOMEM;
+  }
+  /* the new row pointers, in place: lengths (own rows'), plus the edges added, summed */
+  int64_t *Ap = A->Ap;
+  for (int64_t i = m; i > 0; i--) Ap[i] -= Ap[i - 1];
   for (const char *x = r; x < r + n;) {
     const rec_view v = view(x);
-    for (int32_t i = 0; i < v.h.nrs; i++) N->Ap[v.rows[i].row + 1] += v.rows[i].len;
+    for (int32_t i = 0; i < v.h.nrs; i++) Ap[v.rows[i].row + 1] += v.rows[i].len;
     x += v.bytes;
   }
-  for (int64_t i = 0; i < A->m; i++) N->Ap[i + 1] += N->Ap[i];
-  X->own_t0 = N->Ap[M->lo];
-  X->own_t1 = N->Ap[M->hi];
+  for (int64_t i = 0; i < m; i++) Ap[i + 1] += Ap[i];
+  const int64_t shift = Ap[M->lo]; /* where the own rows go */
+  memmove(Aj + shift, Aj, (size_t)own * sizeof *Aj);
+  X->own_t0 = shift;
+  X->own_t1 = shift + own;
   X->own_g0 = M->g_lo;
-  int64_t *cur = N->Ap; /* each row's start, used as its cursor, then unshifted */
   for (int pass = 1; pass <= 2; pass++) { /* 1: columns, runs, values marked; 2: values put */
-    for (int64_t i = M->lo; i < M->hi; i++) { /* the process's own rows, whole, one stretch */
-      const int64_t len = A->Ap[i + 1] - A->Ap[i];
-      if (pass == 1) memcpy(N->Aj + cur[i], A->Aj + A->Ap[i], (size_t)len * sizeof *N->Aj);
-      for (int64_t e = 0; e < len; e++)
-        if (pass == 1) dist_values_mark(&V, cur[i] + e, sc_csr_val(A, A->Ap[i] + e));
-        else dist_values_put(&V, cur[i] + e, sc_csr_val(A, A->Ap[i] + e));
-      cur[i] += len;
-    }
-    /* other rows: a row's runs come in column order (sources ascending); q's runs, one per row its
-     * blocks (p, q) select, in row order (records in (p, q) order, p's rows before p+1's) */
+    for (int64_t t = 0; t < own; t++) /* the old values, by their old positions */
+      if (pass == 1) dist_values_mark(&V, shift + t, sc_csr_val(A, t));
+      else dist_values_put(&V, shift + t, sc_csr_val(A, t));
+    /* other rows (Ap their cursors, then unshifted): a row's runs come in column order (sources
+     * ascending); q's runs, one per row its blocks (p, q) select, in row order (records in (p, q)
+     * order, p's rows before p+1's) */
     for (const char *x = r; x < r + n;) {
       const rec_view v = view(x);
       const int32_t *cols = v.cols;
       rec_values vals = {.v = &v};
       for (int32_t i = 0; i < v.h.nrs; i++) {
-        const int64_t row = v.rows[i].row, t = cur[row], len = v.rows[i].len;
+        const int64_t row = v.rows[i].row, t = Ap[row], len = v.rows[i].len;
         if (pass == 1) {
-          memcpy(N->Aj + t, cols, (size_t)len * sizeof *cols);
+          memcpy(Aj + t, cols, (size_t)len * sizeof *cols);
           X->run[X->first[v.h.q + 1]][0] = t, X->run[X->first[v.h.q + 1]++][1] = v.rows[i].g0;
         }
         for (int64_t e = 0; e < len; e++)
           if (pass == 1) dist_values_mark(&V, t + e, next_value(&vals));
           else dist_values_put(&V, t + e, next_value(&vals));
-        cur[row] += len;
+        Ap[row] += len;
         cols += len;
       }
       x += v.bytes;
     }
-    unshift(N->Ap, A->m);
-    if (pass == 1 && !dist_values_ranks(&V)) goto nomem;
+    for (int64_t i = M->lo; i < M->hi; i++) Ap[i] = i + 1 < M->hi ? Ap[i + 1] : shift + own; /* own rows: at their ends too */
+    unshift(Ap, m);
+    if (pass == 1 && !dist_values_ranks(&V)) {
+      dist_values_free(&V);
+      return SHIRO_ERR_NOMEM; /* A's rows are whole, its values still its own: valid, but grown */
+    }
   }
-  dist_values_install(&V, N);
-  sc_csr_free(M->A);
-  M->A = N;
+  A->nnz = own + extra;
+  dist_values_install(&V, A);
   return SHIRO_OK;
-nomem:
-  dist_values_free(&V);
-  sc_csr_free(N);
-  return SHIRO_ERR_NOMEM;
 }
 
 shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t first, dist_matrix *M, sc_blocks *B,
@@ -405,11 +408,13 @@ shiro_status dist_blocks_trade(const dist_comm *c, const int32_t *proc, int32_t 
   sc_block *f = NULL;
   shiro_status st = send_records(c, proc, B, M, &recv, &n, err);
   if (st != SHIRO_OK) return st;
-  st = make_blocks(recv, n, B->parts, M->k, B->arena, &f, &nf);
-  if (st == SHIRO_OK) st = merge_blocks(B, f, nf, first);
-  if (st == SHIRO_OK) st = add_rows(M, B->parts, recv, n, X);
-  free(f);
+  /* the rows (A grown in place), the blocks' arrays, then the records go before the list of
+   * blocks is merged: the lower peak */
+  st = add_rows(M, B->parts, recv, n, X);
+  if (st == SHIRO_OK) st = make_blocks(recv, n, B->parts, M->k, B->arena, &f, &nf);
   free(recv);
+  if (st == SHIRO_OK) st = merge_blocks(B, f, nf, first);
+  free(f);
   if (st == SHIRO_ERR_NOMEM) st = shiro_fail(err, st, "out of memory adding the blocks other processes send");
   return dist_agree(c, st, err);
 }
