@@ -48,7 +48,10 @@ static shiro_status read_text(const dist_comm *c, const char *path, const mm_rea
   const int P = c->size;
   mm_coo_part part;
   shiro_status st = dist_agree(c, mm_read_part(path, ro, c->rank, P, &part, err), err);
-  if (st != SHIRO_OK) return st;
+  if (st != SHIRO_OK) {
+    mm_coo_part_free(&part); /* read here, failed on another process (freed already where it failed) */
+    return st;
+  }
   int64_t sums[2] = {part.entries, part.lines}, maxs[2] = {part.max_i, part.max_j}, all[4];
   if (MPI_Allreduce(sums, all, 2, MPI_INT64_T, MPI_SUM, c->comm) != MPI_SUCCESS ||
       MPI_Allreduce(maxs, all + 2, 2, MPI_INT64_T, MPI_MAX, c->comm) != MPI_SUCCESS)
