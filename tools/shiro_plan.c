@@ -550,11 +550,11 @@ static int run_distributed(const options *o, int rank) {
   if (no) {
     if (rank == 0)
       fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row) "
-                      "and --partition block or nnz, or plan with one process\n",
+                      "and --partition block, nnz or parts:FILE, or plan with one process\n",
               prog, no);
     return 2;
   }
-  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .partition = !strcmp(o->partition, "parts") ? "parts:FILE" : o->partition, .progress = plan_progress};
+  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
   shiro_error err;
   if (dist_plan_supported(&rq, &err) != SHIRO_OK) {
     if (rank == 0) fprintf(stderr, "%s: %s\n", prog, err.message);

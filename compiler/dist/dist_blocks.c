@@ -9,12 +9,14 @@
 
 /* One block's send side as it travels, in sections each 8-byte aligned: this head; the selected
  * columns (int32 [ncs]); the selected rows (rec_row [nrs]: row, edges, position of the first in
- * the whole matrix); their edges' columns (int32 [ne]), row after row; and the values that are not
- * 1.0 (most are, in graphs): their edges' indices among the ne (int32 [nx], increasing), then
- * their values (double [nx]). */
+ * the whole matrix); their edges' columns (int32 [ne]), row after row; where the columns were
+ * renumbered (dpos), the edges' dist_matrix dpos (int32 [ne]); and the values that are not 1.0
+ * (most are, in graphs): their edges' indices among the ne (int32 [nx], increasing), then their
+ * values (double [nx]). */
 typedef struct rec_head {
   int32_t p, q, ncs, nrs;
   int64_t ne, nx;
+  int32_t dpos, unused; /* dpos: 1 when the dpos section is there */
 } rec_head;
 
 typedef struct rec_row {
@@ -29,30 +31,32 @@ typedef struct rec_view {
   rec_head h;
   int32_t *scol;
   rec_row *rows;
-  int32_t *cols, *xi;
+  int32_t *cols, *dpos, *xi;
   double *xv;
   int64_t bytes;
 } rec_view;
 
-/* The offsets of h's sections in its record (scol, rows, cols, xi, xv), and its size. */
-static int64_t rec_layout(const rec_head *h, int64_t off[5]) {
+/* The offsets of h's sections in its record (scol, rows, cols, dpos, xi, xv), and its size. */
+static int64_t rec_layout(const rec_head *h, int64_t off[6]) {
   off[0] = (int64_t)sizeof *h;
   off[1] = pad8(off[0] + 4 * (int64_t)h->ncs);
   off[2] = off[1] + (int64_t)sizeof(rec_row) * h->nrs;
   off[3] = off[2] + 4 * h->ne;
-  off[4] = pad8(off[3] + 4 * h->nx);
-  return off[4] + 8 * h->nx;
+  off[4] = off[3] + (h->dpos ? 4 * h->ne : 0);
+  off[5] = pad8(off[4] + 4 * h->nx);
+  return off[5] + 8 * h->nx;
 }
 
 static rec_view view_at(char *x, const rec_head *h) {
-  int64_t off[5];
+  int64_t off[6];
   rec_view v = {.h = *h};
   v.bytes = rec_layout(h, off);
   v.scol = (int32_t *)(x + off[0]);
   v.rows = (rec_row *)(x + off[1]);
   v.cols = (int32_t *)(x + off[2]);
-  v.xi = (int32_t *)(x + off[3]);
-  v.xv = (double *)(x + off[4]);
+  v.dpos = h->dpos ? (int32_t *)(x + off[3]) : NULL;
+  v.xi = (int32_t *)(x + off[4]);
+  v.xv = (double *)(x + off[5]);
   return v;
 }
 
@@ -75,7 +79,8 @@ static inline double next_value(rec_values *r) {
 }
 
 int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hint) {
-  if (t >= X->own_t0 && t < X->own_t1) return X->own_g0 + (t - X->own_t0);
+  const int64_t d = X->dpos ? X->dpos[t] : 0; /* the renumbered columns' order -> the file's */
+  if (t >= X->own_t0 && t < X->own_t1) return X->own_g0 + (t - X->own_t0) + d;
   /* the last of q's runs with t0 <= t: the one after the hint, as a rank's program reads its rows
    * in order, else bisected */
   int64_t lo = X->first[q], hi = X->first[q + 1];
@@ -87,7 +92,7 @@ int64_t dist_position(const dist_positions *X, int64_t t, int32_t q, int64_t *hi
     else hi = mid;
   }
   *hint = lo;
-  return X->run[lo][1] + (t - X->run[lo][0]);
+  return X->run[lo][1] + (t - X->run[lo][0]) + d;
 }
 
 /* The position in A of the first edge of b's row i (A holds the row whole). */
@@ -102,8 +107,9 @@ static int64_t row_first_edge(const sc_csr *A, const sc_block *b, int32_t i) {
   return lo;
 }
 
-static rec_head head_of(const sc_block *b, const sc_csr *A) {
-  rec_head h = {.p = b->p, .q = b->q};
+static rec_head head_of(const sc_block *b, const dist_matrix *M) {
+  const sc_csr *A = M->A;
+  rec_head h = {.p = b->p, .q = b->q, .dpos = M->dpos != NULL};
   for (int32_t j = 0; j < b->nc; j++) h.ncs += b->csel[j];
   for (int32_t i = 0; i < b->nr; i++)
     if (b->rsel[i]) {
@@ -118,10 +124,10 @@ static rec_head head_of(const sc_block *b, const sc_csr *A) {
 
 /* Writes b's record at w; returns the byte after it. */
 static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
-  const rec_head h = head_of(b, M->A);
+  const rec_head h = head_of(b, M);
   memcpy(w, &h, sizeof h);
   rec_view v = view_at(w, &h);
-  int32_t *sc = v.scol, *cols = v.cols;
+  int32_t *sc = v.scol, *cols = v.cols, *dpos = v.dpos;
   rec_row *rr = v.rows;
   int64_t e = 0, k = 0;
   for (int32_t j = 0; j < b->nc; j++)
@@ -132,6 +138,8 @@ static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
     *rr++ = (rec_row){b->rows[i], (int32_t)len, M->g_lo + (t0 - M->A->Ap[M->lo])}; /* own rows: one stretch */
     memcpy(cols, M->A->Aj + t0, (size_t)len * sizeof *cols);
     cols += len;
+    if (dpos) memcpy(dpos, M->dpos + t0, (size_t)len * sizeof *dpos);
+    if (dpos) dpos += len;
     for (int64_t x = 0; x < len; x++, e++) {
       const double val = sc_csr_val(M->A, t0 + x);
       if (val != 1.0) v.xi[k] = (int32_t)e, v.xv[k++] = val;
@@ -204,8 +212,8 @@ static shiro_status send_records(const dist_comm *c, const int32_t *proc, const 
   for (int64_t t = 0; st == SHIRO_OK && t < B->n; t++) {
     const int d = proc[B->b[t].q];
     if (d == c->rank) continue;
-    const rec_head h = head_of(&B->b[t], M->A);
-    int64_t off[5];
+    const rec_head h = head_of(&B->b[t], M);
+    int64_t off[6];
     if (h.ne < 0) st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "block (%d, %d) sends more than 2^31-1 entries", h.p, h.q);
     sendn[d] += rec_layout(&h, off);
     o.first[d + 2]++;
@@ -344,6 +352,11 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
   int32_t *Aj = realloc(A->Aj, (size_t)(own + extra ? own + extra : 1) * sizeof *Aj);
   if (!Aj) return SHIRO_ERR_NOMEM;
   A->Aj = Aj;
+  if (M->dpos) { /* grows with A, its own rows' part moved as theirs */
+    int32_t *dp = realloc(M->dpos, (size_t)(own + extra ? own + extra : 1) * sizeof *dp);
+    if (!dp) return SHIRO_ERR_NOMEM;
+    M->dpos = dp;
+  }
   X->run = malloc((size_t)(X->n ? X->n : 1) * sizeof *X->run);
   if (!X->run || !dist_values_init(&V, own + extra)) {
     dist_values_free(&V);
@@ -360,6 +373,8 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
   for (int64_t i = 0; i < m; i++) Ap[i + 1] += Ap[i];
   const int64_t shift = Ap[M->lo]; /* where the own rows go */
   memmove(Aj + shift, Aj, (size_t)own * sizeof *Aj);
+  if (M->dpos) memmove(M->dpos + shift, M->dpos, (size_t)own * sizeof *M->dpos);
+  X->dpos = M->dpos;
   X->own_t0 = shift;
   X->own_t1 = shift + own;
   X->own_g0 = M->g_lo;
@@ -372,12 +387,13 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
      * order, p's rows before p+1's) */
     for (const char *x = r; x < r + n;) {
       const rec_view v = view(x);
-      const int32_t *cols = v.cols;
+      const int32_t *cols = v.cols, *dpos = v.dpos;
       rec_values vals = {.v = &v};
       for (int32_t i = 0; i < v.h.nrs; i++) {
         const int64_t row = v.rows[i].row, t = Ap[row], len = v.rows[i].len;
         if (pass == 1) {
           memcpy(Aj + t, cols, (size_t)len * sizeof *cols);
+          if (dpos && M->dpos) memcpy(M->dpos + t, dpos, (size_t)len * sizeof *dpos);
           X->run[X->first[v.h.q + 1]][0] = t, X->run[X->first[v.h.q + 1]++][1] = v.rows[i].g0;
         }
         for (int64_t e = 0; e < len; e++)
@@ -385,6 +401,7 @@ static shiro_status add_rows(dist_matrix *M, int32_t R, const char *r, int64_t n
           else dist_values_put(&V, t + e, next_value(&vals));
         Ap[row] += len;
         cols += len;
+        if (dpos) dpos += len;
       }
       x += v.bytes;
     }

@@ -16,6 +16,8 @@ typedef struct dist_positions {
   int64_t (*run)[2]; /* [n] (t0, g0): q's are run[first[q] .. first[q+1]), t0 increasing */
   int64_t *first; /* [R+2] */
   int64_t n;
+  const int32_t *dpos; /* the matrix's dpos (dist_input.h; not freed here), added to the position:
+                          the place in the file's column order; NULL: none */
 } dist_positions;
 
 /* The whole matrix's position of entry t of the process's A, an entry of its own rows or of a run

@@ -159,12 +159,28 @@ static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1, int64_t *
 typedef struct rows_out {
   const dist_matrix *M; /* its stripe */
   const int64_t *at; /* [2P] each process's rows: at[2d] .. at[2d+1]-1 */
+  const int32_t *dest; /* renumbered: [hi-lo] the process each stripe row goes to; NULL: in order */
 } rows_out;
 
-/* The stripe's rows in d's range: their values, then their columns. */
+/* The stripe's rows in d's range (renumbered: the rows going to d, in the file's order): their
+ * values, then their columns. */
 static void pack_rows(void *arg, int d, char *w) {
   const rows_out *o = arg;
   const sc_csr *S = o->M->A;
+  if (o->dest) {
+    const int64_t n = o->M->hi - o->M->lo;
+    int64_t e = 0;
+    for (int64_t x = 0; x < n; x++)
+      if (o->dest[x] == d)
+        for (int64_t t = S->Ap[x]; t < S->Ap[x + 1]; t++) ((double *)w)[e++] = sc_csr_val(S, t);
+    int32_t *cols = (int32_t *)(w + 8 * e);
+    for (int64_t x = 0; x < n; x++)
+      if (o->dest[x] == d) {
+        memcpy(cols, S->Aj + S->Ap[x], (size_t)(S->Ap[x + 1] - S->Ap[x]) * sizeof *cols);
+        cols += S->Ap[x + 1] - S->Ap[x];
+      }
+    return;
+  }
   int64_t r0, n = overlap(o->M->lo, o->M->hi, o->at[2 * d], o->at[2 * d + 1], &r0);
   if (!n) return;
   const int64_t t0 = S->Ap[r0 - o->M->lo], e = S->Ap[r0 - o->M->lo + n] - t0;
@@ -172,68 +188,204 @@ static void pack_rows(void *arg, int d, char *w) {
   memcpy(w + 8 * e, S->Aj + t0, (size_t)e * sizeof *S->Aj);
 }
 
-shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, shiro_error *err) {
+/* The process whose range (at: [2P], increasing, covering 0 .. m-1) holds row r. */
+static int owner_of(const int64_t *at, int P, int64_t r) {
+  int lo = 0, hi = P - 1; /* the first d whose range ends after r */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (at[2 * mid + 1] > r) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Bytes this process sends to each process (sendn[P]); renumbered, *dest gets each stripe row's
+ * process. */
+static shiro_status plan_sends(const dist_matrix *M, const int64_t *at, int P, const dist_renumber *rn, int64_t *sendn,
+                               int32_t **dest) {
+  const int64_t *g = M->gAp;
+  if (!rn) {
+    for (int d = 0; d < P; d++) {
+      int64_t r0, n = overlap(M->lo, M->hi, at[2 * d], at[2 * d + 1], &r0);
+      sendn[d] = n ? pad8((g[r0 + n] - g[r0]) * 12) : 0;
+    }
+    return SHIRO_OK;
+  }
+  const int64_t n = M->hi - M->lo;
+  if (!(*dest = malloc((size_t)(n ? n : 1) * sizeof **dest))) return SHIRO_ERR_NOMEM;
+  memset(sendn, 0, (size_t)P * sizeof *sendn);
+  for (int64_t x = 0; x < n; x++) {
+    const int d = (*dest)[x] = owner_of(at, P, rn->newof[M->lo + x]);
+    sendn[d] += g[M->lo + x + 1] - g[M->lo + x];
+  }
+  for (int d = 0; d < P; d++) sendn[d] = pad8(sendn[d] * 12);
+  return SHIRO_OK;
+}
+
+/* One row's entries in the renumbered columns' order: sorted (new column << 32 | place in the
+ * file's order), keys of len entries. */
+static int cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void sort_row(uint64_t *key, int64_t len) {
+  if (len > 32) {
+    qsort(key, (size_t)len, sizeof *key, cmp_u64);
+    return;
+  }
+  for (int64_t i = 1; i < len; i++) { /* short rows, most of them: insertion */
+    const uint64_t v = key[i];
+    int64_t j = i;
+    for (; j > 0 && key[j - 1] > v; j--) key[j] = key[j - 1];
+    key[j] = v;
+  }
+}
+
+/* Source s's rows that this process (rows lo .. hi-1) holds after the move, in the order s sent
+ * them: calls place(row here, row of the file, length) for each; the entries of the rows before it
+ * in s's block are the sum of the lengths before. */
+typedef struct placing {
+  sc_csr *A;
+  dist_values *V;
+  const int64_t *g; /* the file's row pointers */
+  const dist_renumber *rn;
+  int32_t *dpos;
+  uint64_t *key; /* scratch: the longest row */
+  int pass;
+} placing;
+
+/* Row ni (here) of the file's row i, len entries: its values v[0 .. len) and columns c[0 .. len)
+ * in the file's order. */
+static void place_row(placing *pl, int64_t ni, const double *v, const int32_t *c, int64_t len) {
+  sc_csr *A = pl->A;
+  const int64_t t0 = A->Ap[ni];
+  if (!pl->rn || !pl->rn->columns) {
+    if (pl->pass == 1) memcpy(A->Aj + t0, c, (size_t)len * sizeof *c);
+    for (int64_t x = 0; x < len; x++)
+      if (pl->pass == 1) dist_values_mark(pl->V, t0 + x, v[x]);
+      else dist_values_put(pl->V, t0 + x, v[x]);
+    return;
+  }
+  if (pl->pass == 1) {
+    for (int64_t x = 0; x < len; x++) pl->key[x] = (uint64_t)pl->rn->newof[c[x]] << 32 | (uint64_t)x;
+    sort_row(pl->key, len);
+    for (int64_t x = 0; x < len; x++) {
+      const int64_t from = (int64_t)(pl->key[x] & 0xffffffffu);
+      A->Aj[t0 + x] = (int32_t)(pl->key[x] >> 32);
+      pl->dpos[t0 + x] = (int32_t)(from - x);
+      dist_values_mark(pl->V, t0 + x, v[from]);
+    }
+  } else {
+    for (int64_t x = 0; x < len; x++) dist_values_put(pl->V, t0 + x, v[x + pl->dpos[t0 + x]]);
+  }
+}
+
+/* The rows source s sends (r: its block, values then columns), placed (pass 1: columns and
+ * values marked; pass 2: values put). */
+static void place_block(placing *pl, const char *r, int s, int P, int64_t lo, int64_t hi) {
+  const int64_t m = pl->A->m, *g = pl->g;
+  const int64_t s0 = stripe_start(m, s, P), s1 = stripe_start(m, s + 1, P);
+  if (!pl->rn) {
+    int64_t r0, n = overlap(s0, s1, lo, hi, &r0);
+    if (n) place_row(pl, r0, (const double *)r, (const int32_t *)(r + 8 * (g[r0 + n] - g[r0])), g[r0 + n] - g[r0]);
+    return; /* one stretch of rows: placed as one "row" (the columns kept) */
+  }
+  int64_t e = 0;
+  for (int64_t i = s0; i < s1; i++)
+    if (pl->rn->newof[i] >= lo && pl->rn->newof[i] < hi) e += g[i + 1] - g[i];
+  const double *v = (const double *)r;
+  const int32_t *c = (const int32_t *)(r + 8 * e);
+  for (int64_t i = s0; i < s1; i++) {
+    const int64_t ni = pl->rn->newof[i], len = g[i + 1] - g[i];
+    if (ni < lo || ni >= hi) continue;
+    place_row(pl, ni, v, c, len);
+    v += len;
+    c += len;
+  }
+}
+
+/* The held rows' pointers (rows lo .. hi-1, renumbered: the file's rows oldof[lo .. hi-1]) and
+ * the entries of the rows before lo, *g_lo. The longest row held, returned. */
+static int64_t row_pointers(sc_csr *A, const int64_t *g, int64_t lo, int64_t hi, const dist_renumber *rn,
+                            int64_t *g_lo) {
+  int64_t longest = 0;
+  *g_lo = rn ? 0 : g[lo];
+  for (int64_t i = 0; rn && i < lo; i++) *g_lo += g[rn->oldof[i] + 1] - g[rn->oldof[i]];
+  for (int64_t i = lo; i < hi; i++) {
+    const int64_t j = rn ? rn->oldof[i] : i, len = g[j + 1] - g[j];
+    A->Ap[i + 1] = A->Ap[i] + len;
+    longest = len > longest ? len : longest;
+  }
+  for (int64_t i = hi; i < A->m; i++) A->Ap[i + 1] = A->Ap[hi];
+  A->nnz = A->Ap[A->m];
+  return longest;
+}
+
+shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, const dist_renumber *rn,
+                             shiro_error *err) {
   const int P = c->size;
   const int64_t *g = M->gAp;
   int64_t *at = malloc(((size_t)P + 1) * 2 * sizeof *at), *sendn = malloc((size_t)P * 2 * sizeof *sendn);
+  int32_t *dest = NULL;
   shiro_status st = at && sendn ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   st = dist_agree(c, st, err);
   int64_t mine[2] = {lo, hi};
   if (st == SHIRO_OK && MPI_Allgather(mine, 2, MPI_INT64_T, at, 2, MPI_INT64_T, c->comm) != MPI_SUCCESS)
     st = dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allgather of the row ranges failed"), err);
+  if (st == SHIRO_OK && plan_sends(M, at, P, rn, sendn, &dest) != SHIRO_OK) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  st = dist_agree(c, st, err);
   void *recv = NULL;
   int64_t *recvn = sendn ? sendn + P : NULL;
-  rows_out o = {.M = M, .at = at};
-  if (st == SHIRO_OK) { /* to each process d: the stripe's rows in d's range, values then columns */
-    for (int d = 0; d < P; d++) {
-      int64_t r0, n = overlap(M->lo, M->hi, at[2 * d], at[2 * d + 1], &r0);
-      sendn[d] = n ? pad8((g[r0 + n] - g[r0]) * 12) : 0;
-    }
-    st = dist_exchange(c, sendn, pack_rows, &o, &recv, recvn, err);
-  }
+  rows_out o = {.M = M, .at = at, .dest = dest};
+  /* to each process d: the stripe's rows it holds next, values then columns */
+  if (st == SHIRO_OK) st = dist_exchange(c, sendn, pack_rows, &o, &recv, recvn, err);
+  free(dest);
   sc_csr_free(M->A); /* the stripe */
   M->A = NULL;
   sc_csr *A = NULL;
   dist_values V = {0};
+  placing pl = {.g = g, .rn = rn, .V = &V};
   if (st == SHIRO_OK) {
     A = calloc(1, sizeof *A);
+    int64_t longest = 0;
     if (A) {
-      *A = (sc_csr){.m = M->m, .k = M->k, .nnz = g[hi] - g[lo]};
+      *A = (sc_csr){.m = M->m, .k = M->k};
       A->Ap = calloc((size_t)M->m + 1, sizeof *A->Ap);
+      if (A->Ap) longest = row_pointers(A, g, lo, hi, rn, &M->g_lo);
       A->Aj = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *A->Aj);
     }
-    const int ok = A && A->Ap && A->Aj && dist_values_init(&V, A->nnz);
+    int ok = A && A->Ap && A->Aj && dist_values_init(&V, A->nnz);
+    if (ok && rn && rn->columns) {
+      pl.dpos = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *pl.dpos);
+      pl.key = malloc((size_t)(longest ? longest : 1) * sizeof *pl.key);
+      ok = pl.dpos && pl.key;
+    }
     st = dist_agree(c, ok ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
   }
-  if (st == SHIRO_OK) { /* the sources' stripes come in row order: their blocks in process order */
-    for (int64_t i = lo; i < hi; i++) A->Ap[i + 1] = g[i + 1] - g[lo];
-    for (int64_t i = hi; i < M->m; i++) A->Ap[i + 1] = A->Ap[hi];
-    for (int pass = 1; pass <= 2 && st == SHIRO_OK; pass++) { /* the values compacted as they come */
+  if (st == SHIRO_OK) { /* the sources' blocks in process order; the values compacted as they come */
+    pl.A = A;
+    for (pl.pass = 1; pl.pass <= 2 && st == SHIRO_OK; pl.pass++) {
       const char *r = recv;
       for (int s = 0; s < P; s++) {
-        int64_t r0, n = overlap(stripe_start(M->m, s, P), stripe_start(M->m, s + 1, P), lo, hi, &r0);
-        if (!n) continue;
-        const int64_t t0 = g[r0] - g[lo], e = g[r0 + n] - g[r0];
-        const double *v = (const double *)r;
-        if (pass == 1) memcpy(A->Aj + t0, r + 8 * e, (size_t)e * sizeof *A->Aj);
-        for (int64_t x = 0; x < e; x++)
-          if (pass == 1) dist_values_mark(&V, t0 + x, v[x]);
-          else dist_values_put(&V, t0 + x, v[x]);
-        r += pad8(12 * e);
+        place_block(&pl, r, s, P, lo, hi);
+        r += recvn[s];
       }
-      if (pass == 1 && !dist_values_ranks(&V)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+      if (pl.pass == 1 && !dist_values_ranks(&V)) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
     }
     st = dist_agree(c, st, err);
   }
+  free(pl.key);
   if (st == SHIRO_OK) {
     dist_values_install(&V, A);
     M->A = A;
     M->lo = lo;
     M->hi = hi;
-    M->g_lo = g[lo];
+    M->dpos = pl.dpos;
     free(M->gAp); /* not needed again: the rows held are whole, their entries from g_lo on */
     M->gAp = NULL;
   } else {
+    free(pl.dpos);
     dist_values_free(&V);
     sc_csr_free(A);
   }
@@ -245,6 +397,7 @@ shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int
 
 void dist_matrix_free(dist_matrix *M) {
   sc_csr_free(M->A);
+  free(M->dpos);
   free(M->gAp);
   memset(M, 0, sizeof *M);
 }

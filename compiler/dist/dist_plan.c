@@ -11,9 +11,11 @@
 #include "dist_comm.h"
 #include "dist_input.h"
 #include "dist_plan.h"
+#include "dist_rows.h"
 #include "dist_write.h"
 #include "error.h"
 #include "partition.h"
+#include "permute.h"
 #include "plan_build.h"
 #include "plan_write.h"
 
@@ -30,10 +32,10 @@ shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
                       "--strategy %s is not planned by several processes yet (block, col, row and joint are); "
                       "give one of those, or plan with one process",
                       strategy_name(s));
-  if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz"))
+  if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts"))
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
-                      "--partition %s is not planned by several processes yet (block and nnz are); give one of "
-                      "those, or plan with one process",
+                      "--partition %s is not planned by several processes yet (block, nnz and parts:FILE are); "
+                      "give one of those, or plan with one process",
                       rq->partition);
   return SHIRO_OK;
 }
@@ -52,14 +54,14 @@ static void ranks_of(int d, int P, int32_t R, int32_t G, int32_t *first, int32_t
 }
 
 /* The digest of the whole matrix's pattern (shiro_pattern_digest), hashed process after process
- * over the rows each holds (rows lo .. hi-1 of M->A, in process order). Collective. */
+ * over the stripes read (M->A: rows lo .. hi-1, row lo first, in process order). Collective. */
 static shiro_status matrix_digest(const dist_comm *c, const dist_matrix *M, uint64_t *out, shiro_error *err) {
   digest64 d;
   pattern_digest_begin(&d, M->m, M->k);
   if (c->rank > 0 && MPI_Recv(&d.h, 1, MPI_UINT64_T, c->rank - 1, 7, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return shiro_fail(err, SHIRO_ERR_MPI, "MPI_Recv of the pattern digest failed");
   const sc_csr *A = M->A;
-  for (int64_t i = M->lo; i < M->hi; i++) pattern_digest_row32(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
+  for (int64_t i = 0; i < M->hi - M->lo; i++) pattern_digest_row32(&d, 1, A->Ap[i + 1] - A->Ap[i], A->Aj + A->Ap[i]);
   if (c->rank + 1 < c->size && MPI_Send(&d.h, 1, MPI_UINT64_T, c->rank + 1, 7, c->comm) != MPI_SUCCESS)
     return shiro_fail(err, SHIRO_ERR_MPI, "MPI_Send of the pattern digest failed");
   if (MPI_Bcast(&d.h, 1, MPI_UINT64_T, c->size - 1, c->comm) != MPI_SUCCESS)
@@ -78,6 +80,8 @@ static int64_t peak_rss(void) {
 typedef struct dist_sink {
   dist_writer *w;
   const dist_positions *X;
+  const dist_matrix *M;
+  const dist_renumber *rn; /* parts: the renumbering; NULL: none */
   int pattern;
   plan_progress_fn progress;
   int32_t done, first, ranks;
@@ -89,12 +93,13 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   int64_t hint = -1;
   for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
     if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], pr->rank, &hint);
+  shiro_status st = s->rn ? dist_rank_file_rows(pr, s->M, s->rn, err) : SHIRO_OK;
   if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
     pr->naval = 0;
   }
-  shiro_status st = dist_writer_round(s->w, pr, SHIRO_OK, err);
+  st = dist_writer_round(s->w, pr, st, err);
   prog_rank_free(pr);
   s->done++;
   if (s->progress) s->progress("programs", s->done, s->ranks);
@@ -126,13 +131,29 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   res->k = M.k;
   res->nnz = M.nnz;
   res->pattern = M.hdr.field == MM_PATTERN;
+  prog_meta meta = {.ranks = rq->ranks, .gpus_per_node = rq->gpn, .m = M.m, .k = M.k, .nnz = M.nnz};
+  st = dist_agree(&c, matrix_digest(&c, &M, &meta.matrix_digest, err), err); /* the file's rows, in order */
+  if (st != SHIRO_OK) {
+    dist_matrix_free(&M);
+    return st;
+  }
   const double t1 = now();
-  /* the partition, the same on every process: block by rows, or nnz by every row's length */
+  /* the partition, the same on every process: block by rows, nnz by every row's length, or the
+   * parts file's (every process reads it), its rows renumbered part by part as one process does */
   sc_csr lengths = {.m = M.m, .k = M.k, .nnz = M.nnz, .Ap = M.gAp};
-  const int nnz = !strcmp(rq->partition, "nnz");
-  st = nnz ? part_nnz(&lengths, rq->ranks, &Prow, err) : part_block(M.m, rq->ranks, &Prow, err);
+  const int nnz = !strcmp(rq->partition, "nnz"), parts = !strcmp(rq->partition, "parts");
+  int64_t *newof = NULL, *oldof = NULL;
+  dist_renumber rn = {.columns = M.m == M.k};
+  if (parts) {
+    st = part_file(rq->parts_file, "rows", M.m, rq->ranks, &newof, &Prow, err);
+    if (st == SHIRO_OK && !(oldof = sc_inverse_permutation(newof, M.m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+    rn.newof = newof;
+    rn.oldof = oldof;
+  } else {
+    st = nnz ? part_nnz(&lengths, rq->ranks, &Prow, err) : part_block(M.m, rq->ranks, &Prow, err);
+  }
   if (st == SHIRO_OK)
-    st = nnz && M.m == M.k ? part_copy(&Prow, &Pcol, err) : part_block(M.k, rq->ranks, &Pcol, err);
+    st = (nnz || parts) && M.m == M.k ? part_copy(&Prow, &Pcol, err) : part_block(M.k, rq->ranks, &Pcol, err);
   if (st == SHIRO_OK && !(proc = malloc((size_t)rq->ranks * sizeof *proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   for (int d = 0; st == SHIRO_OK && d < c.size; d++) {
     int32_t f, e;
@@ -143,7 +164,9 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   st = dist_agree(&c, st, err);
   if (st == SHIRO_OK)
     plan_warn_empty_parts(&Prow, &Pcol, M.m, M.k, rq->partition, rq->ranks, res->warnings, sizeof res->warnings);
-  if (st == SHIRO_OK) st = dist_matrix_own(&c, &M, Prow.first[first], Prow.first[end], err);
+  if (st == SHIRO_OK) st = dist_matrix_own(&c, &M, Prow.first[first], Prow.first[end], parts ? &rn : NULL, err);
+  free(newof); /* oldof stays: the programs' rows in the file's numbering */
+  rn.newof = NULL;
   const double t2 = now();
   if (progress && st == SHIRO_OK) progress("cover", 0, 1);
   if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
@@ -159,10 +182,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     else if (MPI_Allreduce(&v, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
   }
-  prog_meta meta = {.ranks = rq->ranks, .gpus_per_node = rq->gpn, .m = M.m, .k = M.k, .nnz = M.nnz};
   strncpy(meta.strategy, strategy_name(rq->strategy), sizeof meta.strategy - 1);
   strncpy(meta.partition, rq->partition, sizeof meta.partition - 1);
-  if (st == SHIRO_OK) st = matrix_digest(&c, &M, &meta.matrix_digest, err);
   st = dist_agree(&c, st, err);
   int32_t mine = end - first, rounds = 0;
   if (st == SHIRO_OK && MPI_Allreduce(&mine, &rounds, 1, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)
@@ -170,7 +191,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   dist_writer *w = NULL;
   if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK) {
-    dist_sink s = {.w = w, .X = &X, .pattern = res->pattern, .progress = progress, .first = first, .ranks = end - first};
+    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
@@ -190,6 +211,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   free(X.run);
   free(X.first);
   free(proc);
+  free(oldof);
   blocks_free(&B);
   part_free(&Prow);
   part_free(&Pcol);

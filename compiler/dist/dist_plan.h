@@ -18,7 +18,8 @@ typedef struct dist_request {
   mm_read_options read; /* the text reader's options (edge lists: base, size) */
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* block, col, row or joint (the flat strategies) */
-  const char *partition; /* "block" or "nnz" */
+  const char *partition; /* "block", "nnz" or "parts" */
+  const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   const char *out; /* the plan file: on a file system every process sees */
   plan_progress_fn progress; /* process 0's progress ("read", "cover", "programs"); NULL: none */
 } dist_request;

@@ -6,12 +6,15 @@ rows and G above R): the file written by P processes has every dataset and attri
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
+The same (h5diff, --verify) for parts:FILE, with scattered and reversed labels: the rows renumbered
+part by part (square: the columns too), then told in the file's numbering again.
 An R-MAT graph as csr-h5 and as Matrix Market gives the same plan from P processes. One plan is
 replayed with `shiro-spmm --check`. Without OMP_NUM_THREADS, P processes take no more threads than
 the CPUs.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
 the default strategy (auto) and metis (exit 2: not planned by several processes yet), a missing
-input, an output in a missing directory, a bad entry in another process's part of the file (exit
+input, an output in a missing directory, a parts file with a rank out of range (its line named),
+a bad entry in another process's part of the file (exit
 1, its line named as one process names it); and one process killed mid-plan: the job ends within
 60 s, non-zero, with neither the plan nor its temporary file left.
 
@@ -34,6 +37,26 @@ CASES = [  # R, G, strategy, partition, P
     ("8", "4", "joint", "block", 2), ("16", "4", "joint", "nnz", 3), ("8", "2", "col", "block", 4),
     ("6", "2", "row", "nnz", 2), ("5", "1", "block", "block", 2), ("7", "4", "joint", "block", 3),
     ("2", "1", "joint", "block", 3), ("40", "64", "joint", "block", 3)]  # the last: G > R, empty ranks (warnings)
+PARTS_CASES = [  # R, G, strategy, labels, P: parts:FILE (rows renumbered part by part; square: columns too)
+    ("8", "4", "joint", "scattered", 2), ("16", "4", "col", "scattered", 3), ("8", "2", "row", "reversed", 4),
+    ("6", "2", "block", "scattered", 2), ("7", "4", "joint", "reversed", 3)]
+
+
+def labels(kind, m, R):
+    """A parts file's lines: scattered (neighbouring rows on different ranks, some ranks left empty where
+    m < R) or reversed (contiguous ranges, the last rows on rank 0)."""
+    if kind == "scattered":
+        return [(7 * i + i // 3) % R for i in range(m)]
+    return [R - 1 - (i * R) // m for i in range(m)]
+
+
+def rows_of(matrix):
+    """The row count a Matrix Market file's size line gives."""
+    with open(matrix) as f:
+        for line in f:
+            if not line.startswith("%"):
+                return int(line.split()[0])
+    return 0
 
 
 def h5py_edit(path, what):
@@ -89,6 +112,23 @@ def main():
                 same(tag)
                 v = run([dump, many, "--verify", "--matrix", matrix])
                 expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
+            # parts:FILE: the file's rows renumbered as one process renumbers them, their ids and values
+            # told in the file's numbering again
+            for R, G, strategy, kind, P in PARTS_CASES:
+                tag = f"{name} R={R} G={G} {strategy}/parts:{kind} P={P}"
+                parts = os.path.join(tmp, "parts.txt")
+                with open(parts, "w") as f:
+                    f.write("".join(f"{x}\n" for x in labels(kind, rows_of(matrix), int(R))))
+                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", f"parts:{parts}"]
+                a = run([plan_exe] + args + ["-o", one, "--quiet"])
+                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--quiet"])
+                expect(a.returncode == 0 and b.returncode == 0 and b.stderr == a.stderr,
+                       f"{tag}: planned by one and by {P} processes, with the same warnings ({a.stderr!r})", b)
+                if a.returncode or b.returncode:
+                    continue
+                same(tag)
+                v = run([dump, many, "--verify", "--matrix", matrix])
+                expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
         # h5diff sees a changed attribute and a changed value (so the checks above can fail)
         if matrices:
             run([plan_exe, matrices[0], "--ranks", "4", "--strategy", "joint", "-o", one, "--quiet"])
@@ -141,10 +181,17 @@ def main():
                                                                            "is not planned by several processes yet"),
                 ("metis", ["--strategy", "joint", "--partition", "metis"], 2, "--partition metis is not planned by several "
                                                                              "processes yet"),
+                ("a parts file with a rank out of range", ["--strategy", "joint", "--partition", "PARTS"], 1,
+                 "badparts.txt:3: "),
                 ("a missing input", ["--strategy", "joint", "MISSING"], 1, "missing.mtx: cannot open"),
                 ("a missing directory", ["--strategy", "joint", "OUT"], 1, "cannot create a file there")):
             out = os.path.join(tmp, "nodir", "x.h5") if "OUT" in extra else many
             matrix = os.path.join(tmp, "missing.mtx") if "MISSING" in extra else rmat_mtx
+            if "PARTS" in extra:
+                badparts = os.path.join(tmp, "badparts.txt")
+                with open(badparts, "w") as f:
+                    f.write("".join("9\n" if i == 2 else "1\n" for i in range(rows_of(rmat_mtx))))
+                extra = [f"parts:{badparts}" if x == "PARTS" else x for x in extra]
             extra = [x for x in extra if x not in ("MISSING", "OUT")]
             if os.path.exists(many):
                 os.remove(many)
