@@ -23,6 +23,7 @@ typedef struct sink {
   const plan_write_args *a;
   const plan_choice *c;
   uint64_t digest0; /* metis, parts: shiro_pattern_digest of c->A0 */
+  int pattern; /* no values stored: a pattern input whose values are all 1 (no duplicates summed) */
   plan_writer *w; /* open from rank 0 on */
   sc_blocks *B; /* the blocks built from: rank p's matchings freed once its program holds them */
   int32_t ranks;
@@ -56,7 +57,7 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   shiro_status st = c->oldof && c->A0->m != c->A0->k ? set_c_rows(pr, c->oldof, err) /* parts, rectangular */
       : c->oldof                                     ? plan_rank_set_rows(pr, c->A0, c->A, c->oldof, err)
                                                      : SHIRO_OK;
-  if (s->a->pattern) { /* a_val empty: the plan says the matrix had no values */
+  if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
     pr->naval = 0;
@@ -86,6 +87,7 @@ shiro_status plan_write(plan_choice *c, int32_t gpn, const plan_write_args *a, d
                         shiro_error *err) {
   sink s = {.a = a, .c = c, .B = &c->B, .ranks = c->Prow.parts};
   if (c->oldof) s.digest0 = plan_rows_digest(c->A0, NULL, 0, c->A0->m); /* = shiro_pattern_digest of A0 */
+  s.pattern = a->pattern && sc_csr_all_ones(c->A);
   if (a->progress) a->progress("programs", 0, s.ranks);
   double t0 = now();
   shiro_status st = plan_build_each(c->A, &c->Prow, &c->Pcol, &c->B, c->strategy, gpn, out_rank, &s, err);

@@ -10,7 +10,8 @@
 /* What plan_write does with the programs of choice c as they are built. */
 typedef struct plan_write_args {
   const char *path; /* plan file (a temporary file renamed into place when sealed); NULL: none written */
-  int pattern; /* 1: the input had no values: the plan stores none for the local matrices */
+  int pattern; /* 1: the input had no values: the plan stores none for the local matrices, unless
+                  duplicate entries were summed into values other than 1 (then it stores them) */
   sc_volumes *vol; /* two-tier: each program's volumes summed here; else NULL */
   cost_model *cost; /* each program priced here (cost_add_rank); else NULL */
   plan_progress_fn progress; /* "programs" and "write" as they go; NULL: none */

@@ -130,7 +130,9 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   res->m = M.m;
   res->k = M.k;
   res->nnz = M.nnz;
-  res->pattern = M.hdr.field == MM_PATTERN;
+  int ones = sc_csr_all_ones(M.A), all = 1; /* a pattern file's duplicates summed: values kept */
+  if (MPI_Allreduce(&ones, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+  res->pattern = M.hdr.field == MM_PATTERN && all;
   prog_meta meta = {.ranks = rq->ranks, .gpus_per_node = rq->gpn, .m = M.m, .k = M.k, .nnz = M.nnz};
   st = dist_agree(&c, matrix_digest(&c, &M, &meta.matrix_digest, err), err); /* the file's rows, in order */
   if (st != SHIRO_OK) {

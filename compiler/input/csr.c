@@ -52,6 +52,17 @@ int32_t *sc_csr_narrow_cols(int64_t *wide, int64_t n) {
   return shrunk ? shrunk : narrow;
 }
 
+int sc_csr_all_ones(const sc_csr *A) {
+  if (!A->Ax) {
+    for (int64_t w = 0; A->Xbit && w < A->nnz / 64 + 1; w++)
+      if (A->Xbit[w]) return 0;
+    return 1;
+  }
+  for (int64_t t = 0; t < A->nnz; t++)
+    if (A->Ax[t] != 1.0) return 0;
+  return 1;
+}
+
 int sc_csr_compact_values(sc_csr *A) {
   if (!A || !A->Ax) return 0;
   const int64_t nnz = A->nnz, words = nnz / 64 + 1;

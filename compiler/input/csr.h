@@ -39,6 +39,10 @@ static inline double sc_csr_val(const sc_csr *A, int64_t t) {
  * Returns 1 if A was compacted. Local. */
 int sc_csr_compact_values(sc_csr *A);
 
+/* 1 if every value of A is 1.0 (sc_csr_val), 0 if one is not: a pattern file whose duplicate
+ * entries were summed has values of 2 and more. Local, O(nnz) (compacted: O(nnz/64)). */
+int sc_csr_all_ones(const sc_csr *A);
+
 /* The most columns a matrix may have: its column indices are 32-bit (half the
  * memory of 64-bit ones, 4 bytes per nonzero). Wider matrices are refused with
  * SHIRO_ERR_UNSUPPORTED. */

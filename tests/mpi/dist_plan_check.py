@@ -164,6 +164,11 @@ def main():
         b = run([mpirun, "-np", "3", plan_exe, rmat_h5, "--format", "csr-h5"] + args + ["-o", many])
         expect(a.returncode == 0 and b.returncode == 0, "R-MAT: planned from mtx by one, from csr-h5 by 3 processes", b)
         same("R-MAT csr-h5, 3 processes")
+        # R-MAT files list duplicate edges, summed into values of 2 and more: the plans keep those values
+        # (a pattern file's plan stores none only where all are 1) and verify against the file
+        for which, path in (("one process", one), ("3 processes", many)):
+            v = run([dump, path, "--verify", "--matrix", rmat_mtx])
+            expect(v.returncode == 0 and "verified" in v.stdout, f"R-MAT (duplicates summed), {which}: --verify --matrix", v)
         # errors: reported once, every process non-zero, no file
         bad = os.path.join(tmp, "bad.mtx")
         with open(bad, "w") as f:
