@@ -10,6 +10,7 @@
 #include "dist_blocks.h"
 #include "dist_comm.h"
 #include "dist_input.h"
+#include "dist_metis.h"
 #include "dist_plan.h"
 #include "dist_rows.h"
 #include "dist_write.h"
@@ -32,12 +33,25 @@ shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
                       "--strategy %s is not planned by several processes yet (block, col, row and joint are); "
                       "give one of those, or plan with one process",
                       strategy_name(s));
-  if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts"))
+  if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts") &&
+      strcmp(rq->partition, "metis"))
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
-                      "--partition %s is not planned by several processes yet (block, nnz and parts:FILE are); "
-                      "give one of those, or plan with one process",
+                      "--partition %s is not planned by several processes yet (block, nnz, metis and parts:FILE "
+                      "are); give one of those, or plan with one process",
                       rq->partition);
   return SHIRO_OK;
+}
+
+/* The metis partition cut by the processes together (dist_part_metis: PT-Scotch), its rows
+ * renumbered part by part as one process renumbers METIS's: *newof and Prow. Collective. */
+static shiro_status metis_labels(const dist_comm *c, const dist_matrix *M, int32_t R, int64_t **newof,
+                                 sc_partition *Prow, shiro_error *err) {
+  int32_t *labels = malloc((size_t)(M->m ? M->m : 1) * sizeof *labels);
+  shiro_status st = dist_agree(c, labels ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
+  if (st == SHIRO_OK) st = dist_part_metis(c, M, R, labels, err);
+  if (st == SHIRO_OK) st = part_from_labels(labels, M->m, R, newof, Prow, err);
+  free(labels);
+  return st;
 }
 
 /* The ranks of process d of P: whole nodes of G ranks where there are at least P nodes. */
@@ -143,11 +157,13 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   /* the partition, the same on every process: block by rows, nnz by every row's length, or the
    * parts file's (every process reads it), its rows renumbered part by part as one process does */
   sc_csr lengths = {.m = M.m, .k = M.k, .nnz = M.nnz, .Ap = M.gAp};
-  const int nnz = !strcmp(rq->partition, "nnz"), parts = !strcmp(rq->partition, "parts");
+  const int nnz = !strcmp(rq->partition, "nnz"), metis = !strcmp(rq->partition, "metis");
+  const int parts = metis || !strcmp(rq->partition, "parts"); /* renumbered */
   int64_t *newof = NULL, *oldof = NULL;
   dist_renumber rn = {.columns = M.m == M.k};
   if (parts) {
-    st = part_file(rq->parts_file, "rows", M.m, rq->ranks, &newof, &Prow, err);
+    st = metis ? metis_labels(&c, &M, rq->ranks, &newof, &Prow, err)
+               : part_file(rq->parts_file, "rows", M.m, rq->ranks, &newof, &Prow, err);
     if (st == SHIRO_OK && !(oldof = sc_inverse_permutation(newof, M.m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
     rn.newof = newof;
     rn.oldof = oldof;

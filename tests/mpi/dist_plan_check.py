@@ -7,12 +7,14 @@ single process's (`h5diff`, which compares both: a changed attribute or value fa
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
 The same (h5diff, --verify) for parts:FILE, with scattered and reversed labels: the rows renumbered
-part by part (square: the columns too), then told in the file's numbering again.
+part by part (square: the columns too), then told in the file's numbering again. metis, cut by
+PT-Scotch over the processes: the plan verifies, is the same on a second run, and its joint volume
+is within 1.5x (+ 8 rows: tiny graphs) of one process's METIS plan; a rectangular matrix is refused.
 An R-MAT graph as csr-h5 and as Matrix Market gives the same plan from P processes. One plan is
 replayed with `shiro-spmm --check`. Without OMP_NUM_THREADS, P processes take no more threads than
 the CPUs.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
-the default strategy (auto) and metis (exit 2: not planned by several processes yet), a missing
+the default strategy (auto) and metis-vol (exit 2: not planned by several processes yet), a missing
 input, an output in a missing directory, a parts file with a rank out of range (its line named),
 a bad entry in another process's part of the file (exit
 1, its line named as one process names it); and one process killed mid-plan: the job ends within
@@ -129,6 +131,30 @@ def main():
                 same(tag)
                 v = run([dump, many, "--verify", "--matrix", matrix])
                 expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
+            # metis: PT-Scotch's cut, not METIS's: another plan, which verifies and moves about as much
+            args = [matrix, "--ranks", "8", "--gpus-per-node", "2", "--strategy", "joint", "--partition", "metis"]
+            if os.path.exists(many):
+                os.remove(many)
+            a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
+            b = run([mpirun, "-np", "2", plan_exe] + args + ["-o", many, "--json", "--quiet"])
+            if "built without PT-Scotch" in b.stderr:
+                print(f"skip {name} metis: this build has no PT-Scotch ({b.stderr.strip()})")
+            elif a.returncode != 0:  # rectangular: refused alike
+                expect(b.returncode == 1 and "needs a square matrix" in a.stderr and "needs a square matrix" in b.stderr
+                       and b.stderr.count("shiro-plan:") == 1 and not os.path.exists(many),
+                       f"{name} metis: refused by one and by 2 processes alike", b)
+            else:
+                expect(b.returncode == 0, f"{name} metis: planned by 2 processes", b)
+                if b.returncode == 0:
+                    va = json.loads(a.stdout)["volumes"]["joint"]["total_rows"]
+                    vb = json.loads(b.stdout)["volumes"]["joint"]["total_rows"]
+                    v = run([dump, many, "--verify", "--matrix", matrix])
+                    expect(v.returncode == 0 and "verified" in v.stdout, f"{name} metis, 2 processes: --verify --matrix", v)
+                    expect(vb <= 1.5 * va + 8, f"{name} metis, 2 processes: joint moves {vb} rows, METIS's plan {va}")
+                    shutil.copy(many, one)
+                    c = run([mpirun, "-np", "2", plan_exe] + args + ["-o", many, "--quiet"])
+                    expect(c.returncode == 0, f"{name} metis: planned again", c)
+                    same(f"{name} metis, 2 processes, run twice")
         # h5diff sees a changed attribute and a changed value (so the checks above can fail)
         if matrices:
             run([plan_exe, matrices[0], "--ranks", "4", "--strategy", "joint", "-o", one, "--quiet"])
@@ -184,8 +210,8 @@ def main():
         for what, extra, rc, needle in (
                 ("the default strategy (auto)", ["--gpus-per-node", "4"], 2, "--strategy auto (the default where 1 < G < R) "
                                                                            "is not planned by several processes yet"),
-                ("metis", ["--strategy", "joint", "--partition", "metis"], 2, "--partition metis is not planned by several "
-                                                                             "processes yet"),
+                ("metis-vol", ["--strategy", "joint", "--partition", "metis-vol"], 2, "--partition metis-vol is not planned "
+                                                                                     "by several processes yet"),
                 ("a parts file with a rank out of range", ["--strategy", "joint", "--partition", "PARTS"], 1,
                  "badparts.txt:3: "),
                 ("a missing input", ["--strategy", "joint", "MISSING"], 1, "missing.mtx: cannot open"),
