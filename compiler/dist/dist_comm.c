@@ -27,43 +27,36 @@ shiro_status dist_agree(const dist_comm *c, shiro_status st, shiro_error *err) {
   return (shiro_status)v.status;
 }
 
-shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
-                            shiro_error *err) {
-  const int P = c->size;
-  *recv = NULL;
-  if (MPI_Alltoall(sendn, 1, MPI_INT64_T, recvn, 1, MPI_INT64_T, c->comm) != MPI_SUCCESS)
-    return dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Alltoall of the sizes failed"), err);
-  int *sc = malloc((size_t)P * 4 * sizeof *sc), *sd = sc ? sc + P : NULL, *rc = sc ? sc + 2 * P : NULL,
-      *rd = sc ? sc + 3 * P : NULL;
-  int64_t stot = 0, rtot = 0;
-  shiro_status st = sc ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-  for (int d = 0; sc && d < P; d++) {
-    sd[d] = (int)stot;
-    rd[d] = (int)rtot;
-    sc[d] = (int)sendn[d];
-    rc[d] = (int)recvn[d];
-    stot += sendn[d];
-    rtot += recvn[d];
-    if (stot > INT_MAX || rtot > INT_MAX) {
-      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "more than 2^31-1 bytes to trade at once; plan with more processes");
-      break;
-    }
+/* The most bytes one MPI call moves (dist_set_chunk_bytes): counts are C ints. */
+static int64_t chunk_bytes = (int64_t)1 << 30;
+
+void dist_set_chunk_bytes(int64_t bytes) { chunk_bytes = bytes > 0 && bytes <= INT_MAX ? bytes : (int64_t)1 << 30; }
+
+/* Sends sn bytes at sb to process d and receives rn bytes at rb from process s, each in pieces of at
+ * most chunk_bytes: the piece counts follow from the sizes alone, which both ends of a pair know, so
+ * every send meets its receive (none for 0 bytes). 0 on success. */
+static int pair_exchange(MPI_Comm comm, const char *sb, int64_t sn, int d, char *rb, int64_t rn, int s) {
+  const int64_t ch = chunk_bytes, ns = (sn + ch - 1) / ch, nr = (rn + ch - 1) / ch;
+  MPI_Request *rq = malloc((size_t)(ns + nr + 1) * sizeof *rq);
+  if (!rq) return 1;
+  int bad = 0, n = 0;
+  for (int64_t x = 0; x < nr; x++) {
+    const int64_t off = x * ch, len = rn - off < ch ? rn - off : ch;
+    bad |= MPI_Irecv(rb + off, (int)len, MPI_BYTE, s, 11, comm, &rq[n++]) != MPI_SUCCESS;
   }
-  if (st == SHIRO_OK && !(*recv = malloc(rtot ? (size_t)rtot : 1)))
-    st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory receiving %lld bytes", (long long)rtot);
-  st = dist_agree(c, st, err);
-  if (st == SHIRO_OK && MPI_Alltoallv(send, sc, sd, MPI_BYTE, *recv, rc, rd, MPI_BYTE, c->comm) != MPI_SUCCESS)
-    st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Alltoallv failed");
-  free(sc);
-  if (st != SHIRO_OK) {
-    free(*recv);
-    *recv = NULL;
+  for (int64_t x = 0; x < ns; x++) {
+    const int64_t off = x * ch, len = sn - off < ch ? sn - off : ch;
+    bad |= MPI_Isend(sb + off, (int)len, MPI_BYTE, d, 11, comm, &rq[n++]) != MPI_SUCCESS;
   }
-  return st;
+  bad |= MPI_Waitall(n, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+  free(rq);
+  return bad;
 }
 
-shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, void **recv,
-                           int64_t *recvn, shiro_error *err) {
+/* dist_exchange's rounds, the bytes for process d packed by pack into a buffer of the widest block,
+ * or (flat not NULL) read in place at flat + flat_at[d]. Collective; failures agreed first. */
+static shiro_status rounds(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, const char *flat,
+                           const int64_t *flat_at, void **recv, int64_t *recvn, shiro_error *err) {
   const int P = c->size;
   *recv = NULL;
   if (MPI_Alltoall(sendn, 1, MPI_INT64_T, recvn, 1, MPI_INT64_T, c->comm) != MPI_SUCCESS)
@@ -73,10 +66,7 @@ shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_f
   for (int d = 0; at && d < P; d++) {
     at[d] = rtot;
     rtot += recvn[d];
-    if (d != c->rank && sendn[d] > widest) widest = sendn[d];
-    if (sendn[d] > INT_MAX || recvn[d] > INT_MAX)
-      st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "more than 2^31-1 bytes for one process at once; plan with more "
-                                                  "processes");
+    if (!flat && d != c->rank && sendn[d] > widest) widest = sendn[d];
   }
   char *buf = NULL;
   if (st == SHIRO_OK && (!(*recv = malloc(rtot ? (size_t)rtot : 1)) || !(buf = malloc(widest ? (size_t)widest : 1))))
@@ -84,14 +74,15 @@ shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_f
   st = dist_agree(c, st, err);
   for (int k = 0; st == SHIRO_OK && k < P; k++) {
     const int d = (c->rank + k) % P, s = (c->rank - k + P) % P;
+    char *mine = (char *)*recv + at[s];
     if (k == 0) {
-      pack(arg, d, (char *)*recv + at[d]);
+      if (flat) memcpy(mine, flat + flat_at[d], (size_t)sendn[d]);
+      else pack(arg, d, mine);
       continue;
     }
-    pack(arg, d, buf);
-    if (MPI_Sendrecv(buf, (int)sendn[d], MPI_BYTE, d, 11, (char *)*recv + at[s], (int)recvn[s], MPI_BYTE, s, 11,
-                     c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-      st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Sendrecv failed");
+    if (!flat) pack(arg, d, buf);
+    if (pair_exchange(c->comm, flat ? flat + flat_at[d] : buf, sendn[d], d, mine, recvn[s], s))
+      st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Isend or MPI_Irecv to process %d failed", d);
   }
   free(buf);
   free(at);
@@ -100,4 +91,23 @@ shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_f
     *recv = NULL;
   }
   return st;
+}
+
+shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
+                            shiro_error *err) {
+  int64_t *at = malloc((size_t)c->size * sizeof *at), tot = 0;
+  for (int d = 0; at && d < c->size; d++) {
+    at[d] = tot;
+    tot += sendn[d];
+  }
+  shiro_status st = dist_agree(c, at ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
+  if (st == SHIRO_OK) st = rounds(c, sendn, NULL, NULL, send, at, recv, recvn, err);
+  else *recv = NULL;
+  free(at);
+  return st;
+}
+
+shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, void **recv,
+                           int64_t *recvn, shiro_error *err) {
+  return rounds(c, sendn, pack, arg, NULL, NULL, recv, recvn, err);
 }

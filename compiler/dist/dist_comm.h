@@ -20,8 +20,9 @@ shiro_status dist_agree(const dist_comm *c, shiro_status st, shiro_error *err);
 
 /* All-to-all of bytes (collective): sendn[d] bytes to each process d, the blocks one after the
  * other in process order in send; *recv (malloc'ed, the caller frees it) gets recvn[s] bytes from
- * each process s, in process order. A local failure (memory, more than 2^31-1 bytes at once) is
- * agreed on before anything moves: no process is left waiting. */
+ * each process s, in process order. Any sizes: what goes to one process moves in pieces
+ * (dist_set_chunk_bytes). A local failure (memory) is agreed on before anything moves: no process is
+ * left waiting. Memory: the send buffer, *recv and the largest block sent (dist_exchange). */
 shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
                             shiro_error *err);
 
@@ -34,5 +35,9 @@ typedef void (*dist_pack_fn)(void *arg, int d, char *buf);
  * on top. Its own block is packed straight into *recv. Collective; failures agreed first. */
 shiro_status dist_exchange(const dist_comm *c, const int64_t *sendn, dist_pack_fn pack, void *arg, void **recv,
                            int64_t *recvn, shiro_error *err);
+
+/* Sets the most bytes one MPI call moves (default 1 GiB; 0 or more than 2^31-1: the default), for
+ * tests that make the pieces small. Every process must set the same. Not thread-safe. */
+void dist_set_chunk_bytes(int64_t bytes);
 
 #endif
