@@ -11,9 +11,11 @@
  * Scotch header, and it includes no METIS header.
  *
  * Strategy: SCOTCH_STRATQUALITY with a load imbalance of 3% (KBAL), METIS k-way's default
- * (ufactor 30). Seed 1, as partition_metis.c's. SCOTCH_Num is Debian's default build's (32-bit
- * int): like serial METIS, at most 2^31-1 rows, edges of the symmetrized graph (both directions)
- * and total vertex weight; beyond that the call is refused with SHIRO_ERR_UNSUPPORTED. */
+ * (ufactor 30). Seed 1, as partition_metis.c's. SCOTCH_Num is the build's (-Dptscotch_int): with
+ * Debian's default (32-bit int), like serial METIS, at most 2^31-1 rows, edges of the symmetrized
+ * graph (both directions) and total vertex weight, beyond which the call is refused with
+ * SHIRO_ERR_UNSUPPORTED; with the 64-bit build, the rows' 2^31-1 of the rest of the planner. A
+ * library whose integers are not the header's is refused before any call (SCOTCH_numSizeof). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,7 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
 #define KBAL 0.03 /* the load imbalance PT-Scotch is asked to keep: METIS k-way's default */
 #define SEED 1 /* the random seed, every call: the same labels for the same P on every run */
 #define NUM_MAX ((int64_t)((sizeof(SCOTCH_Num) == 4) ? INT32_MAX : INT64_MAX)) /* SCOTCH_Num's largest */
+#define NUM_HINT " (build shiro with -Dptscotch_int=64 for Debian's 64-bit PT-Scotch)"
 
 /* PT-Scotch's first error message since scotch_msg_reset. Scotch reports through
  * SCOTCH_errorPrint, which libptscotcherr (linked by libptscotch) would print on stderr; the
@@ -126,7 +129,7 @@ static shiro_status local_graph(const dist_comm *c, const sc_csr *A, int64_t lo,
   /* row i's slots: its own edges, then those received; counted, filled, then sorted and deduplicated */
   if (st == SHIRO_OK && pairs + got > NUM_MAX)
     st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: %lld edges on one process; this PT-Scotch has %d-bit "
-                                                "integers",
+                                                "integers" NUM_HINT,
                     (long long)(pairs + got), (int)(8 * sizeof(SCOTCH_Num)));
   if (st == SHIRO_OK && !(e = malloc((size_t)(pairs + got ? pairs + got : 1) * sizeof *e)))
     st = shiro_fail(err, SHIRO_ERR_NOMEM, "--partition metis: out of memory");
@@ -220,8 +223,13 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
   else if (M->m != M->k)
     st = shiro_fail(err, SHIRO_ERR_ARG, "--partition metis needs a square matrix (this one is %lld x %lld)", (long long)M->m,
                     (long long)M->k);
+  else if (SCOTCH_numSizeof() != (int)sizeof(SCOTCH_Num)) /* a 64-bit header with the 32-bit library, or back */
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
+                    "--partition metis: PT-Scotch's library has %d-bit integers and the header shiro was built with %d-bit "
+                    "ones (-Dptscotch_int): link the library of that build",
+                    8 * SCOTCH_numSizeof(), (int)(8 * sizeof(SCOTCH_Num)));
   else if (M->m > NUM_MAX)
-    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: %lld rows; this PT-Scotch has %d-bit integers",
+    st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: %lld rows; this PT-Scotch has %d-bit integers" NUM_HINT,
                     (long long)M->m, (int)(8 * sizeof(SCOTCH_Num)));
   st = dist_agree(c, st, err);
   if (st != SHIRO_OK) return st;
@@ -262,7 +270,7 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
     st = shiro_fail(err, SHIRO_ERR_MPI, "--partition metis: MPI_Allreduce of the weights failed");
   if (st == SHIRO_OK && wsum > NUM_MAX)
     st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: vertex weights summing to %lld; this PT-Scotch has "
-                                                "%d-bit integers",
+                                                "%d-bit integers" NUM_HINT,
                     (long long)wsum, (int)(8 * sizeof(SCOTCH_Num)));
   st = dist_agree(c, st, err);
   if (st == SHIRO_OK) st = local_graph(c, A, M->lo, first, &x, &e, err);
@@ -272,7 +280,7 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
       st = shiro_fail(err, SHIRO_ERR_MPI, "--partition metis: MPI_Allreduce of the edges failed");
     else if (edges > NUM_MAX)
       st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "--partition metis: the symmetrized graph has %lld edges (both ways); "
-                                                  "this PT-Scotch has %d-bit integers",
+                                                  "this PT-Scotch has %d-bit integers" NUM_HINT,
                       (long long)edges, (int)(8 * sizeof(SCOTCH_Num)));
     st = dist_agree(c, st, err);
   }
