@@ -549,8 +549,8 @@ static int run_distributed(const options *o, int rank) {
                                                          : NULL;
   if (no) {
     if (rank == 0)
-      fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row) "
-                      "and --partition block, nnz, metis or parts:FILE, or plan with one process\n",
+      fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row, "
+                      "hier, group, cola) and --partition block, nnz, metis or parts:FILE, or plan with one process\n",
               prog, no);
     return 2;
   }

@@ -28,10 +28,10 @@ static double now(void) {
 
 shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
   const sc_strategy s = rq->strategy;
-  if (s != STRAT_BLOCK && s != STRAT_COL && s != STRAT_ROW && s != STRAT_JOINT)
+  if (s == STRAT_HYBRID || s < 0 || s >= STRAT_COUNT)
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
-                      "--strategy %s is not planned by several processes yet (block, col, row and joint are); "
-                      "give one of those, or plan with one process",
+                      "--strategy %s is not planned by several processes yet (block, col, row, joint, hier, group "
+                      "and cola are); give one of those, or plan with one process",
                       strategy_name(s));
   if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts") &&
       strcmp(rq->partition, "metis"))
@@ -54,10 +54,12 @@ static shiro_status metis_labels(const dist_comm *c, const dist_matrix *M, int32
   return st;
 }
 
-/* The ranks of process d of P: whole nodes of G ranks where there are at least P nodes. */
-static void ranks_of(int d, int P, int32_t R, int32_t G, int32_t *first, int32_t *end) {
+/* The ranks of process d of P: whole nodes of G ranks where there are at least P nodes, or where
+ * the strategy is two-tier (nodes: 1; a node's rows are covered and relayed together: some
+ * processes then have none); else ranks one by one. */
+static void ranks_of(int d, int P, int32_t R, int32_t G, int nodes_whole, int32_t *first, int32_t *end) {
   const int64_t nodes = (R + (int64_t)G - 1) / G;
-  if (nodes >= P) {
+  if (nodes >= P || nodes_whole) {
     int64_t n0 = nodes * d / P, n1 = nodes * (d + 1) / P;
     *first = (int32_t)(n0 * G);
     *end = (int32_t)(n1 * G < R ? n1 * G : R);
@@ -97,6 +99,8 @@ typedef struct dist_sink {
   const dist_matrix *M;
   const dist_renumber *rn; /* parts: the renumbering; NULL: none */
   int pattern;
+  int two_tier; /* volumes counted from the programs' sends (vol), as one process counts its messages */
+  sc_volumes vol;
   plan_progress_fn progress;
   int32_t done, first, ranks;
 } dist_sink;
@@ -108,6 +112,12 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
     if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], pr->rank, &hint);
   shiro_status st = s->rn ? dist_rank_file_rows(pr, s->M, s->rn, err) : SHIRO_OK;
+  for (int64_t x = 0; s->two_tier && x < pr->nx; x++) { /* plan_msg_volumes of each message sent */
+    const int64_t *xr = pr->xchg + x * PROG_X_WIDTH;
+    if (xr[XF_DIR] != 0) continue;
+    const plan_msg pm = {.src = pr->rank, .dst = (int32_t)xr[XF_PEER], .inter = xr[XF_TIER] != 0, .rows = xr[XF_COUNT]};
+    plan_msg_volumes(&pm, &s->vol);
+  }
   if (s->pattern) { /* a_val empty: the plan says the matrix had no values */
     free(pr->a_val);
     pr->a_val = NULL;
@@ -175,7 +185,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK && !(proc = malloc((size_t)rq->ranks * sizeof *proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   for (int d = 0; st == SHIRO_OK && d < c.size; d++) {
     int32_t f, e;
-    ranks_of(d, c.size, rq->ranks, rq->gpn, &f, &e);
+    ranks_of(d, c.size, rq->ranks, rq->gpn, strategy_is_two_tier(rq->strategy), &f, &e);
     for (int32_t r = f; r < e; r++) proc[r] = d;
     if (d == c.rank) first = f, end = e;
   }
@@ -195,7 +205,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
   if (progress && st == SHIRO_OK) progress("cover", 1, 1);
   const double t3 = now();
-  if (st == SHIRO_OK) {
+  const int two_tier = strategy_is_two_tier(rq->strategy);
+  if (st == SHIRO_OK && !two_tier) { /* two-tier: counted from the programs, below */
     if (rq->strategy == STRAT_BLOCK) res->vol = v; /* from the partition alone: the whole plan's everywhere */
     else if (MPI_Allreduce(&v, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
@@ -209,13 +220,16 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   dist_writer *w = NULL;
   if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK) {
-    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .progress = progress, .first = first, .ranks = end - first};
+    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier,
+                   .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
     shiro_status bst = plan_build_range(M.A, &Prow, &Pcol, &B, rq->strategy, rq->gpn, first, end, out_rank, &s, err);
     omp_set_num_threads(threads);
     st = dist_writer_close(w, bst, err);
+    if (st == SHIRO_OK && two_tier && MPI_Allreduce(&s.vol, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+      st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
   }
   const double t4 = now();
   res->read_s = t1 - t0;

@@ -98,9 +98,6 @@ shiro_status plan_build_range(const sc_csr *A, const sc_partition *Prow, const s
   int flat = !strategy_is_two_tier(s) || (s == STRAT_HYBRID && route_all_direct(B, gpn));
   if (first < 0 || end > Prow->parts || first > end)
     return shiro_fail(err, SHIRO_ERR_INTERNAL, "plan: ranks %d .. %d asked of a plan of %d", first, end - 1, Prow->parts);
-  if (!flat && (first != 0 || end != Prow->parts))
-    return shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "plan: a %s plan is built whole, not by ranges of ranks",
-                      strategy_name(s));
   plan_deliver dv;
   shiro_status st = plan_deliver_init(&dv, A, Prow, B, s, gpn, first, end, sink, arg, err);
   if (st != SHIRO_OK) return st;

@@ -36,9 +36,11 @@ shiro_status plan_build_each(const sc_csr *A, const sc_partition *Prow, const sc
  * receive from ((r, q): every one, with its certificate) and send to ((p, r): their
  * selections, and the rows of A their selected rows read); A the ranks' rows whole. The
  * programs are plan_build_each's, except that val_src holds positions in this A (the caller
- * maps them to the plan-wide ids) and meta.matrix_digest is 0. Flat strategies only (block,
- * col, row, joint, or hybrid with every pair direct); a two-tier one is SHIRO_ERR_UNSUPPORTED
- * unless the range is the whole plan. */
+ * maps them to the plan-wide ids) and meta.matrix_digest is 0. Two-tier strategies (hier,
+ * group, cola; hybrid needs its routing) need whole nodes of ranks, and B also the blocks
+ * through whose relays their ranks' rows pass: every block (p, q) with p or q on those nodes
+ * (their rails forward and sum for the ranks of the same node); the node pairs' certificates
+ * (B->cert) of the nodes whose rows are theirs. */
 shiro_status plan_build_range(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
                               const sc_blocks *B, sc_strategy s, int32_t gpn, int32_t first, int32_t end,
                               plan_sink_fn sink, void *arg, shiro_error *err);

@@ -923,7 +923,7 @@ shiro_status plan_build_two_tier(const sc_csr *A, const sc_partition *Prow, cons
     coll_init(&ls.c);
     ls.idx = malloc(((size_t)t->widest + 1) * sizeof *ls.idx);
 #pragma omp for schedule(dynamic, 1) /* increasing order: plan_deliver_rank's queue */
-    for (int32_t r = 0; r < R; r++) {
+    for (int32_t r = dv->first; r < dv->end; r++) {
       prog_rank pr = {0};
       shiro_status rst = SHIRO_ERR_NOMEM;
       if (!plan_deliver_stopped(dv)) {

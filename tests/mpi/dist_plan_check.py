@@ -2,7 +2,7 @@
 """`mpirun -np P shiro-plan`: several processes plan one plan, the plan one process plans.
 
 For each matrix and case (R, G, strategy, partition, P; P above the nodes and above R; R above the
-rows and G above R): the file written by P processes has every dataset and attribute equal to the
+rows and G above R; the two-tier strategies hier, group and cola): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
@@ -14,7 +14,7 @@ An R-MAT graph as csr-h5 and as Matrix Market gives the same plan from P process
 replayed with `shiro-spmm --check`. Without OMP_NUM_THREADS, P processes take no more threads than
 the CPUs.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
-the default strategy (auto) and metis-vol (exit 2: not planned by several processes yet), a missing
+the default strategy (auto), hybrid and metis-vol (exit 2: not planned by several processes yet), a missing
 input, an output in a missing directory, a parts file with a rank out of range (its line named),
 a bad entry in another process's part of the file (exit
 1, its line named as one process names it); and one process killed mid-plan: the job ends within
@@ -38,10 +38,14 @@ from checklib import expect, run
 CASES = [  # R, G, strategy, partition, P
     ("8", "4", "joint", "block", 2), ("16", "4", "joint", "nnz", 3), ("8", "2", "col", "block", 4),
     ("6", "2", "row", "nnz", 2), ("5", "1", "block", "block", 2), ("7", "4", "joint", "block", 3),
-    ("2", "1", "joint", "block", 3), ("40", "64", "joint", "block", 3)]  # the last: G > R, empty ranks (warnings)
+    ("2", "1", "joint", "block", 3), ("40", "64", "joint", "block", 3),  # G > R, empty ranks (warnings)
+    # two-tier: whole nodes to each process (2 nodes on 3 processes: one plans nothing; a short last node)
+    ("16", "4", "group", "nnz", 3), ("8", "2", "hier", "block", 2), ("12", "4", "cola", "block", 4),
+    ("8", "4", "group", "block", 3), ("5", "2", "group", "nnz", 2)]
 PARTS_CASES = [  # R, G, strategy, labels, P: parts:FILE (rows renumbered part by part; square: columns too)
     ("8", "4", "joint", "scattered", 2), ("16", "4", "col", "scattered", 3), ("8", "2", "row", "reversed", 4),
-    ("6", "2", "block", "scattered", 2), ("7", "4", "joint", "reversed", 3)]
+    ("6", "2", "block", "scattered", 2), ("7", "4", "joint", "reversed", 3), ("16", "4", "group", "scattered", 3),
+    ("8", "2", "hier", "reversed", 2)]
 
 
 def labels(kind, m, R):
@@ -210,6 +214,7 @@ def main():
         for what, extra, rc, needle in (
                 ("the default strategy (auto)", ["--gpus-per-node", "4"], 2, "--strategy auto (the default where 1 < G < R) "
                                                                            "is not planned by several processes yet"),
+                ("hybrid", ["--strategy", "hybrid"], 2, "--strategy hybrid is not planned by several processes yet"),
                 ("metis-vol", ["--strategy", "joint", "--partition", "metis-vol"], 2, "--partition metis-vol is not planned "
                                                                                      "by several processes yet"),
                 ("a parts file with a rank out of range", ["--strategy", "joint", "--partition", "PARTS"], 1,
@@ -239,7 +244,8 @@ def main():
                                 "joint", "-o", many, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
         victim = None
-        for _ in range(2000):  # the second process (OMPI_COMM_WORLD_RANK=1), once the programs are being written
+        deadline = time.time() + 300  # a loaded machine reaches the writing late: wait for it, not for a count
+        while time.time() < deadline:  # the second process (OMPI_COMM_WORLD_RANK=1), once the programs are being written
             time.sleep(0.005)
             if job.poll() is not None:
                 break
@@ -248,7 +254,7 @@ def main():
             for pid in os.listdir("/proc"):
                 try:
                     if pid.isdigit() and b"OMPI_COMM_WORLD_RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read() + b"\0" \
-                            and b"shiro-plan" in open(f"/proc/{pid}/cmdline", "rb").read():
+                            and many.encode() in open(f"/proc/{pid}/cmdline", "rb").read():  # this job's, no other
                         victim = int(pid)
                 except OSError:
                     pass
