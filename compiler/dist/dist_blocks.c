@@ -107,15 +107,18 @@ static int64_t row_first_edge(const sc_csr *A, const sc_block *b, int32_t i) {
   return lo;
 }
 
-static rec_head head_of(const sc_block *b, const dist_matrix *M) {
+/* b's record head; ones: every value of A is 1.0 (no row looked up in A: none is listed). */
+static rec_head head_of(const sc_block *b, const dist_matrix *M, int ones) {
   const sc_csr *A = M->A;
   rec_head h = {.p = b->p, .q = b->q, .dpos = M->dpos != NULL};
   for (int32_t j = 0; j < b->nc; j++) h.ncs += b->csel[j];
   for (int32_t i = 0; i < b->nr; i++)
     if (b->rsel[i]) {
-      const int64_t t0 = row_first_edge(A, b, i), len = b->Gp[i + 1] - b->Gp[i];
+      const int64_t len = b->Gp[i + 1] - b->Gp[i];
       h.nrs++;
       h.ne += len;
+      if (ones) continue;
+      const int64_t t0 = row_first_edge(A, b, i);
       for (int64_t e = 0; e < len; e++) h.nx += sc_csr_val(A, t0 + e) != 1.0;
     }
   if (h.ne > INT32_MAX) h.ne = -1; /* refused by the caller: edges are indexed by int32 */
@@ -123,8 +126,8 @@ static rec_head head_of(const sc_block *b, const dist_matrix *M) {
 }
 
 /* Writes b's record at w; returns the byte after it. */
-static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
-  const rec_head h = head_of(b, M);
+static char *pack(char *w, const sc_block *b, const dist_matrix *M, int ones) {
+  const rec_head h = head_of(b, M, ones);
   memcpy(w, &h, sizeof h);
   rec_view v = view_at(w, &h);
   int32_t *sc = v.scol, *cols = v.cols, *dpos = v.dpos;
@@ -140,7 +143,7 @@ static char *pack(char *w, const sc_block *b, const dist_matrix *M) {
     cols += len;
     if (dpos) memcpy(dpos, M->dpos + t0, (size_t)len * sizeof *dpos);
     if (dpos) dpos += len;
-    for (int64_t x = 0; x < len; x++, e++) {
+    for (int64_t x = 0; !ones && x < len; x++, e++) {
       const double val = sc_csr_val(M->A, t0 + x);
       if (val != 1.0) v.xi[k] = (int32_t)e, v.xv[k++] = val;
     }
@@ -153,10 +156,11 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The sorted distinct columns of a record (selected columns and its rows' edges) into u, their
- * count returned; at[c] (every entry -1 before) becomes column c's index in u. The caller resets
- * at[u[0 .. count)] to -1 after the record. */
-static int32_t union_cols(const rec_view *v, int32_t *u, int32_t *at) {
+/* The distinct columns of a record (selected columns and its rows' edges) into u, their count
+ * returned; sorted: u in increasing order, and at[c] (every entry -1 before) column c's index in u
+ * (else u unordered and at[c] only not -1: a count). The caller resets at[u[0 .. count)] to -1
+ * after the record. */
+static int32_t union_cols(const rec_view *v, int32_t *u, int32_t *at, int sorted) {
   const rec_head *h = &v->h;
   const int32_t *sc = v->scol, *cols = v->cols;
   int32_t n = 0, lo = INT32_MAX, hi = -1;
@@ -168,6 +172,7 @@ static int32_t union_cols(const rec_view *v, int32_t *u, int32_t *at) {
     lo = c < lo ? c : lo;
     hi = c > hi ? c : hi;
   }
+  if (!sorted) return n;
   if ((double)n * 16 > (double)hi - lo) { /* dense in its range: read them off in order */
     n = 0;
     for (int32_t c = lo; c <= hi; c++)
@@ -191,12 +196,13 @@ static int64_t block_bytes(const rec_head *h, int32_t nc) {
 typedef struct outbox {
   const sc_blocks *B;
   const dist_matrix *M;
+  int ones; /* every value of M's A is 1.0 */
   int64_t *first, *blk; /* [P+1], [blocks sent]: d's are blk[first[d] .. first[d+1]), (p, q) order */
 } outbox;
 
 static void pack_for(void *arg, int d, char *buf) {
   const outbox *o = arg;
-  for (int64_t x = o->first[d]; x < o->first[d + 1]; x++) buf = pack(buf, &o->B->b[o->blk[x]], o->M);
+  for (int64_t x = o->first[d]; x < o->first[d + 1]; x++) buf = pack(buf, &o->B->b[o->blk[x]], o->M, o->ones);
 }
 
 /* Sends this process's records, one destination at a time; on return *recv holds the others' (n
@@ -204,7 +210,7 @@ static void pack_for(void *arg, int d, char *buf) {
 static shiro_status send_records(const dist_comm *c, const int32_t *proc, const sc_blocks *B, const dist_matrix *M,
                                  void **recv, int64_t *n, shiro_error *err) {
   const int P = c->size;
-  outbox o = {.B = B, .M = M};
+  outbox o = {.B = B, .M = M, .ones = sc_csr_all_ones(M->A)};
   int64_t *sendn = calloc((size_t)P * 2, sizeof *sendn), *recvn = sendn ? sendn + P : NULL;
   o.first = calloc((size_t)P + 2, sizeof *o.first);
   o.blk = malloc((size_t)(B->n ? B->n : 1) * sizeof *o.blk);
@@ -212,7 +218,7 @@ static shiro_status send_records(const dist_comm *c, const int32_t *proc, const 
   for (int64_t t = 0; st == SHIRO_OK && t < B->n; t++) {
     const int d = proc[B->b[t].q];
     if (d == c->rank) continue;
-    const rec_head h = head_of(&B->b[t], M);
+    const rec_head h = head_of(&B->b[t], M, o.ones);
     int64_t off[6];
     if (h.ne < 0) st = shiro_fail(err, SHIRO_ERR_UNSUPPORTED, "block (%d, %d) sends more than 2^31-1 entries", h.p, h.q);
     sendn[d] += rec_layout(&h, off);
@@ -248,7 +254,7 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t nco
   memset(at, 0xff, (size_t)ncols * sizeof *at); /* -1: no column seen */
   for (const char *x = r; x < r + n;) {
     const rec_view v = view(x);
-    const int32_t nc = union_cols(&v, u, at);
+    const int32_t nc = union_cols(&v, u, at, 0); /* sizes: the count is enough */
     bytes[v.h.p] += block_bytes(&v.h, nc);
     reset_cols(u, nc, at);
     x += v.bytes;
@@ -264,7 +270,7 @@ static shiro_status make_blocks(const char *r, int64_t n, int32_t R, int64_t nco
     const rec_view v = view(x);
     const rec_head h = v.h;
     x += v.bytes;
-    const int32_t nc = union_cols(&v, u, at);
+    const int32_t nc = union_cols(&v, u, at, 1);
     char *a = (char *)arena[2 * h.p] + bytes[h.p];
     bytes[h.p] += block_bytes(&h, nc);
     sc_block *k_ = &b[k];
