@@ -34,21 +34,29 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
   return 1;
 }
 
-static void report(const dist_request *rq, const dist_result *r, int quiet, int json, int threads) {
+static void report(const dist_request *rq, const dist_result *r, const plan_mpi_report *how, int threads) {
   const sc_volumes *v = &r->vol;
-  if (!quiet) {
+  const cost_pred *pr = r->predicted ? &r->pred : NULL;
+  if (!how->quiet) {
     fprintf(stderr, "shiro-plan: %s: %lld x %lld, %lld nonzeros; %d ranks, %d per node; planned by %d processes\n",
             rq->matrix, (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, r->processes);
-    fprintf(stderr, "  %-8s %14s %16s %16s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows");
-    fprintf(stderr, "  %-8s %14lld %16lld %16lld  <- plan\n", strategy_name(rq->strategy), (long long)v->total_rows,
-            (long long)v->inter_node_rows, (long long)v->intra_node_rows);
+    fprintf(stderr, "  %-8s %14s %16s %16s%s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows",
+            pr ? "  predicted ms" : "");
+    char ms[32] = "";
+    if (pr) snprintf(ms, sizeof ms, "  %12.4f", pr->time_s * 1e3);
+    fprintf(stderr, "  %-8s %14lld %16lld %16lld%s  <- plan\n", strategy_name(rq->strategy), (long long)v->total_rows,
+            (long long)v->inter_node_rows, (long long)v->intra_node_rows, ms);
+    if (pr)
+      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only; floors: not computed by several "
+                      "processes (plan with one process for them)\n",
+              rq->m->name, rq->m->path, (long long)how->n, how->dtype);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
                     "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
             r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (double)r->peak_rss_bytes / (1 << 20),
             (double)r->peak_rss_bytes_sum / (1 << 20), r->processes);
     fprintf(stderr, "  wrote %s\n", rq->out);
   }
-  if (!json) return;
+  if (!how->json) return;
   printf("{\"matrix\": ");
   cli_json_string(stdout, rq->matrix);
   printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, \"strategy\": \"%s\", "
@@ -60,9 +68,22 @@ static void report(const dist_request *rq, const dist_result *r, int quiet, int 
          "\"peak_rss_bytes\": %lld, \"peak_rss_bytes_sum\": %lld, ",
          r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (long long)r->peak_rss_bytes,
          (long long)r->peak_rss_bytes_sum);
-  printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld}}}\n",
+  printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld",
          strategy_name(rq->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
          (long long)v->intra_node_rows);
+  if (pr) { /* as one process prints them (shiro_plan.c, print_volumes_json) */
+    printf(", \"predicted_time_s\": %.9g, \"predicted_stages_s\": [", pr->time_s);
+    for (int32_t k = 0; k < pr->nstages; k++) printf("%s%.9g", k ? ", " : "", pr->stage[k].time_s);
+    printf("]");
+  }
+  printf("}}, \"machine\": ");
+  if (rq->m) {
+    cli_json_string(stdout, rq->m->name);
+    printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)how->n, how->dtype);
+  } else {
+    printf("null");
+  }
+  printf("}\n");
 }
 
 int plan_mpi_threads(int threads) {
@@ -84,7 +105,7 @@ int plan_mpi_threads(int threads) {
   return share > 0 ? share : 1;
 }
 
-int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int threads) {
+int plan_mpi_run(const dist_request *rq, int rank, const plan_mpi_report *how) {
   dist_result r;
   shiro_error err = {{0}};
   shiro_status st = dist_plan(MPI_COMM_WORLD, rq, &r, &err);
@@ -95,6 +116,6 @@ int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int thre
     return 1;
   }
   cli_print_warnings("shiro-plan", r.warnings);
-  report(rq, &r, quiet, json, threads ? threads : omp_get_max_threads());
+  report(rq, &r, how, how->threads ? how->threads : omp_get_max_threads());
   return cli_finish_stdout("shiro-plan", 0);
 }

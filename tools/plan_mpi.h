@@ -16,9 +16,17 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size);
  * this process's affinity): never more threads than cores by default. */
 int plan_mpi_threads(int threads);
 
+/* How process 0 reports: the summary unless quiet, one JSON object with json; the threads each
+ * process planned with; N and the value type the prediction (rq->m) was made for. */
+typedef struct plan_mpi_report {
+  int quiet, json, threads;
+  int64_t n;
+  const char *dtype;
+} plan_mpi_report;
+
 /* Runs dist_plan over MPI_COMM_WORLD and reports as shiro-plan does (process 0 only: the summary
  * on stderr unless quiet, one JSON object on stdout with json; an error once, on stderr).
  * matrix names the input in messages. Returns the exit status (0, or 1 on every process). */
-int plan_mpi_run(const dist_request *rq, int rank, int quiet, int json, int threads);
+int plan_mpi_run(const dist_request *rq, int rank, const plan_mpi_report *how);
 
 #endif

@@ -542,7 +542,7 @@ static void plan_progress(const char *what, int64_t done, int64_t total) { cli_p
 /* Under an MPI launcher with several processes: dist_plan's request from the options, the
  * options it does not take named (on process 0 only; every process exits 2). */
 static int run_distributed(const options *o, int rank) {
-  const char *no = o->compare ? "--compare" : o->machine ? "--machine"
+  const char *no = o->compare ? "--compare"
       : o->floor == 1                                    ? "--floor"
       : o->cpu_auto                                      ? "--strategy auto-cpu"
       : o->auto_strategy                                 ? "--strategy auto (the default where 1 < G < R)"
@@ -560,6 +560,12 @@ static int run_distributed(const options *o, int rank) {
     if (rank == 0) fprintf(stderr, "%s: %s\n", prog, err.message);
     return 2;
   }
+  sc_machine mach; /* --machine: the plan priced (floors are one process's: not computed here) */
+  if (o->machine) {
+    if (!load_machine(o, &mach)) return 2; /* every process: the same file, the same answer */
+    rq.m = &mach;
+    rq.row_bytes = (size_t)o->n * (size_t)o->vbytes;
+  }
   char *out = o->out ? strdup(o->out) : default_output(o->matrix);
   if (!out) return 1;
   rq.out = out;
@@ -574,7 +580,8 @@ static int run_distributed(const options *o, int rank) {
     print_warnings(warn);
     cli_remove_temps_on_signals();
   }
-  int rc = plan_mpi_run(&rq, rank, o->quiet, o->json, threads);
+  const plan_mpi_report how = {.quiet = o->quiet, .json = o->json, .threads = threads, .n = o->n, .dtype = o->dtype};
+  int rc = plan_mpi_run(&rq, rank, &how);
   free(out);
   return rc;
 }

@@ -1,5 +1,6 @@
 /* dist_plan.c — the planner over MPI processes: read, own, cover, trade, build, write. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -11,6 +12,7 @@
 #include "dist_comm.h"
 #include "dist_input.h"
 #include "dist_metis.h"
+#include "dist_price.h"
 #include "dist_plan.h"
 #include "dist_rows.h"
 #include "dist_write.h"
@@ -101,6 +103,7 @@ typedef struct dist_sink {
   int pattern;
   int two_tier; /* volumes counted from the programs' sends (vol), as one process counts its messages */
   sc_volumes vol;
+  dist_flows *flows; /* the programs' sends, for pricing on a machine; NULL: not priced */
   plan_progress_fn progress;
   int32_t done, first, ranks;
 } dist_sink;
@@ -112,6 +115,7 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   for (int64_t e = 0; e < pr->nvalsrc; e++) /* positions in this process's A -> the whole matrix's */
     if (pr->val_src[e] >= 0) pr->val_src[e] = dist_position(s->X, pr->val_src[e], pr->rank, &hint);
   shiro_status st = s->rn ? dist_rank_file_rows(pr, s->M, s->rn, err) : SHIRO_OK;
+  if (s->flows) dist_flows_add_rank(s->flows, pr);
   for (int64_t x = 0; s->two_tier && x < pr->nx; x++) { /* plan_msg_volumes of each message sent */
     const int64_t *xr = pr->xchg + x * PROG_X_WIDTH;
     if (xr[XF_DIR] != 0) continue;
@@ -218,10 +222,11 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK && MPI_Allreduce(&mine, &rounds, 1, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)
     st = dist_agree(&c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the rounds failed"), err);
   dist_writer *w = NULL;
+  dist_flows flows = {0};
   if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK) {
     dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier,
-                   .progress = progress, .first = first, .ranks = end - first};
+                   .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
@@ -230,7 +235,17 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     st = dist_writer_close(w, bst, err);
     if (st == SHIRO_OK && two_tier && MPI_Allreduce(&s.vol, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
+    st = dist_agree(&c, st, err);
+    if (st == SHIRO_OK && rq->m) { /* the plan is in place: a failure to price it is a warning */
+      shiro_error perr = {{0}};
+      res->predicted = dist_price(&c, &flows, rq->m, rq->ranks, rq->row_bytes, &res->pred, &perr) == SHIRO_OK;
+      const size_t used = strlen(res->warnings);
+      if (!res->predicted)
+        snprintf(res->warnings + used, sizeof res->warnings - used, "no prediction on %s: %s\n", rq->m->name,
+                 perr.message);
+    }
   }
+  free(flows.f);
   const double t4 = now();
   res->read_s = t1 - t0;
   res->partition_s = t2 - t1;

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "cost.h"
 #include "mm_read.h"
 #include "plan_choose.h"
 #include "strategy.h"
@@ -17,11 +18,13 @@ typedef struct dist_request {
   const char *format; /* "mtx", "edgelist" or "csr-h5" */
   mm_read_options read; /* the text reader's options (edge lists: base, size) */
   int32_t ranks, gpn; /* R, G */
-  sc_strategy strategy; /* block, col, row or joint (the flat strategies) */
-  const char *partition; /* "block", "nnz" or "parts" */
+  sc_strategy strategy; /* block, col, row, joint, hier, group or cola (dist_plan_supported) */
+  const char *partition; /* "block", "nnz", "metis" or "parts" */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   const char *out; /* the plan file: on a file system every process sees */
   plan_progress_fn progress; /* process 0's progress ("read", "cover", "programs"); NULL: none */
+  const sc_machine *m; /* the machine to predict the plan's time on (cost.h); NULL: none */
+  size_t row_bytes; /* with m: a row's bytes (N x the value's size) */
 } dist_request;
 
 /* What was planned (the same on every process). */
@@ -29,6 +32,8 @@ typedef struct dist_result {
   int64_t m, k, nnz;
   int pattern; /* the input had no values */
   sc_volumes vol; /* rows moved per call, the whole plan's */
+  int predicted; /* pred holds the plan's prediction on rq->m */
+  cost_pred pred; /* one process's cost_plan of the same plan, bit for bit */
   int32_t processes;
   double read_s, partition_s, cover_s, plan_s, total_s; /* process 0's wall times; plan_s includes writing */
   int64_t peak_rss_bytes, peak_rss_bytes_sum; /* the largest process's peak resident memory, and their sum */

@@ -2,7 +2,8 @@
 """`mpirun -np P shiro-plan`: several processes plan one plan, the plan one process plans.
 
 For each matrix and case (R, G, strategy, partition, P; P above the nodes and above R; R above the
-rows and G above R; the two-tier strategies hier, group and cola): the file written by P processes has every dataset and attribute equal to the
+rows and G above R; the two-tier strategies hier, group and cola; --machine, whose predicted times
+must be one process's, bit for bit): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
@@ -118,6 +119,21 @@ def main():
                 same(tag)
                 v = run([dump, many, "--verify", "--matrix", matrix])
                 expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
+            # --machine: the plan priced from every process's programs, as one process prices it
+            for R, G, strategy, P, machine in (("16", "4", "joint", 3, "tsubame4"), ("12", "4", "group", 2, "dgx-h100")):
+                tag = f"{name} R={R} G={G} {strategy} --machine {machine} P={P}"
+                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--machine", machine, "--n",
+                        "16", "--dtype", "double"]
+                a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
+                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
+                expect(a.returncode == 0 and b.returncode == 0, f"{tag}: planned by one and by {P} processes", b)
+                if a.returncode or b.returncode:
+                    continue
+                ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                expect(jb["volumes"] == ja["volumes"] and "predicted_time_s" in jb["volumes"][strategy]
+                       and (jb["machine"], jb["predicted_n"], jb["predicted_dtype"]) == (machine, 16, "double"),
+                       f"{tag}: --json: the same volumes and predicted times, bit for bit ({jb['volumes']})", b)
+                same(tag)
             # parts:FILE: the file's rows renumbered as one process renumbers them, their ids and values
             # told in the file's numbering again
             for R, G, strategy, kind, P in PARTS_CASES:
