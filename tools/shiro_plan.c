@@ -543,10 +543,10 @@ static void plan_progress(const char *what, int64_t done, int64_t total) { cli_p
  * options it does not take named (on process 0 only; every process exits 2). */
 static int run_distributed(const options *o, int rank) {
   const char *no = o->compare ? "--compare"
-      : o->floor == 1                                    ? "--floor"
-      : o->cpu_auto                                      ? "--strategy auto-cpu"
-      : o->auto_strategy                                 ? "--strategy auto (the default where 1 < G < R)"
-                                                         : NULL;
+      : o->floor == 1         ? "--floor"
+      : o->cpu_auto           ? "--strategy auto-cpu"
+      : o->auto_strategy      ? "--strategy auto (the default where 1 < G < R)"
+                              : NULL;
   if (no) {
     if (rank == 0)
       fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row, "

@@ -225,8 +225,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   dist_flows flows = {0};
   if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK) {
-    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier,
-                   .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
+    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);

@@ -36,12 +36,10 @@ shiro_status dist_price(const dist_comm *c, dist_flows *F, const sc_machine *m, 
   if (c->rank == 0 && !cnt) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   st = dist_agree(c, st, err);
   MPI_Datatype ft = MPI_DATATYPE_NULL;
-  if (st == SHIRO_OK && (MPI_Type_contiguous((int)sizeof(dist_flow), MPI_BYTE, &ft) != MPI_SUCCESS ||
-                         MPI_Type_commit(&ft) != MPI_SUCCESS))
+  if (st == SHIRO_OK && (MPI_Type_contiguous((int)sizeof(dist_flow), MPI_BYTE, &ft) != MPI_SUCCESS || MPI_Type_commit(&ft) != MPI_SUCCESS))
     st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Type_contiguous failed");
   int mine = (int)F->n;
-  if (st == SHIRO_OK && (MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS ||
-                         MPI_Reduce(&F->nstages, &nstages, 1, MPI_INT32_T, MPI_MAX, 0, c->comm) != MPI_SUCCESS))
+  if (st == SHIRO_OK && (MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS || MPI_Reduce(&F->nstages, &nstages, 1, MPI_INT32_T, MPI_MAX, 0, c->comm) != MPI_SUCCESS))
     st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Gather of the message counts failed");
   int64_t total = 0;
   for (int d = 0; st == SHIRO_OK && cnt && d < P; d++) {
