@@ -71,11 +71,7 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
   printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld",
          strategy_name(rq->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
          (long long)v->intra_node_rows);
-  if (pr) { /* as one process prints them (shiro_plan.c, print_volumes_json) */
-    printf(", \"predicted_time_s\": %.9g, \"predicted_stages_s\": [", pr->time_s);
-    for (int32_t k = 0; k < pr->nstages; k++) printf("%s%.9g", k ? ", " : "", pr->stage[k].time_s);
-    printf("]");
-  }
+  if (pr) cost_pred_json(stdout, pr); /* as one process prints them */
   printf("}}, \"machine\": ");
   if (rq->m) {
     cli_json_string(stdout, rq->m->name);

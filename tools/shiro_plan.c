@@ -357,11 +357,7 @@ static void print_volumes_json(const sc_volumes *v, const int *have, sc_strategy
     printf("%s\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld", first ? "" : ", ",
            strategy_name((sc_strategy)s), (long long)v[s].total_rows, (long long)v[s].inter_node_rows,
            (long long)v[s].intra_node_rows);
-    if (P->have[s]) {
-      printf(", \"predicted_time_s\": %.9g, \"predicted_stages_s\": [", P->pred[s].time_s);
-      for (int32_t k = 0; k < P->pred[s].nstages; k++) printf("%s%.9g", k ? ", " : "", P->pred[s].stage[k].time_s);
-      printf("]");
-    }
+    if (P->have[s]) cost_pred_json(stdout, &P->pred[s]);
     printf("}");
     first = 0;
   }

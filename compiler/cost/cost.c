@@ -1,4 +1,5 @@
 /* cost.c — the planner's cost model (cost.h; the model and its constants: README.md). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,4 +353,10 @@ void cost_free(cost_model *cm) {
   if (!cm) return;
   free(cm->flow);
   memset(cm, 0, sizeof *cm);
+}
+
+void cost_pred_json(FILE *f, const cost_pred *p) {
+  fprintf(f, ", \"predicted_time_s\": %.9g, \"predicted_stages_s\": [", p->time_s);
+  for (int32_t k = 0; k < p->nstages; k++) fprintf(f, "%s%.9g", k ? ", " : "", p->stage[k].time_s);
+  fprintf(f, "]");
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "machine.h"
 #include "program.h"
@@ -98,5 +99,9 @@ void cost_message_factors(int ideal, double bytes, double *paid, double *lat);
 
 /* "nvlink-send", "nvlink-recv", "nic-send", "nic-recv". */
 const char *cost_link_name(cost_link l);
+
+/* Writes p as the members `, "predicted_time_s": T, "predicted_stages_s": [S0, ...]` (%.9g) of a
+ * JSON object being written to f: shiro-plan's volumes, with one process or several. */
+void cost_pred_json(FILE *f, const cost_pred *p);
 
 #endif
