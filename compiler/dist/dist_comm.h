@@ -22,7 +22,7 @@ shiro_status dist_agree(const dist_comm *c, shiro_status st, shiro_error *err);
  * other in process order in send; *recv (malloc'ed, the caller frees it) gets recvn[s] bytes from
  * each process s, in process order. Any sizes: what goes to one process moves in pieces
  * (dist_set_chunk_bytes). A local failure (memory) is agreed on before anything moves: no process is
- * left waiting. Memory: the send buffer, *recv and the largest block sent (dist_exchange). */
+ * left waiting. Memory: the send buffer and *recv (each block is sent from send in place). */
 shiro_status dist_alltoallv(const dist_comm *c, const void *send, const int64_t *sendn, void **recv, int64_t *recvn,
                             shiro_error *err);
 

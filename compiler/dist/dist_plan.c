@@ -145,6 +145,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   shiro_status st = dist_agree(&c, dist_plan_supported(rq, err), err);
   if (st != SHIRO_OK) return st;
   int thread_level = MPI_THREAD_SINGLE;
+  const int two_tier = strategy_is_two_tier(rq->strategy); /* whole nodes; volumes from the programs */
   MPI_Query_thread(&thread_level);
   dist_matrix M = {0};
   sc_partition Prow = {0}, Pcol = {0};
@@ -189,7 +190,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK && !(proc = malloc((size_t)rq->ranks * sizeof *proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
   for (int d = 0; st == SHIRO_OK && d < c.size; d++) {
     int32_t f, e;
-    ranks_of(d, c.size, rq->ranks, rq->gpn, strategy_is_two_tier(rq->strategy), &f, &e);
+    ranks_of(d, c.size, rq->ranks, rq->gpn, two_tier, &f, &e);
     for (int32_t r = f; r < e; r++) proc[r] = d;
     if (d == c.rank) first = f, end = e;
   }
@@ -204,12 +205,11 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
   if (st == SHIRO_OK) st = strategy_select(&B, rq->strategy, rq->gpn, NULL, NULL, err);
   sc_volumes v = {0};
-  if (st == SHIRO_OK) strategy_volumes(&B, &Pcol, rq->strategy, rq->gpn, &v); /* its own blocks' */
+  if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &Pcol, rq->strategy, rq->gpn, &v); /* its own blocks' */
   st = dist_agree(&c, st, err);
   if (st == SHIRO_OK) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
   if (progress && st == SHIRO_OK) progress("cover", 1, 1);
   const double t3 = now();
-  const int two_tier = strategy_is_two_tier(rq->strategy);
   if (st == SHIRO_OK && !two_tier) { /* two-tier: counted from the programs, below */
     if (rq->strategy == STRAT_BLOCK) res->vol = v; /* from the partition alone: the whole plan's everywhere */
     else if (MPI_Allreduce(&v, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)

@@ -38,6 +38,7 @@ shiro_status dist_price(const dist_comm *c, dist_flows *F, const sc_machine *m, 
   MPI_Datatype ft = MPI_DATATYPE_NULL;
   if (st == SHIRO_OK && (MPI_Type_contiguous((int)sizeof(dist_flow), MPI_BYTE, &ft) != MPI_SUCCESS || MPI_Type_commit(&ft) != MPI_SUCCESS))
     st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Type_contiguous failed");
+  st = dist_agree(c, st, err); /* no process gathers while another has no type */
   int mine = (int)F->n;
   if (st == SHIRO_OK && (MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS || MPI_Reduce(&F->nstages, &nstages, 1, MPI_INT32_T, MPI_MAX, 0, c->comm) != MPI_SUCCESS))
     st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Gather of the message counts failed");
