@@ -34,6 +34,42 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
   return 1;
 }
 
+/* Why auto with several processes weighs what it weighs (the summary's and --json's words). */
+static const char hybrid_why[] = "its routing search is one process's: plan with one process to weigh it";
+static const char partition_why[] = "one process's choice: give --partition metis (PT-Scotch's cut) to plan on "
+                                    "a METIS-like partition, or plan with one process to weigh time and METIS";
+
+/* One summary row: a strategy's volumes, its prediction where there is one, the plan's marked. */
+static void summary_row(sc_strategy s, const sc_volumes *v, const cost_pred *pr, int plan) {
+  char ms[32] = "";
+  if (pr) snprintf(ms, sizeof ms, "  %12.4f", pr->time_s * 1e3);
+  fprintf(stderr, "  %-8s %14lld %16lld %16lld%s%s\n", strategy_name(s), (long long)v->total_rows,
+          (long long)v->inter_node_rows, (long long)v->intra_node_rows, ms, plan ? "  <- plan" : "");
+}
+
+/* --json's candidates under auto: every strategy priced (weighed or kept), hybrid skipped, and
+ * with no --partition the partitions one process would weigh, skipped. */
+static void candidates_json(const dist_request *rq, const dist_result *r, const plan_mpi_report *how) {
+  printf("\"effort\": \"fast\", \"candidates\": [");
+  const char *sep = "";
+  for (int s = 0; s < STRAT_COUNT; s++) {
+    if (!r->choice.have[s]) continue;
+    printf("%s{\"candidate\": \"strategy\", \"partition\": \"%s\", \"priced\": \"plan\", \"strategy\": \"%s\", "
+           "\"predicted_s\": %.9g, \"status\": \"%s\", \"reason\": \"%s\"}",
+           sep, rq->partition, strategy_name((sc_strategy)s), r->choice.pred[s].time_s,
+           s == (int)r->strategy ? "kept" : "weighed", s == (int)r->strategy ? "predicted fastest" : "priced by its messages");
+    sep = ", ";
+  }
+  printf("%s{\"candidate\": \"strategy\", \"partition\": \"%s\", \"priced\": \"plan\", \"strategy\": \"hybrid\", "
+         "\"predicted_s\": null, \"status\": \"skipped\", \"reason\": \"%s\"}",
+         sep, rq->partition, hybrid_why);
+  for (int i = 0; how->partition_auto && i < 2; i++)
+    printf(", {\"candidate\": \"partition\", \"partition\": \"%s\", \"priced\": \"estimate\", \"strategy\": \"joint\", "
+           "\"predicted_s\": null, \"status\": \"skipped\", \"reason\": \"%s\"}",
+           i ? "metis" : "time", partition_why);
+  printf("], ");
+}
+
 static void report(const dist_request *rq, const dist_result *r, const plan_mpi_report *how, int threads) {
   const sc_volumes *v = &r->vol;
   const cost_pred *pr = r->predicted ? &r->pred : NULL;
@@ -42,14 +78,17 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
             rq->matrix, (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, r->processes);
     fprintf(stderr, "  %-8s %14s %16s %16s%s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows",
             pr ? "  predicted ms" : "");
-    char ms[32] = "";
-    if (pr) snprintf(ms, sizeof ms, "  %12.4f", pr->time_s * 1e3);
-    fprintf(stderr, "  %-8s %14lld %16lld %16lld%s  <- plan\n", strategy_name(rq->strategy), (long long)v->total_rows,
-            (long long)v->inter_node_rows, (long long)v->intra_node_rows, ms);
+    for (int s = 0; s < STRAT_COUNT; s++) /* auto: every candidate; else the plan's strategy */
+      if (rq->auto_strategy ? r->choice.have[s] : s == (int)r->strategy)
+        summary_row((sc_strategy)s, rq->auto_strategy ? &r->choice.vol[s] : v,
+                    rq->auto_strategy ? &r->choice.pred[s] : pr, s == (int)r->strategy);
     if (pr)
-      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only; floors: not computed by several "
+      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s; floors: not computed by several "
                       "processes (plan with one process for them)\n",
-              rq->m->name, rq->m->path, (long long)how->n, how->dtype);
+              rq->m->name, rq->m->path, (long long)how->n, how->dtype, rq->auto_strategy ? "; auto chose " : "",
+              rq->auto_strategy ? strategy_name(r->strategy) : "");
+    if (rq->auto_strategy) fprintf(stderr, "  hybrid not weighed: %s\n", hybrid_why);
+    if (how->partition_auto) fprintf(stderr, "  partition %s: %s\n", rq->partition, partition_why);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
                     "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
             r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (double)r->peak_rss_bytes / (1 << 20),
@@ -61,15 +100,19 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
   cli_json_string(stdout, rq->matrix);
   printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, \"strategy\": \"%s\", "
          "\"partition\": \"%s\", \"processes\": %d, \"threads\": %d, \"plan\": ",
-         (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, strategy_name(rq->strategy),
+         (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, strategy_name(r->strategy),
          rq->partition, r->processes, threads);
   cli_json_string(stdout, rq->out);
-  printf(", \"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"total\": %.6f}, "
+  printf(", \"partition_choice\": \"%s\", \"strategy_choice\": \"%s\", ",
+         how->partition_auto ? "auto" : "given", rq->auto_strategy ? "auto" : "given");
+  if (rq->auto_strategy) candidates_json(rq, r, how);
+  else printf(" ");
+  printf("\"timings_s\": {\"read\": %.6f, \"partition\": %.6f, \"cover\": %.6f, \"plan\": %.6f, \"total\": %.6f}, "
          "\"peak_rss_bytes\": %lld, \"peak_rss_bytes_sum\": %lld, ",
          r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (long long)r->peak_rss_bytes,
          (long long)r->peak_rss_bytes_sum);
   printf("\"volumes\": {\"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld",
-         strategy_name(rq->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
+         strategy_name(r->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
          (long long)v->intra_node_rows);
   if (pr) cost_pred_json(stdout, pr); /* as one process prints them */
   printf("}}, \"machine\": ");

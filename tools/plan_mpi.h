@@ -17,9 +17,10 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size);
 int plan_mpi_threads(int threads);
 
 /* How process 0 reports: the summary unless quiet, one JSON object with json; the threads each
- * process planned with; N and the value type the prediction (rq->m) was made for. */
+ * process planned with; N and the value type the prediction (rq->m) was made for; partition_auto:
+ * auto with no --partition (one process would weigh the time and METIS partitions too). */
 typedef struct plan_mpi_report {
-  int quiet, json, threads;
+  int quiet, json, threads, partition_auto;
   int64_t n;
   const char *dtype;
 } plan_mpi_report;

@@ -541,26 +541,26 @@ static int run_distributed(const options *o, int rank) {
   const char *no = o->compare ? "--compare"
       : o->floor == 1         ? "--floor"
       : o->cpu_auto           ? "--strategy auto-cpu"
-      : o->auto_strategy      ? "--strategy auto (the default where 1 < G < R)"
                               : NULL;
   if (no) {
     if (rank == 0)
-      fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy joint (or block, col, row, "
-                      "hier, group, cola) and --partition block, nnz, metis or parts:FILE, or plan with one process\n",
+      fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy auto (or joint, block, col, "
+                      "row, hier, group, cola) and --partition block, nnz, metis or parts:FILE, or plan with one "
+                      "process\n",
               prog, no);
     return 2;
   }
-  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
+  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .auto_strategy = o->auto_strategy, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
+  sc_machine mach; /* --machine, or auto's (floors are one process's: not computed here) */
+  if (o->machine || o->auto_strategy) {
+    if (!load_machine(o, &mach)) return 2; /* every process: the same file, the same answer */
+    rq.m = &mach;
+    rq.row_bytes = (size_t)o->n * (size_t)o->vbytes;
+  }
   shiro_error err;
   if (dist_plan_supported(&rq, &err) != SHIRO_OK) {
     if (rank == 0) fprintf(stderr, "%s: %s\n", prog, err.message);
     return 2;
-  }
-  sc_machine mach; /* --machine: the plan priced (floors are one process's: not computed here) */
-  if (o->machine) {
-    if (!load_machine(o, &mach)) return 2; /* every process: the same file, the same answer */
-    rq.m = &mach;
-    rq.row_bytes = (size_t)o->n * (size_t)o->vbytes;
   }
   char *out = o->out ? strdup(o->out) : default_output(o->matrix);
   if (!out) return 1;
@@ -576,7 +576,8 @@ static int run_distributed(const options *o, int rank) {
     print_warnings(warn);
     cli_remove_temps_on_signals();
   }
-  const plan_mpi_report how = {.quiet = o->quiet, .json = o->json, .threads = threads, .n = o->n, .dtype = o->dtype};
+  const plan_mpi_report how = {.quiet = o->quiet, .json = o->json, .threads = threads, .n = o->n, .dtype = o->dtype,
+                               .partition_auto = o->auto_strategy && !o->partition_given};
   int rc = plan_mpi_run(&rq, rank, &how);
   free(out);
   return rc;

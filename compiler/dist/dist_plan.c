@@ -9,6 +9,7 @@
 #include "blocks.h"
 #include "digest.h"
 #include "dist_blocks.h"
+#include "dist_choose.h"
 #include "dist_comm.h"
 #include "dist_input.h"
 #include "dist_metis.h"
@@ -30,10 +31,12 @@ static double now(void) {
 
 shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
   const sc_strategy s = rq->strategy;
-  if (s == STRAT_HYBRID || s < 0 || s >= STRAT_COUNT)
+  if (rq->auto_strategy && !rq->m)
+    return shiro_fail(err, SHIRO_ERR_ARG, "auto with several processes needs a machine to price on");
+  if (!rq->auto_strategy && (s == STRAT_HYBRID || s < 0 || s >= STRAT_COUNT))
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
-                      "--strategy %s is not planned by several processes yet (block, col, row, joint, hier, group "
-                      "and cola are); give one of those, or plan with one process",
+                      "--strategy %s is not planned by several processes yet (block, col, row, joint, hier, group, "
+                      "cola and auto are); give one of those, or plan with one process",
                       strategy_name(s));
   if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts") &&
       strcmp(rq->partition, "metis"))
@@ -145,7 +148,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   shiro_status st = dist_agree(&c, dist_plan_supported(rq, err), err);
   if (st != SHIRO_OK) return st;
   int thread_level = MPI_THREAD_SINGLE;
-  const int two_tier = strategy_is_two_tier(rq->strategy); /* whole nodes; volumes from the programs */
+  sc_strategy s = rq->strategy; /* auto: its choice, below */
+  int two_tier = rq->auto_strategy || strategy_is_two_tier(s); /* whole nodes; volumes from the programs */
   MPI_Query_thread(&thread_level);
   dist_matrix M = {0};
   sc_partition Prow = {0}, Pcol = {0};
@@ -203,19 +207,27 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   const double t2 = now();
   if (progress && st == SHIRO_OK) progress("cover", 0, 1);
   if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
-  if (st == SHIRO_OK) st = strategy_select(&B, rq->strategy, rq->gpn, NULL, NULL, err);
+  if (st == SHIRO_OK && rq->auto_strategy) { /* every candidate priced; the kept one's selection stays */
+    st = dist_agree(&c, st, err);
+    if (st == SHIRO_OK) st = dist_choose_strategy(&c, M.A, &Prow, &Pcol, &B, rq->gpn, rq->m, rq->row_bytes, &res->choice, err);
+    s = res->choice.chosen;
+    two_tier = strategy_is_two_tier(s);
+  } else if (st == SHIRO_OK) {
+    st = strategy_select(&B, s, rq->gpn, NULL, NULL, err);
+  }
+  res->strategy = s;
   sc_volumes v = {0};
-  if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &Pcol, rq->strategy, rq->gpn, &v); /* its own blocks' */
+  if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &Pcol, s, rq->gpn, &v); /* its own blocks' */
   st = dist_agree(&c, st, err);
   if (st == SHIRO_OK) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
   if (progress && st == SHIRO_OK) progress("cover", 1, 1);
   const double t3 = now();
   if (st == SHIRO_OK && !two_tier) { /* two-tier: counted from the programs, below */
-    if (rq->strategy == STRAT_BLOCK) res->vol = v; /* from the partition alone: the whole plan's everywhere */
+    if (s == STRAT_BLOCK) res->vol = v; /* from the partition alone: the whole plan's everywhere */
     else if (MPI_Allreduce(&v, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
   }
-  strncpy(meta.strategy, strategy_name(rq->strategy), sizeof meta.strategy - 1);
+  strncpy(meta.strategy, strategy_name(s), sizeof meta.strategy - 1);
   strncpy(meta.partition, rq->partition, sizeof meta.partition - 1);
   st = dist_agree(&c, st, err);
   int32_t mine = end - first, rounds = 0;
@@ -225,14 +237,14 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   dist_flows flows = {0};
   if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK) {
-    dist_sink s = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
+    dist_sink sk = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
-    shiro_status bst = plan_build_range(M.A, &Prow, &Pcol, &B, rq->strategy, rq->gpn, first, end, out_rank, &s, err);
+    shiro_status bst = plan_build_range(M.A, &Prow, &Pcol, &B, s, rq->gpn, first, end, out_rank, &sk, err);
     omp_set_num_threads(threads);
     st = dist_writer_close(w, bst, err);
-    if (st == SHIRO_OK && two_tier && MPI_Allreduce(&s.vol, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+    if (st == SHIRO_OK && two_tier && MPI_Allreduce(&sk.vol, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
     st = dist_agree(&c, st, err);
     if (st == SHIRO_OK && rq->m) { /* the plan is in place: a failure to price it is a warning */

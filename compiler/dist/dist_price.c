@@ -6,23 +6,54 @@
 #include "dist_price.h"
 #include "error.h"
 
+/* Appends one flow (F->failed set where there is no memory). */
+static void add_flow(dist_flows *F, dist_flow fl) {
+  if (F->failed) return;
+  if (F->n == F->cap) {
+    const int64_t cap = F->cap ? 2 * F->cap : 1024;
+    dist_flow *f = realloc(F->f, (size_t)cap * sizeof *f);
+    if (!f) {
+      F->failed = 1;
+      return;
+    }
+    F->f = f;
+    F->cap = cap;
+  }
+  F->f[F->n++] = fl;
+}
+
 void dist_flows_add_rank(dist_flows *F, const prog_rank *pr) {
   if (pr->nstages > F->nstages) F->nstages = (int32_t)pr->nstages;
   for (int64_t x = 0; x < pr->nx && !F->failed; x++) {
     const int64_t *rec = pr->xchg + x * PROG_X_WIDTH;
     if (rec[XF_DIR] != 0) continue; /* cost_add_rank's filters on the rest */
-    if (F->n == F->cap) {
-      const int64_t cap = F->cap ? 2 * F->cap : 1024;
-      dist_flow *f = realloc(F->f, (size_t)cap * sizeof *f);
-      if (!f) {
-        F->failed = 1;
-        return;
-      }
-      F->f = f;
-      F->cap = cap;
-    }
-    F->f[F->n++] = (dist_flow){pr->rank, (int32_t)rec[XF_PEER], (int32_t)rec[XF_STAGE], 0, rec[XF_COUNT]};
+    add_flow(F, (dist_flow){pr->rank, (int32_t)rec[XF_PEER], (int32_t)rec[XF_STAGE], (int32_t)rec[XF_KIND], rec[XF_COUNT]});
   }
+}
+
+void dist_flows_add_msg(void *arg, const plan_msg *m) {
+  add_flow(arg, (dist_flow){m->src, m->dst, m->stage, m->kind, m->rows});
+}
+
+/* Flows in the programs' order: sender, kind, receiver (then stage: a kind has one). */
+static int flow_cmp(const void *a, const void *b) {
+  const dist_flow *x = a, *y = b;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+  return (x->stage > y->stage) - (x->stage < y->stage);
+}
+
+/* Sorts f[0..n) into the programs' order and joins the parts of one message; returns how many. */
+static int64_t join_flows(dist_flow *f, int64_t n) {
+  if (n == 0) return 0;
+  qsort(f, (size_t)n, sizeof *f, flow_cmp);
+  int64_t w = 0;
+  for (int64_t x = 1; x < n; x++) {
+    if (flow_cmp(&f[w], &f[x]) == 0) f[w].rows += f[x].rows;
+    else f[++w] = f[x];
+  }
+  return w + 1;
 }
 
 shiro_status dist_price(const dist_comm *c, dist_flows *F, const sc_machine *m, int32_t R, size_t row_bytes,
@@ -62,6 +93,7 @@ shiro_status dist_price(const dist_comm *c, dist_flows *F, const sc_machine *m, 
     cost_model cm;
     st = cost_init(&cm, m, R, row_bytes, err);
     if (st == SHIRO_OK) {
+      total = join_flows(all, total);
       if (nstages > cm.nstages) cm.nstages = nstages;
       for (int64_t x = 0; x < total; x++) cost_add_flow(&cm, all[x].src, all[x].dst, all[x].stage, all[x].rows);
       st = cost_predict(&cm, pred, err);

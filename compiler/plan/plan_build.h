@@ -51,6 +51,7 @@ typedef struct plan_msg {
   int32_t stage; /* the exchange it is posted in */
   int32_t inter; /* 1: it crosses nodes (the record's tier) */
   int64_t rows; /* rows it carries (> 0) */
+  int32_t kind; /* what it carries (PROG_MSG_*): a rank sends one message per stage, peer and kind */
 } plan_msg;
 
 /* Receives each message of plan_messages. */

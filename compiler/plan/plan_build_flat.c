@@ -346,7 +346,7 @@ done:
 /* Rank r's message to peer o (emit_message's, as a send), if it moves anything. */
 static void flat_message(const flat_ctx *f, int32_t r, int32_t o, seg g, plan_msg_fn fn, void *arg) {
   if (g.nb + g.nc == 0) return;
-  const plan_msg m = {r, o, 0, (o / f->gpn) != (r / f->gpn), g.nb + g.nc};
+  const plan_msg m = {r, o, 0, (o / f->gpn) != (r / f->gpn), g.nb + g.nc, PROG_MSG_DIRECT};
   fn(arg, &m);
 }
 

@@ -955,7 +955,7 @@ shiro_status plan_messages_two_tier(const sc_csr *A, const sc_partition *Prow, c
     for (int64_t x = t->sfirst[r]; x < t->sfirst[r + 1]; x++) {
       const tmsg *m = &t->msg[t->sidx[x]];
       if (m->cnt == 0) continue;
-      const plan_msg pm = {r, m->dst, kind_stage[m->k], node_of(t, m->dst) != node_of(t, r), m->cnt};
+      const plan_msg pm = {r, m->dst, kind_stage[m->k], node_of(t, m->dst) != node_of(t, r), m->cnt, m->k};
       fn(arg, &pm);
     }
   tier_free(t);

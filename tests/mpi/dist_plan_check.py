@@ -3,7 +3,9 @@
 
 For each matrix and case (R, G, strategy, partition, P; P above the nodes and above R; R above the
 rows and G above R; the two-tier strategies hier, group and cola; --machine, whose predicted times
-must be one process's, bit for bit): the file written by P processes has every dataset and attribute equal to the
+must be one process's, bit for bit; auto, the default, whose candidates col, joint, hier, group and
+cola are priced as one process prices them and whose kept plan is one process's plan of that
+strategy): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
@@ -15,7 +17,7 @@ An R-MAT graph as csr-h5 and as Matrix Market gives the same plan from P process
 replayed with `shiro-spmm --check`. Without OMP_NUM_THREADS, P processes take no more threads than
 the CPUs.
 Errors, reported once (on process 0's stderr) and every process exits non-zero, no file left:
-the default strategy (auto), hybrid and metis-vol (exit 2: not planned by several processes yet), a missing
+hybrid and metis-vol (exit 2: not planned by several processes yet), a missing
 input, an output in a missing directory, a parts file with a rank out of range (its line named),
 a bad entry in another process's part of the file (exit
 1, its line named as one process names it); and one process killed mid-plan: the job ends within
@@ -43,6 +45,9 @@ CASES = [  # R, G, strategy, partition, P
     # two-tier: whole nodes to each process (2 nodes on 3 processes: one plans nothing; a short last node)
     ("16", "4", "group", "nnz", 3), ("8", "2", "hier", "block", 2), ("12", "4", "cola", "block", 4),
     ("8", "4", "group", "block", 3), ("5", "2", "group", "nnz", 2)]
+AUTO_CASES = [  # R, G, partition (None: not given), P
+    ("16", "4", "block", 3), ("12", "4", "nnz", 2), ("8", "2", None, 4), ("40", "4", "block", 3)]
+AUTO_STRATEGIES = ("col", "joint", "hier", "group", "cola")
 PARTS_CASES = [  # R, G, strategy, labels, P: parts:FILE (rows renumbered part by part; square: columns too)
     ("8", "4", "joint", "scattered", 2), ("16", "4", "col", "scattered", 3), ("8", "2", "row", "reversed", 4),
     ("6", "2", "block", "scattered", 2), ("7", "4", "joint", "reversed", 3), ("16", "4", "group", "scattered", 3),
@@ -134,6 +139,44 @@ def main():
                        and (jb["machine"], jb["predicted_n"], jb["predicted_dtype"]) == (machine, 16, "double"),
                        f"{tag}: --json: the same volumes and predicted times, bit for bit ({jb['volumes']})", b)
                 same(tag)
+            # auto (the default where 1 < G < R): every candidate priced as one process prices it, the
+            # fastest kept (joint where equal), the plan one process plans for that strategy directly
+            for R, G, partition, P in AUTO_CASES:
+                tag = f"{name} R={R} G={G} auto/{partition or '(default)'} P={P}"
+                given = ["--partition", partition] if partition else []
+                base = [matrix, "--ranks", R, "--gpus-per-node", G]
+                c = run([plan_exe] + base + ["--strategy", "auto", "--partition", partition or "block", "--compare",
+                                             "-o", one, "--json", "--quiet"])
+                b = run([mpirun, "-np", str(P), plan_exe] + base + given + ["-o", many, "--json", "--quiet"])
+                expect(c.returncode == 0 and b.returncode == 0, f"{tag}: planned by one (--compare) and {P} processes", b)
+                if c.returncode or b.returncode:
+                    continue
+                jc, jb = json.loads(c.stdout), json.loads(b.stdout)
+                one_s = {k: v["predicted_time_s"] for k, v in jc["volumes"].items() if k in AUTO_STRATEGIES}
+                priced = {k["strategy"]: k["predicted_s"] for k in jb["candidates"] if k["status"] in ("weighed", "kept")}
+                best = "joint"
+                for k in AUTO_STRATEGIES:
+                    best = k if one_s[k] < one_s[best] else best
+                skipped = sorted((k["candidate"], k["partition"] if k["candidate"] == "partition" else k["strategy"])
+                                 for k in jb["candidates"] if k["status"] == "skipped")
+                want_skipped = [("strategy", "hybrid")] + ([] if partition else [("partition", "metis"), ("partition", "time")])
+                expect(priced == one_s and jb["strategy"] == best and jb["strategy_choice"] == "auto"
+                       and jb["partition_choice"] == ("given" if partition else "auto") and sorted(skipped) == sorted(want_skipped),
+                       f"{tag}: col, joint, hier, group and cola priced as one process prices them "
+                       f"({priced} against {one_s}), {best} kept, {want_skipped} skipped", b)
+                a = run([plan_exe] + base + ["--strategy", jb["strategy"], "--partition", partition or "block", "-o", one,
+                                             "--quiet", "--json"])
+                expect(a.returncode == 0, f"{tag}: {jb['strategy']} planned by one process", a)
+                if a.returncode:
+                    continue
+                same(f"{tag}: the plan of --strategy {jb['strategy']}")
+                want = {k: v for k, v in jc["volumes"][best].items() if not k.startswith("predicted_stages")}
+                got = {k: v for k, v in jb["volumes"][best].items() if not k.startswith("predicted_stages")}
+                expect(got == want, f"{tag}: the kept plan's volumes and prediction ({got} against {want})", b)
+                s1 = run([plan_exe] + base + ["--partition", partition or "block", "-o", one, "--quiet", "--json"])
+                s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
+                expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
+                       f"{jb['strategy']}, or hybrid, which several processes do not weigh", s1)
             # parts:FILE: the file's rows renumbered as one process renumbers them, their ids and values
             # told in the file's numbering again
             for R, G, strategy, kind, P in PARTS_CASES:
@@ -228,8 +271,6 @@ def main():
                and p.stderr.count("shiro-plan:") == 1 and one_err.split("shiro-plan: ")[1] in p.stderr
                and not os.path.exists(many), "a bad entry in process 2's part: exit 1, its line named once", p)
         for what, extra, rc, needle in (
-                ("the default strategy (auto)", ["--gpus-per-node", "4"], 2, "--strategy auto (the default where 1 < G < R) "
-                                                                           "is not planned by several processes yet"),
                 ("hybrid", ["--strategy", "hybrid"], 2, "--strategy hybrid is not planned by several processes yet"),
                 ("metis-vol", ["--strategy", "joint", "--partition", "metis-vol"], 2, "--partition metis-vol is not planned "
                                                                                      "by several processes yet"),

@@ -1,0 +1,39 @@
+/* dist_choose.h — auto's strategy chosen by the processes together: every candidate priced from
+ * the messages of the blocks each process solved, before any block moves between processes. */
+#ifndef SHIRO_DIST_CHOOSE_H
+#define SHIRO_DIST_CHOOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blocks.h"
+#include "cost.h"
+#include "dist_comm.h"
+#include "partition.h"
+#include "strategy.h"
+
+/* What auto weighed: per strategy, whether it was priced (have), the whole plan's volumes and its
+ * prediction (one process's cost_plan of the same plan); the strategy kept. */
+typedef struct dist_choice {
+  int have[STRAT_COUNT];
+  sc_volumes vol[STRAT_COUNT];
+  cost_pred pred[STRAT_COUNT];
+  sc_strategy chosen;
+} dist_choice;
+
+/* 1 for the strategies auto weighs with several processes: col, joint, hier, group and cola
+ * (one process's auto candidates but hybrid, whose routing is one process's search). */
+int dist_auto_candidate(sc_strategy s);
+
+/* On the blocks B this process solves (blocks_build of its ranks' rows of A; the ranks are whole
+ * nodes, so that the two-tier strategies' node-pair covers are its own), every candidate's
+ * selection made, its messages listed (plan_messages: each block's and node pair's messages are
+ * listed by the one process that holds them) and priced on m by dist_price, in strategy order;
+ * the kept strategy is the one predicted fastest, joint where equal (one process's rule), and its
+ * selection is left in B. The predictions are one process's for the same plans. Collective;
+ * errors agreed. */
+shiro_status dist_choose_strategy(const dist_comm *c, const sc_csr *A, const sc_partition *Prow,
+                                  const sc_partition *Pcol, sc_blocks *B, int32_t gpn, const sc_machine *m,
+                                  size_t row_bytes, dist_choice *out, shiro_error *err);
+
+#endif
