@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "floor_report.h"
 #include "plan_mpi.h"
 
 static void finalize(void) {
@@ -83,10 +84,10 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
         summary_row((sc_strategy)s, rq->auto_strategy ? &r->choice.vol[s] : v,
                     rq->auto_strategy ? &r->choice.pred[s] : pr, s == (int)r->strategy);
     if (pr)
-      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s; floors: not computed by several "
-                      "processes (plan with one process for them)\n",
-              rq->m->name, rq->m->path, (long long)how->n, how->dtype, rq->auto_strategy ? "; auto chose " : "",
+      fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", rq->m->name, rq->m->path,
+              (long long)how->n, how->dtype, rq->auto_strategy ? "; auto chose " : "",
               rq->auto_strategy ? strategy_name(r->strategy) : "");
+    if (r->floor_have) floor_report_text(stderr, &r->floor, pr ? rq->m : NULL, rq->row_bytes, pr ? pr->time_s : -1, r->floor_s);
     if (rq->auto_strategy) fprintf(stderr, "  hybrid not weighed: %s\n", hybrid_why);
     if (how->partition_auto) fprintf(stderr, "  partition %s: %s\n", rq->partition, partition_why);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
@@ -122,6 +123,10 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
   } else {
     printf("null");
   }
+  if (r->floor_have) {
+    printf(", ");
+    floor_report_json(stdout, &r->floor, pr ? rq->m : NULL, rq->row_bytes, r->floor_s);
+  }
   printf("}\n");
 }
 
@@ -148,13 +153,18 @@ int plan_mpi_run(const dist_request *rq, int rank, const plan_mpi_report *how) {
   dist_result r;
   shiro_error err = {{0}};
   shiro_status st = dist_plan(MPI_COMM_WORLD, rq, &r, &err);
-  if (rank != 0) return st == SHIRO_OK ? 0 : 1;
+  if (rank != 0) {
+    dist_result_free(&r);
+    return st == SHIRO_OK ? 0 : 1;
+  }
   if (st != SHIRO_OK) {
     cli_progress_enable(0);
     fprintf(stderr, "shiro-plan: %s\n", err.message);
+    dist_result_free(&r);
     return 1;
   }
   cli_print_warnings("shiro-plan", r.warnings);
   report(rq, &r, how, how->threads ? how->threads : omp_get_max_threads());
+  dist_result_free(&r);
   return cli_finish_stdout("shiro-plan", 0);
 }

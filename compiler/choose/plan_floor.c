@@ -13,13 +13,7 @@
 #include "error.h"
 #include "plan_floor.h"
 
-/* One direction's buckets: the cross nonzeros of group X at [off[X], off[X+1]), row ids (global)
- * and column ids (global), in row order. */
-typedef struct buckets {
-  int64_t *off; /* [groups+1] */
-  int64_t *row; /* [E] */
-  int32_t *col; /* [E] */
-} buckets;
+typedef plan_floor_buckets buckets;
 
 static void buckets_free(buckets *b) {
   free(b->off);
@@ -126,8 +120,7 @@ static int64_t group_cover(const buckets *b, int32_t x, scratch *s) {
   return size;
 }
 
-/* The covers of every group of b into cover[groups], on `threads` threads. */
-static shiro_status covers(const buckets *b, int32_t groups, int64_t k, int threads, int64_t *cover) {
+shiro_status plan_floor_covers(const plan_floor_buckets *b, int32_t groups, int64_t k, int threads, int64_t *cover) {
   int bad = 0;
 #pragma omp parallel num_threads(threads) reduction(| \
                                                     : bad)
@@ -162,17 +155,23 @@ static shiro_status level(const sc_csr *A, const sc_partition *Prow, const sc_pa
   for (int by_row = 0; by_row < 2 && st == SHIRO_OK && groups > 1; by_row++) {
     buckets b;
     st = bucket(A, Prow, cg, g, groups, by_row, &b);
-    if (st == SHIRO_OK) st = covers(&b, groups, A->k, threads, by_row ? L->in : L->out);
+    if (st == SHIRO_OK) st = plan_floor_covers(&b, groups, A->k, threads, by_row ? L->in : L->out);
     buckets_free(&b);
   }
   free(cg);
-  for (int32_t x = 0; st == SHIRO_OK && x < groups; x++) {
+  if (st == SHIRO_OK) plan_floor_level_sum(L);
+  return st;
+}
+
+void plan_floor_level_sum(plan_floor_level *L) {
+  L->out_sum = L->in_sum = L->out_max = L->in_max = 0;
+  L->out_at = L->in_at = 0;
+  for (int32_t x = 0; x < L->groups; x++) {
     L->out_sum += L->out[x];
     L->in_sum += L->in[x];
     if (L->out[x] > L->out_max) L->out_max = L->out[x], L->out_at = x;
     if (L->in[x] > L->in_max) L->in_max = L->in[x], L->in_at = x;
   }
-  return st;
 }
 
 shiro_status plan_floor_rows(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t gpn,

@@ -42,6 +42,23 @@ typedef struct plan_floor {
 shiro_status plan_floor_rows(const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol, int32_t gpn,
                              int threads, plan_floor *f, shiro_error *err);
 
+/* One direction's cross nonzeros bucketed by group: group X's at [off[X], off[X+1]), row ids and
+ * column ids (global), each group's in row order (a row's entries one after the other). */
+typedef struct plan_floor_buckets {
+  int64_t *off; /* [groups+1] */
+  int64_t *row; /* [E] */
+  int32_t *col; /* [E] */
+} plan_floor_buckets;
+
+/* cover[X] = the minimum vertex cover's size (a maximum matching's, König) of group X's bucket in
+ * b (0 for an empty one), for every group, on `threads` threads; k: the matrix's columns. The
+ * size does not depend on the order of the bucket's rows, nor on how the matching is found.
+ * SHIRO_ERR_NOMEM (nothing else) when out of memory. */
+shiro_status plan_floor_covers(const plan_floor_buckets *b, int32_t groups, int64_t k, int threads, int64_t *cover);
+
+/* Sets L's sums, maxima and their groups (the lowest of ties) from L->out and L->in. */
+void plan_floor_level_sum(plan_floor_level *L);
+
 /* The time floor of f on machine m for rows of row_bytes bytes, seconds: the larger of the node
  * term (the busiest node's egress or ingress floor over its NICs' bandwidth, plus one NIC
  * latency; 0 with one node) and the rank term (the busiest rank's floor over its NVLink port and

@@ -11,6 +11,7 @@
 #include "dist_blocks.h"
 #include "dist_choose.h"
 #include "dist_comm.h"
+#include "dist_floor.h"
 #include "dist_input.h"
 #include "dist_metis.h"
 #include "dist_price.h"
@@ -137,6 +138,11 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   return st;
 }
 
+void dist_result_free(dist_result *res) {
+  if (res->floor_have) plan_floor_free(&res->floor);
+  res->floor_have = 0;
+}
+
 shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, shiro_error *err) {
   dist_comm c = {.comm = comm};
   MPI_Comm_rank(comm, &c.rank);
@@ -257,6 +263,17 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     }
   }
   free(flows.f);
+  free(X.run); /* the plan is written: what the floors need is the rows of A */
+  free(X.first);
+  X.run = NULL;
+  X.first = NULL;
+  blocks_free(&B);
+  if (st == SHIRO_OK && rq->floor) {
+    const double f0 = now();
+    st = dist_floor_rows(&c, M.A, &Prow, &Pcol, rq->gpn, proc, first, end, omp_get_max_threads(), &res->floor, err);
+    res->floor_have = st == SHIRO_OK;
+    res->floor_s = now() - f0;
+  }
   const double t4 = now();
   res->read_s = t1 - t0;
   res->partition_s = t2 - t1;

@@ -9,6 +9,7 @@
 
 #include "cost.h"
 #include "dist_choose.h"
+#include "plan_floor.h"
 #include "mm_read.h"
 #include "plan_choose.h"
 #include "strategy.h"
@@ -27,6 +28,7 @@ typedef struct dist_request {
   plan_progress_fn progress; /* process 0's progress ("read", "cover", "programs"); NULL: none */
   const sc_machine *m; /* the machine to predict the plan's time on (cost.h); NULL: none */
   size_t row_bytes; /* with m: a row's bytes (N x the value's size) */
+  int floor; /* 1: the partition's floors (plan_floor.h; with m, the time floor too) */
 } dist_request;
 
 /* What was planned (the same on every process). */
@@ -41,12 +43,18 @@ typedef struct dist_result {
   int32_t processes;
   double read_s, partition_s, cover_s, plan_s, total_s; /* process 0's wall times; plan_s includes writing */
   int64_t peak_rss_bytes, peak_rss_bytes_sum; /* the largest process's peak resident memory, and their sum */
+  int floor_have; /* floor holds the floors (rq->floor) */
+  plan_floor floor; /* one process's plan_floor_rows for the same partition (dist_floor.h) */
+  double floor_s; /* process 0's wall time computing them */
   char warnings[1024]; /* plan_write.h's warnings of the plan (ranks without rows), one a line; "" if none */
 } dist_result;
 
 /* The strategies and partitions dist_plan plans; SHIRO_ERR_UNSUPPORTED naming what is not (yet)
  * planned by several processes, with what to do instead. Local. */
 shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err);
+
+/* Frees what *res holds (its floors). */
+void dist_result_free(dist_result *res);
 
 /* Plans rq over the processes of comm and writes rq->out (a temporary file renamed into place: a
  * failure leaves nothing there). Collective; every process returns the same status, err the

@@ -3,7 +3,8 @@
 
 For each matrix and case (R, G, strategy, partition, P; P above the nodes and above R; R above the
 rows and G above R; the two-tier strategies hier, group and cola; --machine, whose predicted times
-must be one process's, bit for bit; auto, the default, whose candidates col, joint, hier, group and
+must be one process's, bit for bit; --floor, and by default with a machine, every node's and rank's
+row floors and the time floor one process's; auto, the default, whose candidates col, joint, hier, group and
 cola are priced as one process prices them and whose kept plan is one process's plan of that
 strategy): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
@@ -62,6 +63,11 @@ def labels(kind, m, R):
     return [R - 1 - (i * R) // m for i in range(m)]
 
 
+def floors(j):
+    """--json's floor object less the seconds it took (None when there is none)."""
+    f = j.get("floor")
+    return None if f is None else {k: v for k, v in f.items() if k != "seconds"}
+
 def rows_of(matrix):
     """The row count a Matrix Market file's size line gives."""
     with open(matrix) as f:
@@ -109,7 +115,8 @@ def main():
             name = os.path.basename(matrix)
             for R, G, strategy, partition, P in CASES:
                 tag = f"{name} R={R} G={G} {strategy}/{partition} P={P}"
-                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", partition]
+                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", partition,
+                        "--floor"]
                 a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
                 b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
                 expect(a.returncode == 0 and b.returncode == 0 and b.stderr == a.stderr,
@@ -121,6 +128,8 @@ def main():
                                                                             if not k.startswith("predicted")}}
                        and 0 < jb["peak_rss_bytes"] <= jb["peak_rss_bytes_sum"],
                        f"{tag}: --json: {P} processes, the same volumes, peak <= sum", b)
+                expect(floors(jb) == floors(ja) and "rank" in floors(ja),
+                       f"{tag}: --floor: every node's and rank's row floors one process's", b)
                 same(tag)
                 v = run([dump, many, "--verify", "--matrix", matrix])
                 expect(v.returncode == 0 and "verified" in v.stdout, f"{tag}: --verify --matrix", v)
@@ -135,6 +144,8 @@ def main():
                 if a.returncode or b.returncode:
                     continue
                 ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                expect(floors(jb) == floors(ja) and floors(ja)["time_s"] > 0,
+                       f"{tag}: the floors, the time floor too, one process's ({floors(jb)['time_s']})", b)
                 expect(jb["volumes"] == ja["volumes"] and "predicted_time_s" in jb["volumes"][strategy]
                        and (jb["machine"], jb["predicted_n"], jb["predicted_dtype"]) == (machine, 16, "double"),
                        f"{tag}: --json: the same volumes and predicted times, bit for bit ({jb['volumes']})", b)
@@ -173,6 +184,7 @@ def main():
                 want = {k: v for k, v in jc["volumes"][best].items() if not k.startswith("predicted_stages")}
                 got = {k: v for k, v in jb["volumes"][best].items() if not k.startswith("predicted_stages")}
                 expect(got == want, f"{tag}: the kept plan's volumes and prediction ({got} against {want})", b)
+                expect(floors(jb) == floors(jc), f"{tag}: the floors (by default, as auto predicts) one process's", b)
                 s1 = run([plan_exe] + base + ["--partition", partition or "block", "-o", one, "--quiet", "--json"])
                 s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
                 expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
