@@ -79,16 +79,17 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
             rq->matrix, (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, r->processes);
     fprintf(stderr, "  %-8s %14s %16s %16s%s\n", "strategy", "rows moved", "inter-node rows", "intra-node rows",
             pr ? "  predicted ms" : "");
-    for (int s = 0; s < STRAT_COUNT; s++) /* auto: every candidate; else the plan's strategy */
-      if (rq->auto_strategy ? r->choice.have[s] : s == (int)r->strategy)
-        summary_row((sc_strategy)s, rq->auto_strategy ? &r->choice.vol[s] : v,
-                    rq->auto_strategy ? &r->choice.pred[s] : pr, s == (int)r->strategy);
+    const int all = rq->auto_strategy || rq->compare;
+    for (int s = 0; s < STRAT_COUNT; s++) /* auto and compare: every strategy weighed; else the plan's */
+      if (all ? r->choice.have[s] : s == (int)r->strategy)
+        summary_row((sc_strategy)s, all ? &r->choice.vol[s] : v,
+                    all ? (r->choice.priced[s] ? &r->choice.pred[s] : NULL) : pr, s == (int)r->strategy);
     if (pr)
       fprintf(stderr, "  predicted on %s (%s), N = %lld %s, communication only%s%s\n", rq->m->name, rq->m->path,
               (long long)how->n, how->dtype, rq->auto_strategy ? "; auto chose " : "",
               rq->auto_strategy ? strategy_name(r->strategy) : "");
     if (r->floor_have) floor_report_text(stderr, &r->floor, pr ? rq->m : NULL, rq->row_bytes, pr ? pr->time_s : -1, r->floor_s);
-    if (rq->auto_strategy) fprintf(stderr, "  hybrid not weighed: %s\n", hybrid_why);
+    if (all) fprintf(stderr, "  hybrid not weighed: %s\n", hybrid_why);
     if (how->partition_auto) fprintf(stderr, "  partition %s: %s\n", rq->partition, partition_why);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
                     "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
@@ -116,7 +117,17 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
          strategy_name(r->strategy), (long long)v->total_rows, (long long)v->inter_node_rows,
          (long long)v->intra_node_rows);
   if (pr) cost_pred_json(stdout, pr); /* as one process prints them */
-  printf("}}, \"machine\": ");
+  printf("}");
+  for (int s = 0; rq->compare && s < STRAT_COUNT; s++) { /* --compare: every strategy weighed, as one process */
+    const sc_volumes *w = &r->choice.vol[s];
+    if (!r->choice.have[s] || s == (int)r->strategy) continue;
+    printf(", \"%s\": {\"total_rows\": %lld, \"inter_node_rows\": %lld, \"intra_node_rows\": %lld",
+           strategy_name((sc_strategy)s), (long long)w->total_rows, (long long)w->inter_node_rows,
+           (long long)w->intra_node_rows);
+    if (r->choice.priced[s]) cost_pred_json(stdout, &r->choice.pred[s]);
+    printf("}");
+  }
+  printf("}, \"machine\": ");
   if (rq->m) {
     cli_json_string(stdout, rq->m->name);
     printf(", \"predicted_n\": %lld, \"predicted_dtype\": \"%s\"", (long long)how->n, how->dtype);

@@ -538,7 +538,7 @@ static void plan_progress(const char *what, int64_t done, int64_t total) { cli_p
 /* Under an MPI launcher with several processes: dist_plan's request from the options, the
  * options it does not take named (on process 0 only; every process exits 2). */
 static int run_distributed(const options *o, int rank) {
-  const char *no = o->compare ? "--compare" : o->cpu_auto ? "--strategy auto-cpu" : NULL;
+  const char *no = o->cpu_auto ? "--strategy auto-cpu" : NULL;
   if (no) {
     if (rank == 0)
       fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy auto (or joint, block, col, "
@@ -547,7 +547,7 @@ static int run_distributed(const options *o, int rank) {
               prog, no);
     return 2;
   }
-  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .auto_strategy = o->auto_strategy, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
+  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .auto_strategy = o->auto_strategy, .compare = o->compare, .machine_given = o->machine != NULL, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
   sc_machine mach; /* --machine, or auto's */
   if (o->machine || o->auto_strategy) {
     if (!load_machine(o, &mach)) return 2; /* every process: the same file, the same answer */

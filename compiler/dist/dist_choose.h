@@ -12,10 +12,11 @@
 #include "partition.h"
 #include "strategy.h"
 
-/* What auto weighed: per strategy, whether it was priced (have), the whole plan's volumes and its
- * prediction (one process's cost_plan of the same plan); the strategy kept. */
+/* What auto or --compare weighed: per strategy, whether it was counted (have) and priced (priced),
+ * the whole plan's volumes and its prediction (one process's cost_plan of the same plan); the
+ * strategy kept. */
 typedef struct dist_choice {
-  int have[STRAT_COUNT];
+  int have[STRAT_COUNT], priced[STRAT_COUNT];
   sc_volumes vol[STRAT_COUNT];
   cost_pred pred[STRAT_COUNT];
   sc_strategy chosen;
@@ -26,14 +27,18 @@ typedef struct dist_choice {
 int dist_auto_candidate(sc_strategy s);
 
 /* On the blocks B this process solves (blocks_build of its ranks' rows of A; the ranks are whole
- * nodes, so that the two-tier strategies' node-pair covers are its own), every candidate's
+ * nodes, so that the two-tier strategies' node-pair covers are its own), each strategy weighed —
+ * auto's candidates (dist_auto_candidate), or with compare every strategy but hybrid — has its
  * selection made, its messages listed (plan_messages: each block's and node pair's messages are
- * listed by the one process that holds them) and priced on m by dist_price, in strategy order;
- * the kept strategy is the one predicted fastest, joint where equal (one process's rule), and its
- * selection is left in B. The predictions are one process's for the same plans. Collective;
- * errors agreed. */
+ * listed by the one process that holds them), its volumes counted and, on m (NULL: none), its
+ * plan priced by dist_price (auto's candidates, and with price_all every one: one process prices
+ * the others only on a machine given), in strategy order. The kept strategy is given, or for auto (given =
+ * STRAT_COUNT, m needed) the one predicted fastest, joint where equal (one process's rule); its
+ * selection is left in B. Volumes and predictions are one process's for the same plans.
+ * Collective; errors agreed. */
 shiro_status dist_choose_strategy(const dist_comm *c, const sc_csr *A, const sc_partition *Prow,
                                   const sc_partition *Pcol, sc_blocks *B, int32_t gpn, const sc_machine *m,
-                                  size_t row_bytes, dist_choice *out, shiro_error *err);
+                                  size_t row_bytes, sc_strategy given, int compare, int price_all,
+                                  dist_choice *out, shiro_error *err);
 
 #endif

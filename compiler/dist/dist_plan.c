@@ -155,7 +155,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st != SHIRO_OK) return st;
   int thread_level = MPI_THREAD_SINGLE;
   sc_strategy s = rq->strategy; /* auto: its choice, below */
-  int two_tier = rq->auto_strategy || strategy_is_two_tier(s); /* whole nodes; volumes from the programs */
+  int two_tier = rq->auto_strategy || rq->compare || strategy_is_two_tier(s); /* whole nodes; volumes from the programs */
   MPI_Query_thread(&thread_level);
   dist_matrix M = {0};
   sc_partition Prow = {0}, Pcol = {0};
@@ -213,9 +213,11 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   const double t2 = now();
   if (progress && st == SHIRO_OK) progress("cover", 0, 1);
   if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
-  if (st == SHIRO_OK && rq->auto_strategy) { /* every candidate priced; the kept one's selection stays */
+  if (st == SHIRO_OK && (rq->auto_strategy || rq->compare)) { /* every one weighed; the kept one's selection stays */
     st = dist_agree(&c, st, err);
-    if (st == SHIRO_OK) st = dist_choose_strategy(&c, M.A, &Prow, &Pcol, &B, rq->gpn, rq->m, rq->row_bytes, &res->choice, err);
+    if (st == SHIRO_OK)
+      st = dist_choose_strategy(&c, M.A, &Prow, &Pcol, &B, rq->gpn, rq->m, rq->row_bytes,
+                                rq->auto_strategy ? STRAT_COUNT : s, rq->compare, rq->machine_given, &res->choice, err);
     s = res->choice.chosen;
     two_tier = strategy_is_two_tier(s);
   } else if (st == SHIRO_OK) {

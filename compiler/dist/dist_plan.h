@@ -22,6 +22,8 @@ typedef struct dist_request {
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* block, col, row, joint, hier, group or cola (dist_plan_supported) */
   int auto_strategy; /* 1: strategy ignored; auto's choice among dist_choose's candidates, priced on m */
+  int compare; /* 1: every strategy but hybrid counted (and, on m, priced) on the partition (res->choice) */
+  int machine_given; /* m was asked for (--machine), not auto's: compare prices every strategy on it */
   const char *partition; /* "block", "nnz", "metis" or "parts" */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   const char *out; /* the plan file: on a file system every process sees */
@@ -36,7 +38,7 @@ typedef struct dist_result {
   int64_t m, k, nnz;
   int pattern; /* the input had no values */
   sc_strategy strategy; /* the plan's: rq->strategy, or auto's choice */
-  dist_choice choice; /* auto: what it weighed (dist_choose.h); else zero */
+  dist_choice choice; /* auto or compare: what was weighed (dist_choose.h); else zero */
   sc_volumes vol; /* rows moved per call, the whole plan's */
   int predicted; /* pred holds the plan's prediction on rq->m */
   cost_pred pred; /* one process's cost_plan of the same plan, bit for bit */

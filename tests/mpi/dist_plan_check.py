@@ -6,7 +6,7 @@ rows and G above R; the two-tier strategies hier, group and cola; --machine, who
 must be one process's, bit for bit; --floor, and by default with a machine, every node's and rank's
 row floors and the time floor one process's; auto, the default, whose candidates col, joint, hier, group and
 cola are priced as one process prices them and whose kept plan is one process's plan of that
-strategy): the file written by P processes has every dataset and attribute equal to the
+strategy; --compare, whose seven strategies but hybrid have one process's volumes and predictions): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
@@ -48,6 +48,10 @@ CASES = [  # R, G, strategy, partition, P
     ("8", "4", "group", "block", 3), ("5", "2", "group", "nnz", 2)]
 AUTO_CASES = [  # R, G, partition (None: not given), P
     ("16", "4", "block", 3), ("12", "4", "nnz", 2), ("8", "2", None, 4), ("40", "4", "block", 3)]
+COMPARE_CASES = [  # R, G, options, P
+    ("16", "4", ["--strategy", "group", "--partition", "nnz", "--machine", "tsubame4"], 3),
+    ("8", "2", ["--partition", "block"], 2), ("12", "4", ["--strategy", "block", "--machine", "dgx-h100"], 4),
+    ("7", "4", ["--strategy", "joint", "--partition", "block"], 3)]
 AUTO_STRATEGIES = ("col", "joint", "hier", "group", "cola")
 PARTS_CASES = [  # R, G, strategy, labels, P: parts:FILE (rows renumbered part by part; square: columns too)
     ("8", "4", "joint", "scattered", 2), ("16", "4", "col", "scattered", 3), ("8", "2", "row", "reversed", 4),
@@ -189,6 +193,21 @@ def main():
                 s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
                 expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
                        f"{jb['strategy']}, or hybrid, which several processes do not weigh", s1)
+            # --compare: every strategy but hybrid counted (and priced where one process prices it) as
+            # one process counts it, the plan the same
+            for R, G, extra, P in COMPARE_CASES:
+                tag = f"{name} R={R} G={G} --compare {' '.join(extra)} P={P}"
+                args = [matrix, "--ranks", R, "--gpus-per-node", G, "--compare"] + extra
+                a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
+                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
+                expect(a.returncode == 0 and b.returncode == 0, f"{tag}: planned by one and by {P} processes", b)
+                if a.returncode or b.returncode:
+                    continue
+                ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                want = {k: v for k, v in ja["volumes"].items() if k != "hybrid"}
+                expect(jb["volumes"] == want and len(want) == 7 and jb["strategy"] == ja["strategy"],
+                       f"{tag}: seven strategies' volumes and predictions one process's ({jb['volumes']})", b)
+                same(tag)
             # parts:FILE: the file's rows renumbered as one process renumbers them, their ids and values
             # told in the file's numbering again
             for R, G, strategy, kind, P in PARTS_CASES:
