@@ -95,7 +95,7 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
                     "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
             r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (double)r->peak_rss_bytes / (1 << 20),
             (double)r->peak_rss_bytes_sum / (1 << 20), r->processes);
-    fprintf(stderr, "  wrote %s\n", rq->out);
+    if (rq->out) fprintf(stderr, "  wrote %s\n", rq->out);
   }
   if (!how->json) return;
   printf("{\"matrix\": ");
@@ -104,7 +104,8 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
          "\"partition\": \"%s\", \"processes\": %d, \"threads\": %d, \"plan\": ",
          (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, strategy_name(r->strategy),
          rq->partition, r->processes, threads);
-  cli_json_string(stdout, rq->out);
+  if (rq->out) cli_json_string(stdout, rq->out);
+  else printf("null");
   printf(", \"partition_choice\": \"%s\", \"strategy_choice\": \"%s\", ",
          how->partition_auto ? "auto" : "given", rq->auto_strategy ? "auto" : "given");
   if (rq->auto_strategy) candidates_json(rq, r, how);

@@ -151,7 +151,9 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   res->processes = c.size;
   const plan_progress_fn progress = c.rank == 0 ? rq->progress : NULL;
   const double t0 = now();
-  shiro_status st = dist_agree(&c, dist_plan_supported(rq, err), err);
+  shiro_status st = dist_plan_supported(rq, err);
+  if (st == SHIRO_OK && !rq->out && !rq->compare) st = shiro_fail(err, SHIRO_ERR_ARG, "no plan file to write (only compare writes none)");
+  st = dist_agree(&c, st, err);
   if (st != SHIRO_OK) return st;
   int thread_level = MPI_THREAD_SINGLE;
   sc_strategy s = rq->strategy; /* auto: its choice, below */
@@ -227,7 +229,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   sc_volumes v = {0};
   if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &Pcol, s, rq->gpn, &v); /* its own blocks' */
   st = dist_agree(&c, st, err);
-  if (st == SHIRO_OK) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
+  const int write = rq->out != NULL; /* else --compare only: nothing traded, built or written */
+  if (st == SHIRO_OK && write) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
   if (progress && st == SHIRO_OK) progress("cover", 1, 1);
   const double t3 = now();
   if (st == SHIRO_OK && !two_tier) { /* two-tier: counted from the programs, below */
@@ -243,8 +246,13 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     st = dist_agree(&c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the rounds failed"), err);
   dist_writer *w = NULL;
   dist_flows flows = {0};
-  if (st == SHIRO_OK) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
-  if (st == SHIRO_OK) {
+  if (st == SHIRO_OK && !write) { /* compare counted and priced the plan's strategy with the others */
+    res->vol = res->choice.vol[s];
+    res->pred = res->choice.pred[s];
+    res->predicted = res->choice.priced[s];
+  }
+  if (st == SHIRO_OK && write) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
+  if (st == SHIRO_OK && write) {
     dist_sink sk = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();

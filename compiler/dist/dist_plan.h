@@ -26,7 +26,7 @@ typedef struct dist_request {
   int machine_given; /* m was asked for (--machine), not auto's: compare prices every strategy on it */
   const char *partition; /* "block", "nnz", "metis" or "parts" */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
-  const char *out; /* the plan file: on a file system every process sees */
+  const char *out; /* the plan file: on a file system every process sees; NULL (compare only): none */
   plan_progress_fn progress; /* process 0's progress ("read", "cover", "programs"); NULL: none */
   const sc_machine *m; /* the machine to predict the plan's time on (cost.h); NULL: none */
   size_t row_bytes; /* with m: a row's bytes (N x the value's size) */

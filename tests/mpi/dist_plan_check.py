@@ -208,6 +208,14 @@ def main():
                 expect(jb["volumes"] == want and len(want) == 7 and jb["strategy"] == ja["strategy"],
                        f"{tag}: seven strategies' volumes and predictions one process's ({jb['volumes']})", b)
                 same(tag)
+                if extra != COMPARE_CASES[0][2]:
+                    continue
+                before = set(os.listdir(os.path.dirname(matrix))) | set(os.listdir(tmp))
+                n = run([mpirun, "-np", str(P), plan_exe] + args + ["--json", "--quiet"])  # no -o: no plan, as one process
+                after = set(os.listdir(os.path.dirname(matrix))) | set(os.listdir(tmp))
+                expect(n.returncode == 0 and json.loads(n.stdout)["plan"] is None and after == before
+                       and json.loads(n.stdout)["volumes"] == want,
+                       f"{tag}, no -o: the same volumes, no file written ({sorted(after - before)})", n)
             # parts:FILE: the file's rows renumbered as one process renumbers them, their ids and values
             # told in the file's numbering again
             for R, G, strategy, kind, P in PARTS_CASES:
