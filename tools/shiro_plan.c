@@ -560,7 +560,8 @@ static int run_distributed(const options *o, int rank) {
     if (rank == 0) fprintf(stderr, "%s: %s\n", prog, err.message);
     return 2;
   }
-  char *out = o->out ? strdup(o->out) : o->compare ? NULL : default_output(o->matrix); /* as one process */
+  char *out = o->out ? strdup(o->out) : o->compare ? NULL
+                                                   : default_output(o->matrix); /* as one process */
   if (!out && !o->compare) return 1;
   rq.out = out;
   const int threads = plan_mpi_threads(o->threads);
@@ -574,8 +575,7 @@ static int run_distributed(const options *o, int rank) {
     print_warnings(warn);
     cli_remove_temps_on_signals();
   }
-  const plan_mpi_report how = {.quiet = o->quiet, .json = o->json, .threads = threads, .n = o->n, .dtype = o->dtype,
-                               .partition_auto = o->auto_strategy && !o->partition_given};
+  const plan_mpi_report how = {.quiet = o->quiet, .json = o->json, .threads = threads, .n = o->n, .dtype = o->dtype, .partition_auto = o->auto_strategy && !o->partition_given};
   int rc = plan_mpi_run(&rq, rank, &how);
   free(out);
   return rc;

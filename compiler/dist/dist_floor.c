@@ -60,8 +60,9 @@ static shiro_status bucket_received(const floor_edge *e, int64_t E, int32_t grou
 /* Cross nonzeros a process sends in one round: a round's lists (sent, received, bucketed: about 44
  * bytes each) stay a fraction of what the plan held at its peak. */
 static int64_t round_edges_set; /* dist_floor_set_round_edges; 0: FLOOR_ROUND_EDGES */
-#define FLOOR_ROUND_EDGES(nnz) \
-  (round_edges_set > 0 ? round_edges_set : (nnz) / 8 > (1 << 20) ? (nnz) / 8 : (1 << 20))
+#define FLOOR_ROUND_EDGES(nnz)                                               \
+  (round_edges_set > 0 ? round_edges_set : (nnz) / 8 > (1 << 20) ? (nnz) / 8 \
+                                                                 : (1 << 20))
 
 void dist_floor_set_round_edges(int64_t edges) { round_edges_set = edges > 0 ? edges : 0; }
 
@@ -81,7 +82,8 @@ static shiro_status direction(const dist_comm *c, const sc_csr *A, const level_m
     int64_t E = 0, nnz = A->Ap[L->Prow->first[end]] - A->Ap[L->Prow->first[first]];
     for (int32_t x = 0; x < groups; x++) E += per[x];
     const int64_t want = (E + FLOOR_ROUND_EDGES(nnz) - 1) / FLOOR_ROUND_EDGES(nnz);
-    rounds = (int32_t)(want < 1 ? 1 : want > groups ? groups : want);
+    rounds = (int32_t)(want < 1 ? 1 : want > groups ? groups
+                                                    : want);
   }
   st = dist_agree(c, st == SHIRO_OK ? SHIRO_OK : shiro_fail(err, st, "out of memory listing the floors' nonzeros"), err);
   if (st == SHIRO_OK && MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, c->comm) != MPI_SUCCESS)

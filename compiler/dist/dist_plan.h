@@ -45,7 +45,7 @@ typedef struct dist_result {
   int32_t processes;
   double read_s, partition_s, cover_s, plan_s, total_s; /* process 0's wall times; plan_s includes writing */
   int64_t peak_rss_bytes, peak_rss_bytes_sum; /* the largest process's peak resident memory, and their sum */
-  int floor_have; /* floor holds the floors (rq->floor) */
+  int floor_have; /* floor holds the floors (rq->floor; a failure to compute them is a warning) */
   plan_floor floor; /* one process's plan_floor_rows for the same partition (dist_floor.h) */
   double floor_s; /* process 0's wall time computing them */
   char warnings[1024]; /* plan_write.h's warnings of the plan (ranks without rows), one a line; "" if none */

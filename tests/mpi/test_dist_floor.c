@@ -19,7 +19,7 @@
 /* 1 if the two levels agree everywhere; prints the first difference. */
 static int same_level(const plan_floor_level *a, const plan_floor_level *b, const char *what) {
   int ok = a->groups == b->groups && a->out_sum == b->out_sum && a->in_sum == b->in_sum && a->out_max == b->out_max &&
-           a->in_max == b->in_max && a->out_at == b->out_at && a->in_at == b->in_at;
+      a->in_max == b->in_max && a->out_at == b->out_at && a->in_at == b->in_at;
   for (int32_t x = 0; ok && x < a->groups; x++) ok = a->out[x] == b->out[x] && a->in[x] == b->in[x];
   if (!ok)
     fprintf(stderr, "%s: out_sum %lld/%lld in_sum %lld/%lld out_max %lld/%lld in_max %lld/%lld\n", what,
