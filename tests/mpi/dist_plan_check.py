@@ -111,6 +111,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         one, many = os.path.join(tmp, "one.h5"), os.path.join(tmp, "many.h5")
 
+        def both(tag, args, P):
+            """args planned by one process (one) and by P (many), --json; their reports, or None."""
+            a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
+            b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
+            expect(a.returncode == 0 and b.returncode == 0, f"{tag}: planned by one and by {P} processes", b)
+            return None if a.returncode or b.returncode else (json.loads(a.stdout), json.loads(b.stdout))
+
         def same(tag, fmt_args=()):
             d = run([h5diff, one, many])
             expect(d.returncode == 0, f"{tag}: every dataset and attribute equal to one process's (h5diff)", d)
@@ -142,17 +149,15 @@ def main():
                 tag = f"{name} R={R} G={G} {strategy} --machine {machine} P={P}"
                 args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--machine", machine, "--n",
                         "16", "--dtype", "double"]
-                a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
-                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
-                expect(a.returncode == 0 and b.returncode == 0, f"{tag}: planned by one and by {P} processes", b)
-                if a.returncode or b.returncode:
+                reports = both(tag, args, P)
+                if not reports:
                     continue
-                ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                ja, jb = reports
                 expect(floors(jb) == floors(ja) and floors(ja)["time_s"] > 0,
-                       f"{tag}: the floors, the time floor too, one process's ({floors(jb)['time_s']})", b)
+                       f"{tag}: the floors, the time floor too, one process's ({floors(jb)['time_s']})")
                 expect(jb["volumes"] == ja["volumes"] and "predicted_time_s" in jb["volumes"][strategy]
                        and (jb["machine"], jb["predicted_n"], jb["predicted_dtype"]) == (machine, 16, "double"),
-                       f"{tag}: --json: the same volumes and predicted times, bit for bit ({jb['volumes']})", b)
+                       f"{tag}: --json: the same volumes and predicted times, bit for bit ({jb['volumes']})")
                 same(tag)
             # auto (the default where 1 < G < R): every candidate priced as one process prices it, the
             # fastest kept (joint where equal), the plan one process plans for that strategy directly
@@ -198,15 +203,13 @@ def main():
             for R, G, extra, P in COMPARE_CASES:
                 tag = f"{name} R={R} G={G} --compare {' '.join(extra)} P={P}"
                 args = [matrix, "--ranks", R, "--gpus-per-node", G, "--compare"] + extra
-                a = run([plan_exe] + args + ["-o", one, "--json", "--quiet"])
-                b = run([mpirun, "-np", str(P), plan_exe] + args + ["-o", many, "--json", "--quiet"])
-                expect(a.returncode == 0 and b.returncode == 0, f"{tag}: planned by one and by {P} processes", b)
-                if a.returncode or b.returncode:
+                reports = both(tag, args, P)
+                if not reports:
                     continue
-                ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+                ja, jb = reports
                 want = {k: v for k, v in ja["volumes"].items() if k != "hybrid"}
                 expect(jb["volumes"] == want and len(want) == 7 and jb["strategy"] == ja["strategy"],
-                       f"{tag}: seven strategies' volumes and predictions one process's ({jb['volumes']})", b)
+                       f"{tag}: seven strategies' volumes and predictions one process's ({jb['volumes']})")
                 same(tag)
                 if extra != COMPARE_CASES[0][2]:
                     continue
