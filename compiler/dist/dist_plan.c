@@ -138,6 +138,61 @@ static shiro_status out_rank(void *arg, const prog_meta *meta, prog_rank *pr, sh
   return st;
 }
 
+/* A partition of the rows over the ranks, each process's share of the ranks, and the renumbering
+ * of a partition that renumbers (metis, parts). */
+typedef struct dist_part {
+  const char *name; /* "block", "nnz", "metis" or "parts" */
+  sc_partition Prow, Pcol;
+  int64_t *oldof; /* renumbered: oldof[new] = the file's row (the programs' rows told in it); else NULL */
+  int32_t *proc, first, end; /* proc[r]: rank r's process; this process's ranks first .. end-1 */
+} dist_part;
+
+static void dist_part_free(dist_part *p) {
+  part_free(&p->Prow);
+  part_free(&p->Pcol);
+  free(p->oldof);
+  free(p->proc);
+  memset(p, 0, sizeof *p);
+}
+
+/* Partition `name` of M, the same on every process: block by rows, nnz by every row's length, the
+ * parts file's (every process reads it) or metis's (PT-Scotch over the stripes), rows renumbered
+ * part by part as one process does; each process's ranks (ranks_of; whole nodes with two_tier);
+ * then M's rows moved to their processes (dist_matrix_own: M in its owned form). Collective. */
+static shiro_status part_own(const dist_comm *c, const dist_request *rq, const char *name, int two_tier, dist_matrix *M,
+                             dist_part *dp, shiro_error *err) {
+  memset(dp, 0, sizeof *dp);
+  dp->name = name;
+  sc_csr lengths = {.m = M->m, .k = M->k, .nnz = M->nnz, .Ap = M->gAp};
+  const int nnz = !strcmp(name, "nnz"), metis = !strcmp(name, "metis");
+  const int parts = metis || !strcmp(name, "parts"); /* renumbered */
+  int64_t *newof = NULL;
+  dist_renumber rn = {.columns = M->m == M->k};
+  shiro_status st;
+  if (parts) {
+    st = metis ? metis_labels(c, M, rq->ranks, &newof, &dp->Prow, err)
+               : part_file(rq->parts_file, "rows", M->m, rq->ranks, &newof, &dp->Prow, err);
+    if (st == SHIRO_OK && !(dp->oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+    rn.newof = newof;
+    rn.oldof = dp->oldof;
+  } else {
+    st = nnz ? part_nnz(&lengths, rq->ranks, &dp->Prow, err) : part_block(M->m, rq->ranks, &dp->Prow, err);
+  }
+  if (st == SHIRO_OK)
+    st = (nnz || parts) && M->m == M->k ? part_copy(&dp->Prow, &dp->Pcol, err) : part_block(M->k, rq->ranks, &dp->Pcol, err);
+  if (st == SHIRO_OK && !(dp->proc = malloc((size_t)rq->ranks * sizeof *dp->proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
+  for (int d = 0; st == SHIRO_OK && d < c->size; d++) {
+    int32_t f, e;
+    ranks_of(d, c->size, rq->ranks, rq->gpn, two_tier, &f, &e);
+    for (int32_t r = f; r < e; r++) dp->proc[r] = d;
+    if (d == c->rank) dp->first = f, dp->end = e;
+  }
+  st = dist_agree(c, st, err);
+  if (st == SHIRO_OK) st = dist_matrix_own(c, M, dp->Prow.first[dp->first], dp->Prow.first[dp->end], parts ? &rn : NULL, err);
+  free(newof); /* oldof stays: the programs' rows in the file's numbering */
+  return st;
+}
+
 void dist_result_free(dist_result *res) {
   if (res->floor_have) plan_floor_free(&res->floor);
   res->floor_have = 0;
@@ -160,10 +215,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   int two_tier = rq->auto_strategy || rq->compare || strategy_is_two_tier(s); /* whole nodes; volumes from the programs */
   MPI_Query_thread(&thread_level);
   dist_matrix M = {0};
-  sc_partition Prow = {0}, Pcol = {0};
   sc_blocks B = {0};
   dist_positions X = {0};
-  int32_t *proc = NULL, first = 0, end = 0;
   if (progress) progress("read", 0, 1);
   st = dist_matrix_read(&c, rq->matrix, rq->format, &rq->read, &M, err);
   if (st != SHIRO_OK) return st;
@@ -181,44 +234,17 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     return st;
   }
   const double t1 = now();
-  /* the partition, the same on every process: block by rows, nnz by every row's length, or the
-   * parts file's (every process reads it), its rows renumbered part by part as one process does */
-  sc_csr lengths = {.m = M.m, .k = M.k, .nnz = M.nnz, .Ap = M.gAp};
-  const int nnz = !strcmp(rq->partition, "nnz"), metis = !strcmp(rq->partition, "metis");
-  const int parts = metis || !strcmp(rq->partition, "parts"); /* renumbered */
-  int64_t *newof = NULL, *oldof = NULL;
-  dist_renumber rn = {.columns = M.m == M.k};
-  if (parts) {
-    st = metis ? metis_labels(&c, &M, rq->ranks, &newof, &Prow, err)
-               : part_file(rq->parts_file, "rows", M.m, rq->ranks, &newof, &Prow, err);
-    if (st == SHIRO_OK && !(oldof = sc_inverse_permutation(newof, M.m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-    rn.newof = newof;
-    rn.oldof = oldof;
-  } else {
-    st = nnz ? part_nnz(&lengths, rq->ranks, &Prow, err) : part_block(M.m, rq->ranks, &Prow, err);
-  }
+  dist_part dp = {0};
+  st = part_own(&c, rq, rq->partition, two_tier, &M, &dp, err);
   if (st == SHIRO_OK)
-    st = (nnz || parts) && M.m == M.k ? part_copy(&Prow, &Pcol, err) : part_block(M.k, rq->ranks, &Pcol, err);
-  if (st == SHIRO_OK && !(proc = malloc((size_t)rq->ranks * sizeof *proc))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
-  for (int d = 0; st == SHIRO_OK && d < c.size; d++) {
-    int32_t f, e;
-    ranks_of(d, c.size, rq->ranks, rq->gpn, two_tier, &f, &e);
-    for (int32_t r = f; r < e; r++) proc[r] = d;
-    if (d == c.rank) first = f, end = e;
-  }
-  st = dist_agree(&c, st, err);
-  if (st == SHIRO_OK)
-    plan_warn_empty_parts(&Prow, &Pcol, M.m, M.k, rq->partition, rq->ranks, res->warnings, sizeof res->warnings);
-  if (st == SHIRO_OK) st = dist_matrix_own(&c, &M, Prow.first[first], Prow.first[end], parts ? &rn : NULL, err);
-  free(newof); /* oldof stays: the programs' rows in the file's numbering */
-  rn.newof = NULL;
+    plan_warn_empty_parts(&dp.Prow, &dp.Pcol, M.m, M.k, dp.name, rq->ranks, res->warnings, sizeof res->warnings);
   const double t2 = now();
   if (progress && st == SHIRO_OK) progress("cover", 0, 1);
-  if (st == SHIRO_OK) st = blocks_build(M.A, &Prow, &Pcol, &B, err);
+  if (st == SHIRO_OK) st = blocks_build(M.A, &dp.Prow, &dp.Pcol, &B, err);
   if (st == SHIRO_OK && (rq->auto_strategy || rq->compare)) { /* every one weighed; the kept one's selection stays */
     st = dist_agree(&c, st, err);
     if (st == SHIRO_OK)
-      st = dist_choose_strategy(&c, M.A, &Prow, &Pcol, &B, rq->gpn, rq->m, rq->row_bytes,
+      st = dist_choose_strategy(&c, M.A, &dp.Prow, &dp.Pcol, &B, rq->gpn, rq->m, rq->row_bytes,
                                 rq->auto_strategy ? STRAT_COUNT : s, rq->compare, rq->machine_given, &res->choice, err);
     s = res->choice.chosen;
     two_tier = strategy_is_two_tier(s);
@@ -227,10 +253,10 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   }
   res->strategy = s;
   sc_volumes v = {0};
-  if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &Pcol, s, rq->gpn, &v); /* its own blocks' */
+  if (st == SHIRO_OK && !two_tier) strategy_volumes(&B, &dp.Pcol, s, rq->gpn, &v); /* its own blocks' */
   st = dist_agree(&c, st, err);
   const int write = rq->out != NULL; /* else --compare only: nothing traded, built or written */
-  if (st == SHIRO_OK && write) st = dist_blocks_trade(&c, proc, first, &M, &B, &X, err);
+  if (st == SHIRO_OK && write) st = dist_blocks_trade(&c, dp.proc, dp.first, &M, &B, &X, err);
   if (progress && st == SHIRO_OK) progress("cover", 1, 1);
   const double t3 = now();
   if (st == SHIRO_OK && !two_tier) { /* two-tier: counted from the programs, below */
@@ -241,7 +267,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   strncpy(meta.strategy, strategy_name(s), sizeof meta.strategy - 1);
   strncpy(meta.partition, rq->partition, sizeof meta.partition - 1);
   st = dist_agree(&c, st, err);
-  int32_t mine = end - first, rounds = 0;
+  int32_t mine = dp.end - dp.first, rounds = 0;
   if (st == SHIRO_OK && MPI_Allreduce(&mine, &rounds, 1, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)
     st = dist_agree(&c, shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the rounds failed"), err);
   dist_writer *w = NULL;
@@ -251,13 +277,14 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
     res->pred = res->choice.pred[s];
     res->predicted = res->choice.priced[s];
   }
+  const dist_renumber rn = {.oldof = dp.oldof, .columns = M.m == M.k}; /* the programs' rows in the file's numbering */
   if (st == SHIRO_OK && write) st = dist_writer_open(&c, rq->out, &meta, rounds, &w, err);
   if (st == SHIRO_OK && write) {
-    dist_sink sk = {.w = w, .X = &X, .M = &M, .rn = parts ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = first, .ranks = end - first};
+    dist_sink sk = {.w = w, .X = &X, .M = &M, .rn = dp.oldof ? &rn : NULL, .pattern = res->pattern, .two_tier = two_tier, .flows = rq->m ? &flows : NULL, .progress = progress, .first = dp.first, .ranks = dp.end - dp.first};
     /* the sink's rounds call MPI from the thread whose turn it is: one thread unless MPI allows */
     const int threads = omp_get_max_threads();
     if (thread_level < MPI_THREAD_SERIALIZED) omp_set_num_threads(1);
-    shiro_status bst = plan_build_range(M.A, &Prow, &Pcol, &B, s, rq->gpn, first, end, out_rank, &sk, err);
+    shiro_status bst = plan_build_range(M.A, &dp.Prow, &dp.Pcol, &B, s, rq->gpn, dp.first, dp.end, out_rank, &sk, err);
     omp_set_num_threads(threads);
     st = dist_writer_close(w, bst, err);
     if (st == SHIRO_OK && two_tier && MPI_Allreduce(&sk.vol, &res->vol, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
@@ -281,7 +308,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   if (st == SHIRO_OK && rq->floor) { /* the plan is in place: a failure to compute them is a warning */
     const double f0 = now();
     shiro_error ferr = {{0}};
-    res->floor_have = dist_floor_rows(&c, M.A, &Prow, &Pcol, rq->gpn, proc, first, end, omp_get_max_threads(),
+    res->floor_have = dist_floor_rows(&c, M.A, &dp.Prow, &dp.Pcol, rq->gpn, dp.proc, dp.first, dp.end, omp_get_max_threads(),
                                       &res->floor, &ferr) == SHIRO_OK;
     res->floor_s = now() - f0;
     const size_t used = strlen(res->warnings);
@@ -298,11 +325,8 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   MPI_Allreduce(&peak, &res->peak_rss_bytes_sum, 1, MPI_INT64_T, MPI_SUM, comm);
   free(X.run);
   free(X.first);
-  free(proc);
-  free(oldof);
   blocks_free(&B);
-  part_free(&Prow);
-  part_free(&Pcol);
+  dist_part_free(&dp);
   dist_matrix_free(&M);
   return st;
 }
