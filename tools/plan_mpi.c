@@ -1,5 +1,6 @@
 /* plan_mpi.c — shiro-plan's distributed path: launched processes, one report. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <math.h>
 #include <omp.h>
 #include <sched.h>
 #include <unistd.h>
@@ -37,8 +38,7 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
 
 /* Why auto with several processes weighs what it weighs (the summary's and --json's words). */
 static const char hybrid_why[] = "its routing search is one process's: plan with one process to weigh it";
-static const char partition_why[] = "one process's choice: give --partition metis (PT-Scotch's cut) to plan on "
-                                    "a METIS-like partition, or plan with one process to weigh time and METIS";
+static const char time_why[] = "one process's: plan with one process to weigh the time partition";
 
 /* One summary row: a strategy's volumes, its prediction where there is one, the plan's marked. */
 static void summary_row(sc_strategy s, const sc_volumes *v, const cost_pred *pr, int plan) {
@@ -57,17 +57,28 @@ static void candidates_json(const dist_request *rq, const dist_result *r, const 
     if (!r->choice.have[s]) continue;
     printf("%s{\"candidate\": \"strategy\", \"partition\": \"%s\", \"priced\": \"plan\", \"strategy\": \"%s\", "
            "\"predicted_s\": %.9g, \"status\": \"%s\", \"reason\": \"%s\"}",
-           sep, rq->partition, strategy_name((sc_strategy)s), r->choice.pred[s].time_s,
+           sep, r->partition, strategy_name((sc_strategy)s), r->choice.pred[s].time_s,
            s == (int)r->strategy ? "kept" : "weighed", s == (int)r->strategy ? "predicted fastest" : "priced by its messages");
     sep = ", ";
   }
   printf("%s{\"candidate\": \"strategy\", \"partition\": \"%s\", \"priced\": \"plan\", \"strategy\": \"hybrid\", "
          "\"predicted_s\": null, \"status\": \"skipped\", \"reason\": \"%s\"}",
-         sep, rq->partition, hybrid_why);
-  for (int i = 0; how->partition_auto && i < 2; i++)
+         sep, r->partition, hybrid_why);
+  for (int i = 0; i < r->npcand; i++) {
+    const struct dist_pcand *k = &r->pcand[i];
     printf(", {\"candidate\": \"partition\", \"partition\": \"%s\", \"priced\": \"estimate\", \"strategy\": \"joint\", "
+           "\"predicted_s\": ",
+           k->partition);
+    if (isfinite(k->time_s)) printf("%.9g", k->time_s);
+    else printf("null");
+    printf(", \"status\": \"%s\", \"reason\": ", k->status);
+    cli_json_string(stdout, k->reason);
+    printf("}");
+  }
+  if (how->partition_auto)
+    printf(", {\"candidate\": \"partition\", \"partition\": \"time\", \"priced\": \"estimate\", \"strategy\": \"joint\", "
            "\"predicted_s\": null, \"status\": \"skipped\", \"reason\": \"%s\"}",
-           i ? "metis" : "time", partition_why);
+           time_why);
   printf("], ");
 }
 
@@ -90,7 +101,14 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
               rq->auto_strategy ? strategy_name(r->strategy) : "");
     if (r->floor_have) floor_report_text(stderr, &r->floor, pr ? rq->m : NULL, rq->row_bytes, pr ? pr->time_s : -1, r->floor_s);
     if (all) fprintf(stderr, "  hybrid not weighed: %s\n", hybrid_why);
-    if (how->partition_auto) fprintf(stderr, "  partition %s: %s\n", rq->partition, partition_why);
+    for (int i = 0; i < r->npcand; i++) {
+      const struct dist_pcand *k = &r->pcand[i];
+      if (isfinite(k->time_s))
+        fprintf(stderr, "  partition %s: joint's plan predicted %.4f ms, %s (%s)\n", k->partition, k->time_s * 1e3,
+                k->status, k->reason);
+      else fprintf(stderr, "  partition %s skipped: %s\n", k->partition, k->reason);
+    }
+    if (how->partition_auto) fprintf(stderr, "  time partition not weighed: %s\n", time_why);
     fprintf(stderr, "  time: read %.3f s, partition %.3f s, cover %.3f s, plan and write %.3f s, total %.3f s; "
                     "peak RSS %.1f MiB (largest process), %.1f MiB (all %d)\n",
             r->read_s, r->partition_s, r->cover_s, r->plan_s, r->total_s, (double)r->peak_rss_bytes / (1 << 20),
@@ -103,7 +121,7 @@ static void report(const dist_request *rq, const dist_result *r, const plan_mpi_
   printf(", \"m\": %lld, \"k\": %lld, \"nnz\": %lld, \"ranks\": %d, \"gpus_per_node\": %d, \"strategy\": \"%s\", "
          "\"partition\": \"%s\", \"processes\": %d, \"threads\": %d, \"plan\": ",
          (long long)r->m, (long long)r->k, (long long)r->nnz, rq->ranks, rq->gpn, strategy_name(r->strategy),
-         rq->partition, r->processes, threads);
+         r->partition, r->processes, threads);
   if (rq->out) cli_json_string(stdout, rq->out);
   else printf("null");
   printf(", \"partition_choice\": \"%s\", \"strategy_choice\": \"%s\", ",

@@ -23,12 +23,9 @@ static void take_msg(void *arg, const plan_msg *m) {
   if (s->vol) plan_msg_volumes(m, s->vol);
 }
 
-/* Strategy s selected on B and counted over the processes: its whole plan's volumes and, on m (NULL:
- * not priced), its prediction. block's messages and volumes follow from the partition alone:
- * process 0 lists them all, and every process counts the whole plan's. */
-static shiro_status price_one(const dist_comm *c, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
-                              sc_blocks *B, sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes,
-                              sc_volumes *vol, cost_pred *pred, shiro_error *err) {
+shiro_status dist_price_strategy(const dist_comm *c, const sc_csr *A, const sc_partition *Prow, const sc_partition *Pcol,
+                                 sc_blocks *B, sc_strategy s, int32_t gpn, const sc_machine *m, size_t row_bytes,
+                                 sc_volumes *vol, cost_pred *pred, shiro_error *err) {
   sc_volumes mine = {0};
   dist_flows fl = {0};
   const int two = strategy_is_two_tier(s);
@@ -61,7 +58,7 @@ shiro_status dist_choose_strategy(const dist_comm *c, const sc_csr *A, const sc_
   for (int s = 0; s < STRAT_COUNT && st == SHIRO_OK; s++) {
     if (!(compare ? s != STRAT_HYBRID : dist_auto_candidate((sc_strategy)s))) continue;
     const sc_machine *pm = m && (price_all || dist_auto_candidate((sc_strategy)s)) ? m : NULL;
-    st = price_one(c, A, Prow, Pcol, B, (sc_strategy)s, gpn, pm, row_bytes, &out->vol[s], &out->pred[s], err);
+    st = dist_price_strategy(c, A, Prow, Pcol, B, (sc_strategy)s, gpn, pm, row_bytes, &out->vol[s], &out->pred[s], err);
     out->have[s] = st == SHIRO_OK;
     out->priced[s] = st == SHIRO_OK && pm;
     last = (sc_strategy)s;

@@ -26,6 +26,15 @@ typedef struct dist_choice {
  * (one process's auto candidates but hybrid, whose routing is one process's search). */
 int dist_auto_candidate(sc_strategy s);
 
+/* Strategy s selected on the blocks B this process solves and counted over the processes: the whole
+ * plan's volumes and, on m (NULL: not priced), its prediction (one process's for the same plan).
+ * block's messages and volumes follow from the partition alone: process 0 lists them all, and
+ * every process counts the whole plan's. Collective; errors agreed. */
+shiro_status dist_price_strategy(const dist_comm *c, const sc_csr *A, const sc_partition *Prow,
+                                 const sc_partition *Pcol, sc_blocks *B, sc_strategy s, int32_t gpn,
+                                 const sc_machine *m, size_t row_bytes, sc_volumes *vol, cost_pred *pred,
+                                 shiro_error *err);
+
 /* On the blocks B this process solves (blocks_build of its ranks' rows of A; the ranks are whole
  * nodes, so that the two-tier strategies' node-pair covers are its own), each strategy weighed —
  * auto's candidates (dist_auto_candidate), or with compare every strategy but hybrid — has its

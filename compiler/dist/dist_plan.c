@@ -1,4 +1,5 @@
 /* dist_plan.c — the planner over MPI processes: read, own, cover, trade, build, write. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #include "partition.h"
 #include "permute.h"
 #include "plan_build.h"
+#include "plan_choose.h"
+#include "shiro_config.h"
 #include "plan_write.h"
 
 static double now(void) {
@@ -193,6 +196,74 @@ static shiro_status part_own(const dist_comm *c, const dist_request *rq, const c
   return st;
 }
 
+/* res's partition candidate n: partition p, joint's estimate t, status and reason. */
+static void note_partition(dist_result *res, const char *p, double t, const char *status, const char *reason) {
+  if (res->npcand < 2) res->pcand[res->npcand++] = (struct dist_pcand){p, t, status, reason};
+}
+
+/* Joint's plan on partition dp of M (owned form) priced on rq->m: *t. Collective. */
+static shiro_status joint_estimate(const dist_comm *c, const dist_request *rq, const dist_matrix *M,
+                                   const dist_part *dp, double *t, shiro_error *err) {
+  sc_blocks B = {0};
+  sc_volumes v;
+  cost_pred pred;
+  shiro_status st = dist_agree(c, blocks_build(M->A, &dp->Prow, &dp->Pcol, &B, err), err);
+  if (st == SHIRO_OK)
+    st = dist_price_strategy(c, M->A, &dp->Prow, &dp->Pcol, &B, STRAT_JOINT, rq->gpn, rq->m, rq->row_bytes, &v, &pred, err);
+  blocks_free(&B);
+  *t = pred.time_s;
+  return st;
+}
+
+/* 1 if some rank of p owns no row. */
+static int empty_rank(const sc_partition *p) {
+  for (int32_t r = 0; r < p->parts; r++)
+    if (p->first[r + 1] == p->first[r]) return 1;
+  return 0;
+}
+
+/* auto with no --partition (rq->partition_auto): joint's plan priced on block's partition and, for a
+ * square matrix with PT-Scotch, on metis's (one process's fast rule: metis kept where it is
+ * PLAN_METIS_GAIN below block's; the time partition and METIS's other objectives are one
+ * process's). Returns with M in the kept partition's owned form and dp that partition. M is read
+ * again for each partition after the first (an owned matrix cannot be moved to another
+ * partition), one at a time: the peak is one partition's. Collective; what was weighed in res. */
+static shiro_status weigh_partitions(const dist_comm *c, const dist_request *rq, int two_tier, dist_matrix *M,
+                                     dist_part *dp, dist_result *res, shiro_error *err) {
+  double eb = 0, em = 0;
+  shiro_status st = part_own(c, rq, "block", two_tier, M, dp, err);
+  if (st == SHIRO_OK) st = joint_estimate(c, rq, M, dp, &eb, err);
+  if (st != SHIRO_OK) return st;
+  const char *why = M->m != M->k          ? "the matrix is not square"
+      : !SHIRO_HAVE_PTSCOTCH              ? "built without PT-Scotch (libptscotch-dev, -Dptscotch)"
+      : rq->ranks < 2 || M->m < rq->ranks ? "fewer rows than ranks, or one rank"
+                                          : NULL;
+  if (why) {
+    note_partition(res, "block", eb, "kept", "joint's flat plan priced");
+    note_partition(res, "metis", INFINITY, "skipped", why);
+    return SHIRO_OK;
+  }
+  dist_matrix_free(M);
+  dist_part_free(dp);
+  st = dist_matrix_read(c, rq->matrix, rq->format, &rq->read, M, err);
+  if (st == SHIRO_OK) st = part_own(c, rq, "metis", two_tier, M, dp, err);
+  const int empty = st == SHIRO_OK && empty_rank(&dp->Prow);
+  if (st == SHIRO_OK && !empty) st = joint_estimate(c, rq, M, dp, &em, err);
+  if (st != SHIRO_OK) return st;
+  const int win = !empty && em < PLAN_METIS_GAIN * eb;
+  note_partition(res, "block", eb, win ? "weighed" : "kept", "joint's flat plan priced");
+  note_partition(res, "metis", empty ? INFINITY : em, empty ? "skipped" : win ? "kept"
+                                                                              : "weighed",
+                 empty     ? "it leaves a rank without rows"
+                     : win ? "joint's plan predicted at least 3% faster than on block's"
+                           : "joint's plan not predicted 3% faster than on block's");
+  if (win) return SHIRO_OK;
+  dist_matrix_free(M); /* block's kept: read and owned again */
+  dist_part_free(dp);
+  st = dist_matrix_read(c, rq->matrix, rq->format, &rq->read, M, err);
+  return st == SHIRO_OK ? part_own(c, rq, "block", two_tier, M, dp, err) : st;
+}
+
 void dist_result_free(dist_result *res) {
   if (res->floor_have) plan_floor_free(&res->floor);
   res->floor_have = 0;
@@ -235,7 +306,9 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
   }
   const double t1 = now();
   dist_part dp = {0};
-  st = part_own(&c, rq, rq->partition, two_tier, &M, &dp, err);
+  st = rq->partition_auto && rq->auto_strategy ? weigh_partitions(&c, rq, two_tier, &M, &dp, res, err)
+                                               : part_own(&c, rq, rq->partition, two_tier, &M, &dp, err);
+  res->partition = dp.name;
   if (st == SHIRO_OK)
     plan_warn_empty_parts(&dp.Prow, &dp.Pcol, M.m, M.k, dp.name, rq->ranks, res->warnings, sizeof res->warnings);
   const double t2 = now();
@@ -265,7 +338,7 @@ shiro_status dist_plan(MPI_Comm comm, const dist_request *rq, dist_result *res, 
       st = shiro_fail(err, SHIRO_ERR_MPI, "MPI_Allreduce of the volumes failed");
   }
   strncpy(meta.strategy, strategy_name(s), sizeof meta.strategy - 1);
-  strncpy(meta.partition, rq->partition, sizeof meta.partition - 1);
+  strncpy(meta.partition, dp.name, sizeof meta.partition - 1);
   st = dist_agree(&c, st, err);
   int32_t mine = dp.end - dp.first, rounds = 0;
   if (st == SHIRO_OK && MPI_Allreduce(&mine, &rounds, 1, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)

@@ -22,6 +22,8 @@ typedef struct dist_request {
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* block, col, row, joint, hier, group or cola (dist_plan_supported) */
   int auto_strategy; /* 1: strategy ignored; auto's choice among dist_choose's candidates, priced on m */
+  int partition_auto; /* 1 (with auto_strategy; partition "block"): block's and, square with PT-Scotch,
+                         metis's partitions weighed by joint's plan on m, metis kept if 3% faster */
   int compare; /* 1: every strategy but hybrid counted (and, on m, priced) on the partition (res->choice) */
   int machine_given; /* m was asked for (--machine), not auto's: compare prices every strategy on it */
   const char *partition; /* "block", "nnz", "metis" or "parts" */
@@ -38,6 +40,13 @@ typedef struct dist_result {
   int64_t m, k, nnz;
   int pattern; /* the input had no values */
   sc_strategy strategy; /* the plan's: rq->strategy, or auto's choice */
+  const char *partition; /* the plan's: rq->partition, or the one partition_auto kept */
+  struct dist_pcand {
+    const char *partition; /* "block" or "metis" */
+    double time_s; /* joint's predicted time on it; INFINITY where skipped */
+    const char *status, *reason; /* "weighed", "kept" or "skipped", and why */
+  } pcand[2]; /* partition_auto: what was weighed, in order */
+  int npcand;
   dist_choice choice; /* auto or compare: what was weighed (dist_choose.h); else zero */
   sc_volumes vol; /* rows moved per call, the whole plan's */
   int predicted; /* pred holds the plan's prediction on rq->m */

@@ -6,7 +6,8 @@ rows and G above R; the two-tier strategies hier, group and cola; --machine, who
 must be one process's, bit for bit; --floor, and by default with a machine, every node's and rank's
 row floors and the time floor one process's; auto, the default, whose candidates col, joint, hier, group and
 cola are priced as one process prices them and whose kept plan is one process's plan of that
-strategy; --compare, whose seven strategies but hybrid have one process's volumes and predictions): the file written by P processes has every dataset and attribute equal to the
+strategy, and with no --partition joint's plan priced on block's and metis's partitions, metis kept
+where 3% faster; --compare, whose seven strategies but hybrid have one process's volumes and predictions): the file written by P processes has every dataset and attribute equal to the
 single process's (`h5diff`, which compares both: a changed attribute or value fails it, checked
 here), verifies (`shiro-plan-dump --verify --matrix`), the same warnings are printed once, and its
 --json reports P processes, the same volumes, and a largest-process peak no larger than the sum.
@@ -47,7 +48,8 @@ CASES = [  # R, G, strategy, partition, P
     ("16", "4", "group", "nnz", 3), ("8", "2", "hier", "block", 2), ("12", "4", "cola", "block", 4),
     ("8", "4", "group", "block", 3), ("5", "2", "group", "nnz", 2)]
 AUTO_CASES = [  # R, G, partition (None: not given), P
-    ("16", "4", "block", 3), ("12", "4", "nnz", 2), ("8", "2", None, 4), ("40", "4", "block", 3)]
+    ("16", "4", "block", 3), ("12", "4", "nnz", 2), ("8", "2", "block", 4), ("40", "4", "block", 3)]
+DEFAULT_CASES = [("16", "4", 3), ("8", "4", 2)]  # R, G, P: auto with no --partition (block or metis weighed)
 COMPARE_CASES = [  # R, G, options, P
     ("16", "4", ["--strategy", "group", "--partition", "nnz", "--machine", "tsubame4"], 3),
     ("8", "2", ["--partition", "block"], 2), ("12", "4", ["--strategy", "block", "--machine", "dgx-h100"], 4),
@@ -179,9 +181,9 @@ def main():
                     best = k if one_s[k] < one_s[best] else best
                 skipped = sorted((k["candidate"], k["partition"] if k["candidate"] == "partition" else k["strategy"])
                                  for k in jb["candidates"] if k["status"] == "skipped")
-                want_skipped = [("strategy", "hybrid")] + ([] if partition else [("partition", "metis"), ("partition", "time")])
+                want_skipped = [("strategy", "hybrid")]
                 expect(priced == one_s and jb["strategy"] == best and jb["strategy_choice"] == "auto"
-                       and jb["partition_choice"] == ("given" if partition else "auto") and sorted(skipped) == sorted(want_skipped),
+                       and jb["partition_choice"] == "given" and skipped == want_skipped,
                        f"{tag}: col, joint, hier, group and cola priced as one process prices them "
                        f"({priced} against {one_s}), {best} kept, {want_skipped} skipped", b)
                 a = run([plan_exe] + base + ["--strategy", jb["strategy"], "--partition", partition or "block", "-o", one,
@@ -198,6 +200,40 @@ def main():
                 s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
                 expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
                        f"{jb['strategy']}, or hybrid, which several processes do not weigh", s1)
+            # auto with no --partition: joint's plan priced on block's partition (as one process prices it)
+            # and on metis's (as --partition metis --strategy joint prices it), metis kept where 3% faster
+            # (or skipped, saying why), the plan that of --partition KEPT
+            for R, G, P in DEFAULT_CASES:
+                tag = f"{name} R={R} G={G} the default P={P}"
+                base = [matrix, "--ranks", R, "--gpus-per-node", G]
+                b = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
+                j = run([plan_exe] + base + ["--strategy", "joint", "--partition", "block", "--machine", "tsubame4",
+                                             "-o", one, "--json", "--quiet"])
+                expect(b.returncode == 0 and j.returncode == 0, f"{tag}: planned", b)
+                if b.returncode or j.returncode:
+                    continue
+                jb = json.loads(b.stdout)
+                part = {k["partition"]: k for k in jb["candidates"] if k["candidate"] == "partition"}
+                block_s = json.loads(j.stdout)["volumes"]["joint"]["predicted_time_s"]
+                metis = part.get("metis", {})
+                kept = "metis" if metis.get("status") == "kept" else "block"
+                if metis.get("status") != "skipped":
+                    m = run([mpirun, "-np", str(P), plan_exe] + base + ["--strategy", "joint", "--partition", "metis",
+                                                                        "--machine", "tsubame4", "-o", one, "--json", "--quiet"])
+                    metis_s = json.loads(m.stdout)["volumes"]["joint"]["predicted_time_s"] if m.returncode == 0 else None
+                    expect(metis.get("predicted_s") == metis_s
+                           and (kept == "metis") == (metis_s < 0.97 * block_s),
+                           f"{tag}: metis's estimate is joint's plan on it ({metis.get('predicted_s')} against {metis_s}), "
+                           f"kept iff 3% below block's ({block_s})", b)
+                expect(set(part) == {"block", "metis", "time"} and part["block"]["predicted_s"] == block_s
+                       and part["time"]["status"] == "skipped" and jb["partition"] == kept
+                       and jb["partition_choice"] == "auto" and (metis.get("status") != "skipped" or metis.get("reason")),
+                       f"{tag}: block's estimate one process's ({part['block']['predicted_s']} against {block_s}), "
+                       f"{kept} kept, the time partition skipped", b)
+                k = run([mpirun, "-np", str(P), plan_exe] + base + ["--partition", kept, "-o", one, "--json", "--quiet"])
+                expect(k.returncode == 0 and json.loads(k.stdout)["strategy"] == jb["strategy"],
+                       f"{tag}: --partition {kept} keeps {jb['strategy']} too", k)
+                same(f"{tag}: the plan of --partition {kept}")
             # --compare: every strategy but hybrid counted (and priced where one process prices it) as
             # one process counts it, the plan the same
             for R, G, extra, P in COMPARE_CASES:
