@@ -51,7 +51,7 @@ static void summary_row(sc_strategy s, const sc_volumes *v, const cost_pred *pr,
 /* --json's candidates under auto: every strategy priced (weighed or kept), hybrid skipped, and
  * with no --partition the partitions one process would weigh, skipped. */
 static void candidates_json(const dist_request *rq, const dist_result *r, const plan_mpi_report *how) {
-  printf("\"effort\": \"fast\", \"candidates\": [");
+  printf("\"effort\": \"%s\", \"candidates\": [", rq->exhaustive ? "exhaustive" : "fast");
   const char *sep = "";
   for (int s = 0; s < STRAT_COUNT; s++) {
     if (!r->choice.have[s]) continue;

@@ -547,7 +547,7 @@ static int run_distributed(const options *o, int rank) {
               prog, no);
     return 2;
   }
-  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .auto_strategy = o->auto_strategy, .compare = o->compare, .machine_given = o->machine != NULL, .partition_auto = o->auto_strategy && !o->partition_given, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
+  dist_request rq = {.matrix = o->matrix, .format = o->format, .ranks = o->ranks, .gpn = o->gpn, .strategy = o->strategy, .auto_strategy = o->auto_strategy, .compare = o->compare, .machine_given = o->machine != NULL, .partition_auto = o->auto_strategy && !o->partition_given, .exhaustive = o->effort == PLAN_EFFORT_EXHAUSTIVE, .partition = o->partition, .parts_file = o->parts_file, .progress = plan_progress};
   sc_machine mach; /* --machine, or auto's */
   if (o->machine || o->auto_strategy) {
     if (!load_machine(o, &mach)) return 2; /* every process: the same file, the same answer */

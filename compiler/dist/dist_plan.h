@@ -22,8 +22,10 @@ typedef struct dist_request {
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* block, col, row, joint, hier, group or cola (dist_plan_supported) */
   int auto_strategy; /* 1: strategy ignored; auto's choice among dist_choose's candidates, priced on m */
-  int partition_auto; /* 1 (with auto_strategy; partition "block"): block's and, square with PT-Scotch,
-                         metis's partitions weighed by joint's plan on m, metis kept if 3% faster */
+  int partition_auto; /* 1 (with auto_strategy; partition "block"): the partition is auto's: block's;
+                         with exhaustive also metis's (square, PT-Scotch), weighed by joint's plan on
+                         m and kept if 3% faster */
+  int exhaustive; /* --effort exhaustive */
   int compare; /* 1: every strategy but hybrid counted (and, on m, priced) on the partition (res->choice) */
   int machine_given; /* m was asked for (--machine), not auto's: compare prices every strategy on it */
   const char *partition; /* "block", "nnz", "metis" or "parts" */

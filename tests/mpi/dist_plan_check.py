@@ -200,13 +200,21 @@ def main():
                 s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
                 expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
                        f"{jb['strategy']}, or hybrid, which several processes do not weigh", s1)
-            # auto with no --partition: joint's plan priced on block's partition (as one process prices it)
-            # and on metis's (as --partition metis --strategy joint prices it), metis kept where 3% faster
-            # (or skipped, saying why), the plan that of --partition KEPT
+            # auto with no --partition: the fast search plans on block's partition, metis listed as
+            # skipped; the exhaustive one prices joint's plan on block's partition (as one process prices
+            # it) and on metis's (as --partition metis --strategy joint prices it), metis kept where 3%
+            # faster (or skipped, saying why), the plan that of --partition KEPT
             for R, G, P in DEFAULT_CASES:
                 tag = f"{name} R={R} G={G} the default P={P}"
                 base = [matrix, "--ranks", R, "--gpus-per-node", G]
-                b = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
+                f = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
+                jf = json.loads(f.stdout) if f.returncode == 0 else {"candidates": []}
+                fp = {k["partition"]: k["status"] for k in jf["candidates"] if k["candidate"] == "partition"}
+                expect(jf.get("partition") == "block" and fp == {"block": "kept", "metis": "skipped", "time": "skipped"}
+                       and jf.get("effort") == "fast", f"{tag}: the fast search plans on block's partition ({fp})", f)
+                tag += " --effort exhaustive"
+                b = run([mpirun, "-np", str(P), plan_exe] + base + ["--effort", "exhaustive", "-o", many, "--json",
+                                                                    "--quiet"])
                 j = run([plan_exe] + base + ["--strategy", "joint", "--partition", "block", "--machine", "tsubame4",
                                              "-o", one, "--json", "--quiet"])
                 expect(b.returncode == 0 and j.returncode == 0, f"{tag}: planned", b)
