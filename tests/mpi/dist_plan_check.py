@@ -25,7 +25,9 @@ a bad entry in another process's part of the file (exit
 1, its line named as one process names it); and one process killed mid-plan: the job ends within
 60 s, non-zero, with neither the plan nor its temporary file left.
 
-usage: dist_plan_check.py BUILD_DIR MATRIX.mtx...   (needs mpirun, tests/meson.build's mpi_env)
+usage: dist_plan_check.py BUILD_DIR MATRIX.mtx... [--default-only MATRIX.mtx...]
+       (needs mpirun, tests/meson.build's mpi_env; the matrices after --default-only are planned
+       only by the default's cases: one where metis's partition wins)
 """
 import json
 import os
@@ -102,7 +104,10 @@ def h5py_edit(path, what):
 
 def main():
     build = os.path.abspath(sys.argv[1])
-    matrices = [os.path.abspath(a) for a in sys.argv[2:]]
+    args = sys.argv[2:]
+    cut = args.index("--default-only") if "--default-only" in args else len(args)
+    matrices = [os.path.abspath(a) for a in args[:cut] + args[cut + 1:]]
+    only_default = set(os.path.abspath(a) for a in args[cut + 1:])  # these: the default's partitions only
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     plan_exe = os.path.join(build, "tools", "shiro-plan")
     dump = os.path.join(build, "tools", "shiro-plan-dump")
@@ -126,6 +131,50 @@ def main():
 
         for matrix in matrices:
             name = os.path.basename(matrix)
+            # auto with no --partition: the fast search plans on block's partition, metis listed as
+            # skipped; the exhaustive one prices joint's plan on block's partition (as one process prices
+            # it) and on metis's (as --partition metis --strategy joint prices it), metis kept where 3%
+            # faster (or skipped, saying why), the plan that of --partition KEPT
+            for R, G, P in DEFAULT_CASES:
+                tag = f"{name} R={R} G={G} the default P={P}"
+                base = [matrix, "--ranks", R, "--gpus-per-node", G]
+                f = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
+                jf = json.loads(f.stdout) if f.returncode == 0 else {"candidates": []}
+                fp = {k["partition"]: k["status"] for k in jf["candidates"] if k["candidate"] == "partition"}
+                expect(jf.get("partition") == "block" and fp == {"block": "kept", "metis": "skipped", "time": "skipped"}
+                       and jf.get("effort") == "fast", f"{tag}: the fast search plans on block's partition ({fp})", f)
+                tag += " --effort exhaustive"
+                b = run([mpirun, "-np", str(P), plan_exe] + base + ["--effort", "exhaustive", "-o", many, "--json",
+                                                                    "--quiet"])
+                j = run([plan_exe] + base + ["--strategy", "joint", "--partition", "block", "--machine", "tsubame4",
+                                             "-o", one, "--json", "--quiet"])
+                expect(b.returncode == 0 and j.returncode == 0, f"{tag}: planned", b)
+                if b.returncode or j.returncode:
+                    continue
+                jb = json.loads(b.stdout)
+                part = {k["partition"]: k for k in jb["candidates"] if k["candidate"] == "partition"}
+                block_s = json.loads(j.stdout)["volumes"]["joint"]["predicted_time_s"]
+                metis = part.get("metis", {})
+                kept = "metis" if metis.get("status") == "kept" else "block"
+                if metis.get("status") != "skipped":
+                    m = run([mpirun, "-np", str(P), plan_exe] + base + ["--strategy", "joint", "--partition", "metis",
+                                                                        "--machine", "tsubame4", "-o", one, "--json", "--quiet"])
+                    metis_s = json.loads(m.stdout)["volumes"]["joint"]["predicted_time_s"] if m.returncode == 0 else None
+                    expect(metis.get("predicted_s") == metis_s
+                           and (kept == "metis") == (metis_s < 0.97 * block_s),
+                           f"{tag}: metis's estimate is joint's plan on it ({metis.get('predicted_s')} against {metis_s}), "
+                           f"kept iff 3% below block's ({block_s})", b)
+                expect(set(part) == {"block", "metis", "time"} and part["block"]["predicted_s"] == block_s
+                       and part["time"]["status"] == "skipped" and jb["partition"] == kept
+                       and jb["partition_choice"] == "auto" and (metis.get("status") != "skipped" or metis.get("reason")),
+                       f"{tag}: block's estimate one process's ({part['block']['predicted_s']} against {block_s}), "
+                       f"{kept} kept, the time partition skipped", b)
+                k = run([mpirun, "-np", str(P), plan_exe] + base + ["--partition", kept, "-o", one, "--json", "--quiet"])
+                expect(k.returncode == 0 and json.loads(k.stdout)["strategy"] == jb["strategy"],
+                       f"{tag}: --partition {kept} keeps {jb['strategy']} too", k)
+                same(f"{tag}: the plan of --partition {kept}")
+            if matrix in only_default:
+                continue
             for R, G, strategy, partition, P in CASES:
                 tag = f"{name} R={R} G={G} {strategy}/{partition} P={P}"
                 args = [matrix, "--ranks", R, "--gpus-per-node", G, "--strategy", strategy, "--partition", partition,
@@ -200,48 +249,6 @@ def main():
                 s1s = json.loads(s1.stdout)["strategy"] if s1.returncode == 0 else None
                 expect(s1s in ("hybrid", jb["strategy"]), f"{tag}: one process's auto keeps {s1s}: "
                        f"{jb['strategy']}, or hybrid, which several processes do not weigh", s1)
-            # auto with no --partition: the fast search plans on block's partition, metis listed as
-            # skipped; the exhaustive one prices joint's plan on block's partition (as one process prices
-            # it) and on metis's (as --partition metis --strategy joint prices it), metis kept where 3%
-            # faster (or skipped, saying why), the plan that of --partition KEPT
-            for R, G, P in DEFAULT_CASES:
-                tag = f"{name} R={R} G={G} the default P={P}"
-                base = [matrix, "--ranks", R, "--gpus-per-node", G]
-                f = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
-                jf = json.loads(f.stdout) if f.returncode == 0 else {"candidates": []}
-                fp = {k["partition"]: k["status"] for k in jf["candidates"] if k["candidate"] == "partition"}
-                expect(jf.get("partition") == "block" and fp == {"block": "kept", "metis": "skipped", "time": "skipped"}
-                       and jf.get("effort") == "fast", f"{tag}: the fast search plans on block's partition ({fp})", f)
-                tag += " --effort exhaustive"
-                b = run([mpirun, "-np", str(P), plan_exe] + base + ["--effort", "exhaustive", "-o", many, "--json",
-                                                                    "--quiet"])
-                j = run([plan_exe] + base + ["--strategy", "joint", "--partition", "block", "--machine", "tsubame4",
-                                             "-o", one, "--json", "--quiet"])
-                expect(b.returncode == 0 and j.returncode == 0, f"{tag}: planned", b)
-                if b.returncode or j.returncode:
-                    continue
-                jb = json.loads(b.stdout)
-                part = {k["partition"]: k for k in jb["candidates"] if k["candidate"] == "partition"}
-                block_s = json.loads(j.stdout)["volumes"]["joint"]["predicted_time_s"]
-                metis = part.get("metis", {})
-                kept = "metis" if metis.get("status") == "kept" else "block"
-                if metis.get("status") != "skipped":
-                    m = run([mpirun, "-np", str(P), plan_exe] + base + ["--strategy", "joint", "--partition", "metis",
-                                                                        "--machine", "tsubame4", "-o", one, "--json", "--quiet"])
-                    metis_s = json.loads(m.stdout)["volumes"]["joint"]["predicted_time_s"] if m.returncode == 0 else None
-                    expect(metis.get("predicted_s") == metis_s
-                           and (kept == "metis") == (metis_s < 0.97 * block_s),
-                           f"{tag}: metis's estimate is joint's plan on it ({metis.get('predicted_s')} against {metis_s}), "
-                           f"kept iff 3% below block's ({block_s})", b)
-                expect(set(part) == {"block", "metis", "time"} and part["block"]["predicted_s"] == block_s
-                       and part["time"]["status"] == "skipped" and jb["partition"] == kept
-                       and jb["partition_choice"] == "auto" and (metis.get("status") != "skipped" or metis.get("reason")),
-                       f"{tag}: block's estimate one process's ({part['block']['predicted_s']} against {block_s}), "
-                       f"{kept} kept, the time partition skipped", b)
-                k = run([mpirun, "-np", str(P), plan_exe] + base + ["--partition", kept, "-o", one, "--json", "--quiet"])
-                expect(k.returncode == 0 and json.loads(k.stdout)["strategy"] == jb["strategy"],
-                       f"{tag}: --partition {kept} keeps {jb['strategy']} too", k)
-                same(f"{tag}: the plan of --partition {kept}")
             # --compare: every strategy but hybrid counted (and priced where one process prices it) as
             # one process counts it, the plan the same
             for R, G, extra, P in COMPARE_CASES:
