@@ -99,6 +99,9 @@ void cli_remove_temps_on_signals(void) {
 
 int cli_finish_stdout(const char *prog, int rc) {
   int failed = ferror(stdout) != 0, e = 0;
+  /* A write that failed before (output past the buffer: glibc drops what it could not write, so
+   * the flush below succeeds) left its reason in errno; kept where it is a write's error. */
+  if (failed && (errno == ENOSPC || errno == EPIPE || errno == EIO || errno == EFBIG || errno == EDQUOT)) e = errno;
   errno = 0;
   if (fflush(stdout) != 0) failed = 1, e = errno;
   /* EBADF with nothing lost: stdout was closed (>&-) and never written to. */
