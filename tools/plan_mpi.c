@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "dist_hypergraph.h"
+#include "error.h"
 #include "floor_report.h"
 #include "plan_mpi.h"
 
@@ -34,6 +36,18 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
   return 1;
+}
+
+shiro_status plan_mpi_hypergraph(const sc_csr *A, int32_t parts, int32_t *labels, shiro_error *err) {
+  int up = 0;
+  MPI_Initialized(&up);
+  if (!up) { /* one process, no launcher: MPI as a singleton, for Zoltan alone */
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+      return shiro_fail(err, SHIRO_ERR_MPI, "--partition hypergraph: MPI_Init failed (Zoltan runs over MPI)");
+    atexit(finalize);
+  }
+  return dist_part_hypergraph_local(A, parts, labels, err);
 }
 
 /* Why auto with several processes weighs what it weighs (the summary's and --json's words). */

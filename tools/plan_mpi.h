@@ -11,6 +11,10 @@
  * made. Exits with a message on stderr when MPI_Init fails. */
 int plan_mpi_start(int *argc, char ***argv, int *rank, int *size);
 
+/* --partition hypergraph with one process (plan_request.hypergraph): Zoltan's labels of A's rows
+ * (dist_part_hypergraph_local), MPI initialised first where no launcher did (finalised at exit). */
+shiro_status plan_mpi_hypergraph(const struct sc_csr *A, int32_t parts, int32_t *labels, shiro_error *err);
+
 /* The threads each process plans with (collective): threads where given (> 0), else
  * OMP_NUM_THREADS's where set, else the node's CPUs shared among the processes on it (at most
  * this process's affinity): never more threads than cores by default. */

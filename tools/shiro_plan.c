@@ -40,7 +40,7 @@ typedef struct options {
   const char *out; /* plan path (NULL: default name) */
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* strategy written to the plan */
-  const char *partition; /* "block", "nnz", "work", "time", "metis", "metis-vol", "metis-node" or "parts" */
+  const char *partition; /* "block", "nnz", "work", "time", "metis", "metis-vol", "metis-node", "hypergraph" or "parts" */
   int partition_given; /* --partition given (else under auto: block or time, as predicted) */
   const char *parts_file; /* parts: the file of one rank id per row (--partition parts:FILE) */
   int threads; /* 0: OpenMP default */
@@ -78,6 +78,8 @@ static void usage(FILE *f) {
           "                     busiest; auto balances with the strategy it chose on block) |\n"
           "                     metis | metis-vol | metis-node (square A: METIS k-way, its volume\n"
           "                     objective, or nodes then their ranks; ranks own row lists) |\n"
+          "                     hypergraph (Zoltan's PHG on the column-net model: the column-based\n"
+          "                     volume itself; any A, rectangular too; ranks own row lists) |\n"
           "                     parts:FILE (your partition: line i holds the rank, 0..R-1, of row\n"
           "                     i-1, as gpmetis writes it; square A: B rows follow, rectangular\n"
           "                     A: B rows block over the columns)\n"
@@ -542,7 +544,7 @@ static int run_distributed(const options *o, int rank) {
   if (no) {
     if (rank == 0)
       fprintf(stderr, "%s: %s is not planned by several processes yet: give --strategy auto (or joint, block, col, "
-                      "row, hier, group, cola) and --partition block, nnz, metis or parts:FILE, or plan with one "
+                      "row, hier, group, cola) and --partition block, nnz, metis, hypergraph or parts:FILE, or plan with one "
                       "process\n",
               prog, no);
     return 2;
@@ -630,7 +632,7 @@ int main(int argc, char **argv) {
   t1 = cli_now();
   t.read = t1 - t0;
   t0 = t1;
-  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy, .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given, .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL, .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .floor = o.floor < 0 ? P.m != NULL : o.floor, .progress = plan_progress};
+  const plan_request req = {.ranks = o.ranks, .gpn = o.gpn, .strategy = o.strategy, .auto_strategy = o.auto_strategy, .cpu_auto = o.cpu_auto, .partition = o.partition, .partition_given = o.partition_given, .parts_file = o.parts_file, .compare = o.compare, .m = P.m, .machine_given = o.machine != NULL, .n = o.n, .row_bytes = row_bytes, .effort = o.effort, .floor = o.floor < 0 ? P.m != NULL : o.floor, .progress = plan_progress, .hypergraph = plan_mpi_hypergraph};
   shiro_status cst = plan_choose(&req, A, &c, &err); /* A is c's from here */
   A = NULL;
   if (cst != SHIRO_OK) goto fail;

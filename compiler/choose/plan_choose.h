@@ -22,6 +22,10 @@ typedef enum plan_effort { PLAN_EFFORT_FAST = 0,
 /* Reports a phase's progress (what: "covers", "time partition", ...); may be NULL. */
 typedef void (*plan_progress_fn)(const char *what, int64_t done, int64_t total);
 
+/* A partitioner the compiler does not call itself (it calls no MPI): labels[i] in 0..parts-1 for
+ * each row of A, written only on success. shiro-plan gives Zoltan's (dist_part_hypergraph_local). */
+typedef shiro_status (*plan_labels_fn)(const struct sc_csr *A, int32_t parts, int32_t *labels, shiro_error *err);
+
 typedef struct plan_request {
   int32_t ranks, gpn; /* R, G */
   sc_strategy strategy; /* the strategy given (ignored under auto; auto-cpu: STRAT_JOINT) */
@@ -39,6 +43,7 @@ typedef struct plan_request {
   plan_effort effort;
   int floor; /* 1: the kept partition's floors (plan_floor.h) into plan_choice.floor */
   plan_progress_fn progress; /* NULL: none */
+  plan_labels_fn hypergraph; /* --partition hypergraph's labels (NULL: that partition is refused) */
 } plan_request;
 
 /* One candidate the default weighed or skipped, for the report (--json "candidates"). */
@@ -109,7 +114,7 @@ shiro_status plan_choose(const plan_request *req, sc_csr *A, plan_choice *c, shi
 int plan_partition_known(const char *name);
 
 /* The list of those names for an error message. */
-#define PLAN_PARTITION_NAMES "block, nnz, work, time, metis, metis-vol, metis-node"
+#define PLAN_PARTITION_NAMES "block, nnz, work, time, metis, metis-vol, metis-node, hypergraph"
 
 /* Frees what *c owns. */
 void plan_choice_free(plan_choice *c);

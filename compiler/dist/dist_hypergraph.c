@@ -119,15 +119,11 @@ static shiro_status phg(MPI_Comm comm, hg_data *d, int32_t parts, int32_t *mine,
   char nparts[16];
   snprintf(nparts, sizeof nparts, "%d", (int)parts);
   static const char *const set[][2] = {
-      {"DEBUG_LEVEL", "0"},        {"LB_METHOD", "HYPERGRAPH"},      {"HYPERGRAPH_PACKAGE", "PHG"},
-      {"LB_APPROACH", "PARTITION"}, {"NUM_GID_ENTRIES", "1"},         {"NUM_LID_ENTRIES", "1"},
-      {"RETURN_LISTS", "PARTS"},    {"OBJ_WEIGHT_DIM", "1"},          {"EDGE_WEIGHT_DIM", "0"},
-      {"IMBALANCE_TOL", "1.03"},    {"PHG_CUT_OBJECTIVE", "CONNECTIVITY"}, {"PHG_EDGE_SIZE_THRESHOLD", "1.0"},
-      {"REMAP", "0"},              {"CHECK_HYPERGRAPH", "0"}};
+      {"DEBUG_LEVEL", "0"}, {"LB_METHOD", "HYPERGRAPH"}, {"HYPERGRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "PARTITION"}, {"NUM_GID_ENTRIES", "1"}, {"NUM_LID_ENTRIES", "1"}, {"RETURN_LISTS", "PARTS"}, {"OBJ_WEIGHT_DIM", "1"}, {"EDGE_WEIGHT_DIM", "0"}, {"IMBALANCE_TOL", "1.03"}, {"PHG_CUT_OBJECTIVE", "CONNECTIVITY"}, {"PHG_EDGE_SIZE_THRESHOLD", "1.0"}, {"REMAP", "0"}, {"CHECK_HYPERGRAPH", "0"}};
   int ok = Zoltan_Set_Param(zz, "NUM_GLOBAL_PARTS", nparts) == ZOLTAN_OK;
   for (size_t i = 0; ok && i < sizeof set / sizeof *set; i++) ok = Zoltan_Set_Param(zz, set[i][0], set[i][1]) == ZOLTAN_OK;
   ok = ok && Zoltan_Set_Num_Obj_Fn(zz, q_num_obj, d) == ZOLTAN_OK && Zoltan_Set_Obj_List_Fn(zz, q_obj_list, d) == ZOLTAN_OK &&
-       Zoltan_Set_HG_Size_CS_Fn(zz, q_hg_size, d) == ZOLTAN_OK && Zoltan_Set_HG_CS_Fn(zz, q_hg_cs, d) == ZOLTAN_OK;
+      Zoltan_Set_HG_Size_CS_Fn(zz, q_hg_size, d) == ZOLTAN_OK && Zoltan_Set_HG_CS_Fn(zz, q_hg_cs, d) == ZOLTAN_OK;
   if (!ok) {
     Zoltan_Destroy(&zz);
     return shiro_fail(err, SHIRO_ERR_INTERNAL, "--partition hypergraph: Zoltan refused a parameter");

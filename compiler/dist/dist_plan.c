@@ -14,6 +14,7 @@
 #include "dist_comm.h"
 #include "dist_floor.h"
 #include "dist_input.h"
+#include "dist_hypergraph.h"
 #include "dist_metis.h"
 #include "dist_price.h"
 #include "dist_plan.h"
@@ -43,21 +44,22 @@ shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
                       "cola and auto are); give one of those, or plan with one process",
                       strategy_name(s));
   if (strcmp(rq->partition, "block") && strcmp(rq->partition, "nnz") && strcmp(rq->partition, "parts") &&
-      strcmp(rq->partition, "metis"))
+      strcmp(rq->partition, "metis") && strcmp(rq->partition, "hypergraph"))
     return shiro_fail(err, SHIRO_ERR_UNSUPPORTED,
-                      "--partition %s is not planned by several processes yet (block, nnz, metis and parts:FILE "
+                      "--partition %s is not planned by several processes yet (block, nnz, metis, hypergraph and parts:FILE "
                       "are); give one of those, or plan with one process",
                       rq->partition);
   return SHIRO_OK;
 }
 
-/* The metis partition cut by the processes together (dist_part_metis: PT-Scotch), its rows
- * renumbered part by part as one process renumbers METIS's: *newof and Prow. Collective. */
-static shiro_status metis_labels(const dist_comm *c, const dist_matrix *M, int32_t R, int64_t **newof,
+/* The metis (or hypergraph) partition cut by the processes together (dist_part_metis: PT-Scotch;
+ * dist_part_hypergraph: Zoltan), its rows renumbered part by part as one process renumbers
+ * METIS's: *newof and Prow. Collective. */
+static shiro_status metis_labels(const dist_comm *c, const dist_matrix *M, int32_t R, int hypergraph, int64_t **newof,
                                  sc_partition *Prow, shiro_error *err) {
   int32_t *labels = malloc((size_t)(M->m ? M->m : 1) * sizeof *labels);
   shiro_status st = dist_agree(c, labels ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
-  if (st == SHIRO_OK) st = dist_part_metis(c, M, R, labels, err);
+  if (st == SHIRO_OK) st = hypergraph ? dist_part_hypergraph(c, M, R, labels, err) : dist_part_metis(c, M, R, labels, err);
   if (st == SHIRO_OK) st = part_from_labels(labels, M->m, R, newof, Prow, err);
   free(labels);
   return st;
@@ -167,13 +169,13 @@ static shiro_status part_own(const dist_comm *c, const dist_request *rq, const c
   memset(dp, 0, sizeof *dp);
   dp->name = name;
   sc_csr lengths = {.m = M->m, .k = M->k, .nnz = M->nnz, .Ap = M->gAp};
-  const int nnz = !strcmp(name, "nnz"), metis = !strcmp(name, "metis");
+  const int nnz = !strcmp(name, "nnz"), hypergraph = !strcmp(name, "hypergraph"), metis = hypergraph || !strcmp(name, "metis");
   const int parts = metis || !strcmp(name, "parts"); /* renumbered */
   int64_t *newof = NULL;
   dist_renumber rn = {.columns = M->m == M->k};
   shiro_status st;
   if (parts) {
-    st = metis ? metis_labels(c, M, rq->ranks, &newof, &dp->Prow, err)
+    st = metis ? metis_labels(c, M, rq->ranks, hypergraph, &newof, &dp->Prow, err)
                : part_file(rq->parts_file, "rows", M->m, rq->ranks, &newof, &dp->Prow, err);
     if (st == SHIRO_OK && !(dp->oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
     rn.newof = newof;

@@ -66,7 +66,8 @@ def auto_partition(d):
     is predicted at least 3% faster on it than on block's, then (square A, METIS built in) metis
     if auto's plan is predicted at least 3% faster on it than on that one, then metis-node and
     metis-vol likewise, each against the one kept before it; a METIS partition that leaves a rank
-    empty is not weighed. Rectangular A, or R = 1: no metis_partition."""
+    empty is not weighed; last the hypergraph's, against the one kept before it (any A). Rectangular A,
+    or R = 1: no metis_partition."""
     tp = d.get("time_partition")
     if not tp or d.get("partition_choice") != "auto":
         return None, f"no time_partition or partition_choice {d.get('partition_choice')!r}"
@@ -75,7 +76,7 @@ def auto_partition(d):
         want, best = "time", tp["auto_predicted_s"]
     mp = d.get("metis_partition")
     if mp is None:
-        return want, ""
+        return hypergraph_after(d, want, best), ""
     if d["m"] != d["k"]:
         return want, "a metis_partition for a rectangular matrix"
     if abs(mp["against_predicted_s"] - best) > 1e-9 * best:
@@ -89,4 +90,14 @@ def auto_partition(d):
         if k.get("candidate") == "partition" and k["partition"].startswith("metis-") and k["priced"] == "plan" \
                 and k["status"] == "weighed" and k["predicted_s"] is not None and k["predicted_s"] < 0.97 * best:
             want, best = k["partition"], k["predicted_s"]
+    want = hypergraph_after(d, want, best)
     return want, "" if mp["kept"] == (want == "metis") else f"metis_partition kept {mp['kept']} with {want} wanted"
+
+
+def hypergraph_after(d, want, best):
+    """want, or hypergraph where auto's exhaustive search weighed it (last) at least 3% below best."""
+    for k in d.get("candidates") or []:
+        if k.get("candidate") == "partition" and k["partition"] == "hypergraph" and k["priced"] == "plan" \
+                and k["status"] == "weighed" and k["predicted_s"] is not None and k["predicted_s"] < 0.97 * best:
+            return "hypergraph"
+    return want

@@ -161,7 +161,7 @@ def effort(build, tmp):
                 continue
             for c in cands:
                 if (c.get("candidate") not in ("partition", "strategy")
-                        or c.get("partition") not in ("block", "time", "metis", "metis-node", "metis-vol") or c.get("priced") not in ("plan", "estimate")
+                        or c.get("partition") not in ("block", "time", "metis", "metis-node", "metis-vol", "hypergraph") or c.get("priced") not in ("plan", "estimate")
                         or c.get("status") not in ("kept", "weighed", "skipped") or c.get("strategy") not in CANDIDATES
                         or not (c.get("predicted_s") is None or c["predicted_s"] > 0) or not c.get("reason")):
                     fail(f"{what}: bad candidate {c}")

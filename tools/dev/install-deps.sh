@@ -7,7 +7,7 @@
 #   tools/dev/install-deps.sh --sim      also SimGrid (smpicc, smpirun: tools/sim/simulate.sh, the sim tests)
 # Flags combine. Idempotent: quiet and quick when everything is already there. Needs root (or sudo).
 set -eu
-pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libptscotch-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"
+pkgs="build-essential pkg-config meson ninja-build python3 zlib1g-dev libmetis-dev libptscotch-dev libtrilinos-zoltan-dev libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin"
 pkgs="$pkgs python3-numpy python3-scipy python3-mpi4py python3-torch python3-h5py python3-venv python3-setuptools"
 for flag in "$@"; do
   case "$flag" in
