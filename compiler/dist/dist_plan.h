@@ -47,7 +47,7 @@ typedef struct dist_result {
     const char *partition; /* "block" or "metis" */
     double time_s; /* joint's predicted time on it; INFINITY where skipped */
     const char *status, *reason; /* "weighed", "kept" or "skipped", and why */
-  } pcand[2]; /* partition_auto: what was weighed, in order */
+  } pcand[3]; /* partition_auto: what was weighed, in order */
   int npcand;
   dist_choice choice; /* auto or compare: what was weighed (dist_choose.h); else zero */
   sc_volumes vol; /* rows moved per call, the whole plan's */

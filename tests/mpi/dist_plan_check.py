@@ -131,17 +131,19 @@ def main():
 
         for matrix in matrices:
             name = os.path.basename(matrix)
-            # auto with no --partition: the fast search plans on block's partition, metis listed as
-            # skipped; the exhaustive one prices joint's plan on block's partition (as one process prices
-            # it) and on metis's (as --partition metis --strategy joint prices it), metis kept where 3%
-            # faster (or skipped, saying why), the plan that of --partition KEPT
+            # auto with no --partition: the fast search plans on block's partition, metis and hypergraph
+            # listed as skipped; the exhaustive one prices joint's plan on block's partition (as one
+            # process prices it), then on metis's and hypergraph's (as --partition X --strategy joint
+            # prices it), each kept where 3% faster than the one kept before (or skipped, saying why),
+            # the plan that of --partition KEPT
             for R, G, P in DEFAULT_CASES:
                 tag = f"{name} R={R} G={G} the default P={P}"
                 base = [matrix, "--ranks", R, "--gpus-per-node", G]
                 f = run([mpirun, "-np", str(P), plan_exe] + base + ["-o", many, "--json", "--quiet"])
                 jf = json.loads(f.stdout) if f.returncode == 0 else {"candidates": []}
                 fp = {k["partition"]: k["status"] for k in jf["candidates"] if k["candidate"] == "partition"}
-                expect(jf.get("partition") == "block" and fp == {"block": "kept", "metis": "skipped", "time": "skipped"}
+                expect(jf.get("partition") == "block"
+                       and fp == {"block": "kept", "metis": "skipped", "hypergraph": "skipped", "time": "skipped"}
                        and jf.get("effort") == "fast", f"{tag}: the fast search plans on block's partition ({fp})", f)
                 tag += " --effort exhaustive"
                 b = run([mpirun, "-np", str(P), plan_exe] + base + ["--effort", "exhaustive", "-o", many, "--json",
@@ -154,19 +156,25 @@ def main():
                 jb = json.loads(b.stdout)
                 part = {k["partition"]: k for k in jb["candidates"] if k["candidate"] == "partition"}
                 block_s = json.loads(j.stdout)["volumes"]["joint"]["predicted_time_s"]
-                metis = part.get("metis", {})
-                kept = "metis" if metis.get("status") == "kept" else "block"
-                if metis.get("status") != "skipped":
-                    m = run([mpirun, "-np", str(P), plan_exe] + base + ["--strategy", "joint", "--partition", "metis",
+                kept, best = "block", block_s
+                for cand in ("metis", "hypergraph"):  # in the order weighed, each against the one kept before
+                    rec = part.get(cand, {})
+                    if rec.get("status") == "skipped":
+                        expect(bool(rec.get("reason")), f"{tag}: {cand} skipped, saying why", b)
+                        continue
+                    m = run([mpirun, "-np", str(P), plan_exe] + base + ["--strategy", "joint", "--partition", cand,
                                                                         "--machine", "tsubame4", "-o", one, "--json", "--quiet"])
-                    metis_s = json.loads(m.stdout)["volumes"]["joint"]["predicted_time_s"] if m.returncode == 0 else None
-                    expect(metis.get("predicted_s") == metis_s
-                           and (kept == "metis") == (metis_s < 0.97 * block_s),
-                           f"{tag}: metis's estimate is joint's plan on it ({metis.get('predicted_s')} against {metis_s}), "
-                           f"kept iff 3% below block's ({block_s})", b)
-                expect(set(part) == {"block", "metis", "time"} and part["block"]["predicted_s"] == block_s
+                    cand_s = json.loads(m.stdout)["volumes"]["joint"]["predicted_time_s"] if m.returncode == 0 else None
+                    expect(rec.get("predicted_s") == cand_s,
+                           f"{tag}: {cand}'s estimate is joint's plan on it ({rec.get('predicted_s')} against {cand_s})", b)
+                    if cand_s is not None and cand_s < 0.97 * best:  # kept iff 3% below the one kept before
+                        kept, best = cand, cand_s
+                status = {p: k["status"] for p, k in part.items() if k["status"] != "skipped" and p != "time"}
+                expect(status == {p: "kept" if p == kept else "weighed" for p in status},
+                       f"{tag}: {kept} kept, the others weighed ({status})", b)
+                expect(set(part) == {"block", "metis", "hypergraph", "time"} and part["block"]["predicted_s"] == block_s
                        and part["time"]["status"] == "skipped" and jb["partition"] == kept
-                       and jb["partition_choice"] == "auto" and (metis.get("status") != "skipped" or metis.get("reason")),
+                       and jb["partition_choice"] == "auto",
                        f"{tag}: block's estimate one process's ({part['block']['predicted_s']} against {block_s}), "
                        f"{kept} kept, the time partition skipped", b)
                 k = run([mpirun, "-np", str(P), plan_exe] + base + ["--partition", kept, "-o", one, "--json", "--quiet"])
