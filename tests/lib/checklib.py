@@ -5,9 +5,15 @@ tails of its output when one is given), counts the failure in checklib.failures,
 run(cmd, timeout=300, **kw): subprocess.run with stdout and stderr captured as text.
 auto_partition(d): the partition auto's exhaustive search (--effort exhaustive) must have kept, from its --json.
 fast_partition(d): the partition auto's fast search (--effort fast, the default) must have kept.
+plan_rows(path): each rank's C rows and B rows (original ids) of a plan file and its partition attribute (h5py).
+need(*modules): imports them or, where this interpreter lacks them, runs the driver again under Debian's
+/usr/bin/python3 (where install-deps puts them), else exits 77 saying which is missing.
 A driver ends with `return 1 if checklib.failures else 0`.
 """
+import importlib
+import os
 import subprocess
+import sys
 
 failures = 0
 
@@ -21,6 +27,33 @@ def expect(cond, what, proc=None, tail=3000):
         if proc is not None:
             print(f"     exit {proc.returncode}\n     stdout: {proc.stdout[-tail:]}\n     stderr: {proc.stderr[-tail:]}")
     return cond
+
+
+def need(*modules):
+    """Imports each module named; missing ones: the driver again under /usr/bin/python3, or SKIP (77)."""
+    try:
+        for m in modules:
+            importlib.import_module(m)
+    except ImportError as e:  # this interpreter lacks them: Debian's, where install-deps puts them, may not
+        if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        sys.stderr.write(f"SKIP: no Python here imports {', '.join(modules)} ({e})\n")
+        sys.exit(77)
+
+
+def plan_rows(path):
+    """Each rank's C rows and B rows (original ids, numpy arrays) of the plan file at path, and the
+    file's partition attribute (h5py and numpy: need() them first)."""
+    import h5py
+    import numpy as np
+    with h5py.File(path, "r") as f:
+        ranks = sorted(k for k in f.keys() if k.startswith("rank_"))
+        c = [np.asarray(f[r]["c_global"][...]) for r in ranks]
+        b = [np.asarray(f[r]["b_global"][...]) for r in ranks]
+        attr = f.attrs.get("partition")
+    if isinstance(attr, (bytes, np.bytes_)):
+        attr = attr.decode()
+    return c, b, str(attr)
 
 
 def run(cmd, timeout=300, **kw):

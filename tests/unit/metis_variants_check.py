@@ -17,19 +17,13 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import h5py
-    import numpy as np
-    import scipy.io
-    import scipy.sparse as sp
-except ImportError as e:  # this interpreter lacks them: Debian's, where install-deps puts them, may not
-    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    sys.stderr.write(f"SKIP: no Python here imports h5py, numpy and scipy ({e})\n")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import checklib  # noqa: E402
+
+checklib.need("h5py", "numpy", "scipy.io", "scipy.sparse")
+import numpy as np  # noqa: E402
+import scipy.io  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 
 def fail(what):
@@ -49,16 +43,7 @@ def plan(exe, mtx, out, ranks, gpn, part):
     return j
 
 
-def rows_of(path):
-    """Each rank's C rows and B rows (original ids) and the file's partition attribute."""
-    with h5py.File(path, "r") as f:
-        ranks = sorted(k for k in f.keys() if k.startswith("rank_"))
-        c = [np.asarray(f[r]["c_global"][...]) for r in ranks]
-        b = [np.asarray(f[r]["b_global"][...]) for r in ranks]
-        attr = f.attrs.get("partition")
-    if isinstance(attr, (bytes, np.bytes_)):
-        attr = attr.decode()
-    return c, b, str(attr)
+rows_of = checklib.plan_rows
 
 
 def verify(dump, path, mtx, what):
