@@ -417,7 +417,7 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
                       "%.4f ms)%s\n",
               c->time_seen.rounds, strategy_name(c->time_strategy), c->time_seen.best * 1e3, c->time_seen.start * 1e3,
               !o->partition_given ? (!strcmp(o->partition, "time") ? "; auto kept it" : !strcmp(o->partition, "block") ? "; auto kept block's"
-                                                                                                                       : "; auto kept a METIS partition (below)")
+                                                                                                                       : "; auto kept a METIS or the hypergraph partition (below)")
                                   : "");
     if (c->time_seen.rounds && o->auto_strategy)
       fprintf(stderr, "  auto's plan on the time partition: predicted %.4f ms, on block's %.4f ms\n",
@@ -428,8 +428,9 @@ static void report(const options *o, const sc_csr *A, const sc_partition *Prow, 
               !strcmp(o->partition, "metis") ? "kept (ranks own row lists)" : "not kept");
     else if (c->metis_tried == 2)
       fprintf(stderr, "  metis partition: not weighed, it leaves a rank without rows\n");
-    for (int i = 0; i < c->ncand; i++) /* the other METIS partitions weighed */
-      if (!strncmp(c->cand[i].partition, "metis-", 6) && strcmp(c->cand[i].status, "skipped") &&
+    for (int i = 0; i < c->ncand; i++) /* the other METIS partitions and the hypergraph's weighed */
+      if ((!strncmp(c->cand[i].partition, "metis-", 6) || !strcmp(c->cand[i].partition, "hypergraph")) &&
+          strcmp(c->cand[i].status, "skipped") &&
           !(!strcmp(c->cand[i].status, "kept") && !strcmp(c->cand[i].what, "plan")))
         fprintf(stderr, "  %s on the %s partition: predicted %.4f ms; %s\n",
                 !strcmp(c->cand[i].what, "estimate") ? "joint's estimate" : "auto's plan", c->cand[i].partition,

@@ -543,10 +543,10 @@ static shiro_status fast_partition(const plan_request *r, sc_strategy s0, plan_c
   /* metis first: where it wins, the time partition (block's ranges) is not a candidate */
   int metis_kept = 0;
   double best = block_est; /* joint's estimate on the partition kept so far */
-  memset(ev, 0, sizeof *ev);
-  ev->chosen = STRAT_JOINT;
-  ev->pred[STRAT_JOINT].time_s = block_est;
   if (metis_can_serve(r, c->A)) {
+    memset(ev, 0, sizeof *ev);
+    ev->chosen = STRAT_JOINT;
+    ev->pred[STRAT_JOINT].time_s = block_est;
     st = weigh_metis(r, s0, c, 0, ev, &kj, &best, &metis_kept, part_s, err);
     if (st != SHIRO_OK) return st;
     c->metis_other_s = block_est;
