@@ -186,7 +186,8 @@ def plan_matrix(A: Any, *, ranks: int, out: str | os.PathLike, gpus_per_node: in
     in this process (libshiro_planner); or the path of a matrix file in `format` ('mtx', the default,
     'edgelist' or 'csr-h5'), planned by shiro-plan. Duplicate entries are summed. strategy,
     partition: shiro-plan's --strategy and --partition ('block', 'nnz', 'work', 'time', 'metis',
-    'metis-vol', 'metis-node', or an array of one rank id per row; None: shiro-plan's default, which
+    'metis-vol', 'metis-node', 'hypergraph' (a matrix file only: Zoltan runs over MPI, which the
+    in-process planner does not start), or an array of one rank id per row; None: shiro-plan's default, which
     under auto may be 'time': each rank's rows come from the plan). threads: planner threads (None:
     OpenMP's default). Planner warnings (ranks without rows, G > R) are issued as shiro.PlanWarning
     (with comm: on rank 0). Local by default; with comm (an
