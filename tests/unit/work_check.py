@@ -4,6 +4,7 @@ time partition (--partition time, and the default partition under auto, which ma
 metis's; time_partition below).
 
 usage: work_check.py BUILD_DIR [SHARED_MATRICES_DIR]
+       work_check.py BUILD_DIR --quick    (the quick suite's: email-Eu-core and bcspwr10 at R = 2 and 8)
        work_check.py BUILD_DIR --shared-only SHARED_MATRICES_DIR   (only the shared matrices' checks)
 
 On shipped matrices at R = 2, 4 and 8 (joint, flat), with --n 1 and --n 32:
@@ -37,6 +38,10 @@ from checklib import auto_partition
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "tests", "data")
 CASES = ["email-Eu-core.mtx", "bcspwr10.mtx", "fidapex6.mtx.gz", "tech-routers-rf.mtx"]
+QUICK = "--quick" in sys.argv[2:]  # the quick suite (and the sanitizers): two matrices, R = 2 and 8
+if QUICK:
+    CASES = CASES[:2]
+RANKS = (2, 8) if QUICK else (2, 4, 8)
 failures = []
 
 
@@ -129,7 +134,7 @@ def cpu_choice(plan_tool, dump):
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
             mtx = os.path.join(DATA, name)
-            for R in (2, 4, 8):
+            for R in RANKS:
                 for n in (1, 32):
                     case = f"{name} R={R} --strategy auto-cpu --n {n}"
                     plan = os.path.join(tmp, "auto.h5")
@@ -222,7 +227,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
             mtx = os.path.join(DATA, name)
-            for R in (2, 4, 8):
+            for R in RANKS:
                 for part, n in (("nnz", 64), ("work", 1), ("work", 32)):
                     plan = os.path.join(tmp, f"{name}-{R}-{part}-{n}.h5")
                     r = run([plan_tool, mtx, "--ranks", str(R), "--partition", part, "--strategy", "joint",
@@ -264,7 +269,7 @@ def main():
         fail("no case where the work partition lowered the busiest rank's cost by 10%: the rescaling went untested")
     time_partition(plan_tool, dump)
     cpu_choice(plan_tool, dump)
-    if len(sys.argv) > 2:
+    if len(sys.argv) > 2 and not QUICK:
         shared_cases(plan_tool, sys.argv[2])
     print(f"{len(failures)} failures")
     return 1 if failures else 0
