@@ -175,32 +175,21 @@ shiro_status dist_part_hypergraph(const dist_comm *c, const dist_matrix *M, int3
   }
   const int64_t n = M->hi - M->lo;
   int *cnt = malloc((size_t)P * 2 * sizeof *cnt), *dsp = cnt ? cnt + P : NULL;
+  int64_t *first = malloc(((size_t)P + 1) * sizeof *first);
   int32_t *mine = malloc(((size_t)n + 1) * sizeof *mine);
   hg_data d;
-  st = cnt && mine ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "--partition hypergraph: out of memory");
+  st = cnt && first && mine ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "--partition hypergraph: out of memory");
   if (st == SHIRO_OK && M->A->m != n)
     st = shiro_fail(err, SHIRO_ERR_INTERNAL, "--partition hypergraph: the stripe holds %lld rows, not %lld",
                     (long long)M->A->m, (long long)n);
   if (st == SHIRO_OK) st = hg_setup(M->A, M->lo, n, M->m == M->k, &d, err);
-  const int64_t lohi[2] = {M->lo, M->hi};
-  int64_t *span = st == SHIRO_OK ? malloc((size_t)P * 2 * sizeof *span) : NULL;
-  if (st == SHIRO_OK && !span) st = shiro_fail(err, SHIRO_ERR_NOMEM, "--partition hypergraph: out of memory");
   st = dist_agree(c, st, err);
-  if (st == SHIRO_OK && MPI_Allgather(lohi, 2, MPI_INT64_T, span, 2, MPI_INT64_T, c->comm) != MPI_SUCCESS)
-    st = shiro_fail(err, SHIRO_ERR_MPI, "--partition hypergraph: MPI_Allgather of the stripes failed");
-  for (int q = 0; st == SHIRO_OK && q < P; q++) { /* the labels land in row order: stripes in process order */
-    cnt[q] = (int)(span[2 * q + 1] - span[2 * q]);
-    dsp[q] = (int)span[2 * q];
-    if (span[2 * q] != (q ? span[2 * q - 1] : 0) || (q == P - 1 && span[2 * q + 1] != M->m))
-      st = shiro_fail(err, SHIRO_ERR_INTERNAL, "--partition hypergraph: process %d holds rows %lld .. %lld, not the "
-                                               "next stripe",
-                      q, (long long)span[2 * q], (long long)span[2 * q + 1] - 1);
-  }
-  st = dist_agree(c, st, err);
+  /* the labels land in row order: the stripes, in process order */
+  if (st == SHIRO_OK) st = dist_stripes(c, M, "--partition hypergraph", first, cnt, dsp, err);
   if (st == SHIRO_OK) st = dist_agree(c, phg(c->comm, &d, parts, mine, err), err);
   if (st == SHIRO_OK && MPI_Allgatherv(mine, (int)n, MPI_INT32_T, labels, cnt, dsp, MPI_INT32_T, c->comm) != MPI_SUCCESS)
     st = dist_agree(c, shiro_fail(err, SHIRO_ERR_MPI, "--partition hypergraph: MPI_Allgatherv of the labels failed"), err);
-  free(span);
+  free(first);
   free(cnt);
   free(mine);
   return st;

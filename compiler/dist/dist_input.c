@@ -401,3 +401,24 @@ void dist_matrix_free(dist_matrix *M) {
   free(M->gAp);
   memset(M, 0, sizeof *M);
 }
+
+shiro_status dist_stripes(const dist_comm *c, const dist_matrix *M, const char *what, int64_t *first, int *cnt, int *dsp,
+                          shiro_error *err) {
+  const int P = c->size;
+  const int64_t lohi[2] = {M->lo, M->hi};
+  int64_t *span = malloc((size_t)P * 2 * sizeof *span);
+  shiro_status st = dist_agree(c, span ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "%s: out of memory", what), err);
+  if (st == SHIRO_OK && MPI_Allgather(lohi, 2, MPI_INT64_T, span, 2, MPI_INT64_T, c->comm) != MPI_SUCCESS)
+    st = shiro_fail(err, SHIRO_ERR_MPI, "%s: MPI_Allgather of the stripes failed", what);
+  for (int q = 0; st == SHIRO_OK && q < P; q++) {
+    first[q] = span[2 * q];
+    cnt[q] = (int)(span[2 * q + 1] - span[2 * q]);
+    dsp[q] = (int)span[2 * q];
+    if (span[2 * q] != (q ? span[2 * q - 1] : 0) || span[2 * q + 1] < span[2 * q] || (q == P - 1 && span[2 * q + 1] != M->m))
+      st = shiro_fail(err, SHIRO_ERR_INTERNAL, "%s: process %d holds rows %lld .. %lld, not the next stripe", what, q,
+                      (long long)span[2 * q], (long long)span[2 * q + 1] - 1);
+  }
+  if (st == SHIRO_OK) first[P] = M->m;
+  free(span);
+  return dist_agree(c, st, err);
+}

@@ -44,6 +44,13 @@ typedef struct dist_renumber {
 shiro_status dist_matrix_own(const dist_comm *c, dist_matrix *M, int64_t lo, int64_t hi, const dist_renumber *rn,
                              shiro_error *err);
 
+/* The stripes of dist_matrix_read (process q holds rows first[q] .. first[q+1]-1, in process
+ * order), gathered from every process and checked to follow one another up to M->m: first[P + 1]
+ * (first[P] = M->m) and, to gather one value per row with MPI, cnt[P] and dsp[P]. `what` heads
+ * the messages (the caller's option). Collective; errors agreed. */
+shiro_status dist_stripes(const dist_comm *c, const dist_matrix *M, const char *what, int64_t *first, int *cnt, int *dsp,
+                          shiro_error *err);
+
 /* Frees what M holds. */
 void dist_matrix_free(dist_matrix *M);
 

@@ -239,7 +239,7 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
   }
   const sc_csr *A = M->A;
   const int64_t n = M->hi - M->lo;
-  int64_t *first = malloc(((size_t)P + 1) * 3 * sizeof *first), *span = first ? first + P + 1 : NULL, wsum = 0, edges = 0;
+  int64_t *first = malloc(((size_t)P + 1) * sizeof *first), wsum = 0, edges = 0;
   int *cnt = malloc((size_t)P * 2 * sizeof *cnt), *dsp = cnt ? cnt + P : NULL;
   SCOTCH_Num *x = NULL, *e = NULL, *w = malloc(((size_t)n + 1) * sizeof *w), *part = malloc(((size_t)n + 1) * sizeof *part);
   int32_t *mine = malloc(((size_t)n + 1) * sizeof *mine);
@@ -254,18 +254,7 @@ shiro_status dist_part_metis(const dist_comm *c, const dist_matrix *M, int32_t p
   }
   st = dist_agree(c, st, err);
   /* the processes' rows, in process order one after the other (PT-Scotch's numbering) */
-  const int64_t lohi[2] = {M->lo, M->hi};
-  if (st == SHIRO_OK && MPI_Allgather(lohi, 2, MPI_INT64_T, span, 2, MPI_INT64_T, c->comm) != MPI_SUCCESS)
-    st = shiro_fail(err, SHIRO_ERR_MPI, "--partition metis: MPI_Allgather of the stripes failed");
-  for (int d = 0; st == SHIRO_OK && d < P; d++) {
-    first[d] = span[2 * d];
-    cnt[d] = (int)(span[2 * d + 1] - span[2 * d]);
-    dsp[d] = (int)span[2 * d];
-    if (span[2 * d] != (d ? span[2 * d - 1] : 0) || span[2 * d + 1] < span[2 * d] || (d == P - 1 && span[2 * d + 1] != M->m))
-      st = shiro_fail(err, SHIRO_ERR_INTERNAL, "--partition metis: process %d holds rows %lld .. %lld, not the next stripe", d,
-                      (long long)span[2 * d], (long long)span[2 * d + 1] - 1);
-  }
-  if (st == SHIRO_OK) first[P] = M->m;
+  if (st == SHIRO_OK) st = dist_stripes(c, M, "--partition metis", first, cnt, dsp, err);
   if (st == SHIRO_OK && MPI_Allreduce(MPI_IN_PLACE, &wsum, 1, MPI_INT64_T, MPI_SUM, c->comm) != MPI_SUCCESS)
     st = shiro_fail(err, SHIRO_ERR_MPI, "--partition metis: MPI_Allreduce of the weights failed");
   if (st == SHIRO_OK && wsum > NUM_MAX)
