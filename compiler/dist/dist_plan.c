@@ -55,8 +55,8 @@ shiro_status dist_plan_supported(const dist_request *rq, shiro_error *err) {
 /* The metis (or hypergraph) partition cut by the processes together (dist_part_metis: PT-Scotch;
  * dist_part_hypergraph: Zoltan), its rows renumbered part by part as one process renumbers
  * METIS's: *newof and Prow. Collective. */
-static shiro_status metis_labels(const dist_comm *c, const dist_matrix *M, int32_t R, int hypergraph, int64_t **newof,
-                                 sc_partition *Prow, shiro_error *err) {
+static shiro_status cut_labels(const dist_comm *c, const dist_matrix *M, int32_t R, int hypergraph, int64_t **newof,
+                               sc_partition *Prow, shiro_error *err) {
   int32_t *labels = malloc((size_t)(M->m ? M->m : 1) * sizeof *labels);
   shiro_status st = dist_agree(c, labels ? SHIRO_OK : shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory"), err);
   if (st == SHIRO_OK) st = hypergraph ? dist_part_hypergraph(c, M, R, labels, err) : dist_part_metis(c, M, R, labels, err);
@@ -175,7 +175,7 @@ static shiro_status part_own(const dist_comm *c, const dist_request *rq, const c
   dist_renumber rn = {.columns = M->m == M->k};
   shiro_status st;
   if (parts) {
-    st = metis ? metis_labels(c, M, rq->ranks, hypergraph, &newof, &dp->Prow, err)
+    st = metis ? cut_labels(c, M, rq->ranks, hypergraph, &newof, &dp->Prow, err)
                : part_file(rq->parts_file, "rows", M->m, rq->ranks, &newof, &dp->Prow, err);
     if (st == SHIRO_OK && !(dp->oldof = sc_inverse_permutation(newof, M->m))) st = shiro_fail(err, SHIRO_ERR_NOMEM, "out of memory");
     rn.newof = newof;
