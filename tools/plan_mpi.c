@@ -19,6 +19,15 @@ static void finalize(void) {
   if (!done) MPI_Finalize();
 }
 
+/* MPI_Init_thread (MPI_THREAD_SERIALIZED, what shiro-plan asks in both starts) with MPI_Finalize at
+ * exit; 0 if it failed. */
+static int init_mpi(int *argc, char ***argv) {
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return 0;
+  atexit(finalize);
+  return 1;
+}
+
 int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
   static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS",
                                      "SLURM_STEP_NUM_TASKS"};
@@ -27,12 +36,10 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
   int launched = 0;
   for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) launched |= getenv(vars[i]) != NULL;
   if (!launched) return 0;
-  int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+  if (!init_mpi(argc, argv)) {
     fprintf(stderr, "shiro-plan: MPI_Init failed (started by an MPI launcher)\n");
     exit(1);
   }
-  atexit(finalize);
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
   return 1;
@@ -41,12 +48,8 @@ int plan_mpi_start(int *argc, char ***argv, int *rank, int *size) {
 shiro_status plan_mpi_hypergraph(const sc_csr *A, int32_t parts, int32_t *labels, shiro_error *err) {
   int up = 0;
   MPI_Initialized(&up);
-  if (!up) { /* one process, no launcher: MPI as a singleton, for Zoltan alone */
-    int provided = 0;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-      return shiro_fail(err, SHIRO_ERR_MPI, "--partition hypergraph: MPI_Init failed (Zoltan runs over MPI)");
-    atexit(finalize);
-  }
+  if (!up && !init_mpi(NULL, NULL)) /* one process, no launcher: MPI as a singleton, for Zoltan alone */
+    return shiro_fail(err, SHIRO_ERR_MPI, "--partition hypergraph: MPI_Init failed (Zoltan runs over MPI)");
   return dist_part_hypergraph_local(A, parts, labels, err);
 }
 
